@@ -1,0 +1,48 @@
+# The two commands a newcomer needs:  make synth   and   make test
+# Everything else is installed on demand into .venv/ and node_modules/, once.
+
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(CURDIR)/$(VENV)/bin
+STAMP   := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
+# The venv's Python and pinned Node first, then the pinned cdk CLI.
+export PATH := $(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
+# No telemetry, no version nags, no update checks: builds must not reach out.
+export CDK_DISABLE_CLI_TELEMETRY := true
+export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+export PYTHONDONTWRITEBYTECODE := 1
+
+CDK := $(CURDIR)/node_modules/.bin/cdk
+CDK_FLAGS := --no-notices --no-version-reporting --ci
+
+.PHONY: setup synth test deploy diff clean
+
+setup: $(STAMP) $(NODE_STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	sh tools/node-shims.sh $(VENV)
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json $(STAMP)
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+synth: setup
+	$(CDK) synth $(CDK_FLAGS) --quiet
+	@echo "Template: cdk.out/TrainingNetworkStack.template.json"
+
+test: setup
+	$(BIN)/python -m pytest
+
+deploy: setup
+	$(CDK) deploy $(CDK_FLAGS) --outputs-file cdk-outputs.json
+
+diff: setup
+	$(CDK) diff $(CDK_FLAGS)
+
+clean:
+	rm -rf cdk.out .pytest_cache

@@ -1,0 +1,40 @@
+"""smddp_infra: networks for SageMaker distributed data-parallel training.
+
+The pure parts (:mod:`smddp_infra.sizing`, :mod:`smddp_infra.training`,
+:mod:`smddp_infra.jobconfig`, :mod:`smddp_infra.rules`, :mod:`smddp_infra.preflight`)
+never import aws_cdk. The constructs are exported lazily from here so that
+``import smddp_infra`` stays cheap for the CLI and inside training containers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "SmddpTrainingNetwork": "smddp_infra.constructs.training_network",
+    "TrainingVpc": "smddp_infra.constructs.network",
+    "EfaSecurityGroup": "smddp_infra.constructs.efa",
+    "LustreFileSystem": "smddp_infra.constructs.filesystem",
+    "CheckpointBucket": "smddp_infra.constructs.checkpoints",
+    "TrainingExecutionRole": "smddp_infra.constructs.role",
+    "TrainingNetworkStack": "smddp_infra.stack",
+    "SmddpChecks": "smddp_infra.checks",
+    "plan_lustre": "smddp_infra.sizing.planner",
+    "LustrePlan": "smddp_infra.sizing.planner",
+    "SmddpError": "smddp_infra.errors",
+    "SizingError": "smddp_infra.errors",
+    "ConfigError": "smddp_infra.errors",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'smddp_infra' has no attribute {name!r}") from None
+    return getattr(importlib.import_module(module), name)

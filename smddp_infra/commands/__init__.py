@@ -1,0 +1,1 @@
+"""One module per ``smddp-infra`` subcommand (see :mod:`smddp_infra.cli`)."""

@@ -1,0 +1,1 @@
+"""FSx for Lustre sizing: pure Python, never imports aws_cdk."""

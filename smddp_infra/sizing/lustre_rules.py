@@ -1,0 +1,247 @@
+"""FSx for Lustre's capacity and throughput rules: the single source of truth.
+
+The calculator (:mod:`smddp_infra.sizing.planner`), the file-system construct and the
+template rule engine (:mod:`smddp_infra.rules`) all read these tables; nothing else in
+the project may spell out "1200, 2400, multiples of 2400" again.
+
+Facts: the CloudFormation ``AWS::FSx::FileSystem`` reference and the FSx for Lustre
+user guide (performance and EFA pages). Capacities are GiB, per-unit throughput is
+MB/s per TiB of storage.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+SCRATCH_1 = "SCRATCH_1"
+SCRATCH_2 = "SCRATCH_2"
+PERSISTENT_1 = "PERSISTENT_1"
+PERSISTENT_2 = "PERSISTENT_2"
+
+DEPLOYMENT_TYPES = (SCRATCH_1, SCRATCH_2, PERSISTENT_1, PERSISTENT_2)
+PERSISTENT_TYPES = (PERSISTENT_1, PERSISTENT_2)
+SCRATCH_TYPES = (SCRATCH_1, SCRATCH_2)
+
+#: Baseline throughput a scratch file system delivers per TiB (not settable).
+SCRATCH_BASELINE_MBPS_PER_TIB = 200
+
+#: FileSystemTypeVersion we always set; 2.10 is rejected for PERSISTENT_2.
+FILE_SYSTEM_TYPE_VERSION = "2.15"
+VERSIONS_REJECTED_BY_TYPE = {PERSISTENT_2: ("2.10",)}
+
+#: Default regional quota for total Lustre storage (a warning, not a hard limit).
+DEFAULT_REGIONAL_QUOTA_GIB = 100_800
+
+#: AutomaticBackupRetentionDays bounds; scratch types require 0.
+MAX_BACKUP_RETENTION_DAYS = 90
+
+#: Metadata IOPS values allowed with MetadataConfiguration Mode USER_PROVISIONED.
+METADATA_IOPS = (1500, 3000, 6000, 12000) + tuple(range(24000, 192001, 12000))
+
+
+@dataclass(frozen=True)
+class CapacityRule:
+    """Valid StorageCapacity values: an explicit list, then every multiple of ``step``.
+
+    ``first_multiple`` is the smallest multiple that is valid (e.g. 2400 for
+    "1200, 2400, then multiples of 2400", 3600 for SCRATCH_1).
+    """
+
+    explicit: tuple[int, ...]
+    step: int
+    first_multiple: int
+
+    def is_valid(self, capacity_gib: int) -> bool:
+        if capacity_gib in self.explicit:
+            return True
+        return capacity_gib >= self.first_multiple and capacity_gib % self.step == 0
+
+    def smallest_at_least(self, capacity_gib: float) -> int:
+        """The smallest valid capacity >= ``capacity_gib``."""
+        candidates = [v for v in self.explicit if v >= capacity_gib]
+        candidates.append(max(self.first_multiple, math.ceil(capacity_gib / self.step) * self.step))
+        return min(candidates)
+
+    def describe(self) -> str:
+        head = ", ".join(f"{v:,}" for v in self.explicit)
+        tail = f"a multiple of {self.step:,}"
+        if self.first_multiple != self.step:
+            tail += f" from {self.first_multiple:,}"
+        return f"{head}, or {tail}" if head else tail
+
+    def values(self, limit_gib: int) -> Iterator[int]:
+        """Every valid capacity up to ``limit_gib``, ascending."""
+        seen = set()
+        for value in self.explicit:
+            if value <= limit_gib:
+                seen.add(value)
+                yield value
+        value = self.first_multiple
+        while value <= limit_gib:
+            if value not in seen:
+                yield value
+            value += self.step
+
+
+def _ssd_rule() -> CapacityRule:
+    return CapacityRule(explicit=(1200, 2400), step=2400, first_multiple=2400)
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One deployment type / storage type / per-unit throughput combination."""
+
+    deployment_type: str
+    storage_type: str  # "SSD" or "HDD"
+    per_unit_storage_throughput: Optional[int]  # None: not settable (scratch)
+    capacity: CapacityRule
+    efa_enabled: bool = False
+
+    @property
+    def baseline_mbps_per_tib(self) -> int:
+        return self.per_unit_storage_throughput or SCRATCH_BASELINE_MBPS_PER_TIB
+
+    @property
+    def key(self) -> str:
+        """A stable name for price tables and messages, e.g. ``PERSISTENT_2/250``."""
+        if self.per_unit_storage_throughput is None:
+            return self.deployment_type
+        parts = [self.deployment_type]
+        if self.storage_type == "HDD":
+            parts.append("HDD")
+        parts.append(str(self.per_unit_storage_throughput))
+        return "/".join(parts)
+
+    def throughput_mbps(self, capacity_gib: int) -> float:
+        """Baseline disk throughput: capacity in TiB (GiB / 1024) x per-unit throughput."""
+        return capacity_gib / 1024 * self.baseline_mbps_per_tib
+
+
+SSD_TIERS: tuple[Tier, ...] = (
+    Tier(SCRATCH_1, "SSD", None, CapacityRule((1200, 2400), 3600, 3600)),
+    Tier(SCRATCH_2, "SSD", None, _ssd_rule()),
+    *(Tier(PERSISTENT_1, "SSD", t, _ssd_rule()) for t in (50, 100, 200)),
+    *(Tier(PERSISTENT_2, "SSD", t, _ssd_rule()) for t in (125, 250, 500, 1000)),
+)
+
+HDD_TIERS: tuple[Tier, ...] = (
+    Tier(PERSISTENT_1, "HDD", 12, CapacityRule((), 6000, 6000)),
+    Tier(PERSISTENT_1, "HDD", 40, CapacityRule((), 1800, 1800)),
+)
+
+#: PERSISTENT_2 with EfaEnabled: capacity in whole steps that depend on the tier.
+#: UNCONFIRMED: the minimum is taken to be one step (see docs/sizing.md).
+EFA_STEP_GIB = {125: 38400, 250: 19200, 500: 9600, 1000: 4800}
+
+EFA_TIERS: tuple[Tier, ...] = tuple(
+    Tier(PERSISTENT_2, "SSD", t, CapacityRule((), step, step), efa_enabled=True)
+    for t, step in EFA_STEP_GIB.items()
+)
+
+ALL_TIERS: tuple[Tier, ...] = SSD_TIERS + HDD_TIERS + EFA_TIERS
+
+#: DriveCacheType values for PERSISTENT_1 HDD (required there, rejected elsewhere).
+DRIVE_CACHE_TYPES = ("NONE", "READ")
+
+
+def tiers_for(deployment_type: str, *, storage_type: str = "SSD", efa_enabled: bool = False) -> tuple[Tier, ...]:
+    return tuple(
+        t
+        for t in ALL_TIERS
+        if t.deployment_type == deployment_type and t.storage_type == storage_type and t.efa_enabled == efa_enabled
+    )
+
+
+def find_tier(
+    deployment_type: str,
+    per_unit_storage_throughput: Optional[int],
+    *,
+    storage_type: str = "SSD",
+    efa_enabled: bool = False,
+) -> Optional[Tier]:
+    """The tier for these settings, or None when FSx does not offer the combination."""
+    for tier in tiers_for(deployment_type, storage_type=storage_type, efa_enabled=efa_enabled):
+        if tier.per_unit_storage_throughput == per_unit_storage_throughput:
+            return tier
+    return None
+
+
+def allowed_throughputs(deployment_type: str, *, storage_type: str = "SSD", efa_enabled: bool = False) -> tuple[int, ...]:
+    return tuple(
+        t.per_unit_storage_throughput
+        for t in tiers_for(deployment_type, storage_type=storage_type, efa_enabled=efa_enabled)
+        if t.per_unit_storage_throughput is not None
+    )
+
+
+def validate_lustre_settings(
+    *,
+    deployment_type: str,
+    storage_capacity_gib: int,
+    per_unit_storage_throughput: Optional[int] = None,
+    storage_type: str = "SSD",
+    efa_enabled: bool = False,
+    drive_cache_type: Optional[str] = None,
+    file_system_type_version: Optional[str] = None,
+    has_metadata_configuration: Optional[bool] = None,
+) -> list[str]:
+    """Every reason CloudFormation would reject these Lustre settings ([] when valid).
+
+    One message per broken rule, each naming the property, the value and what is allowed,
+    in the style of aws-cdk-lib's own validators.
+    """
+    problems: list[str] = []
+    if deployment_type not in DEPLOYMENT_TYPES:
+        return [f"DeploymentType must be one of {', '.join(DEPLOYMENT_TYPES)}, got {deployment_type!r}"]
+    if storage_type not in ("SSD", "HDD"):
+        return [f"StorageType must be SSD or HDD, got {storage_type!r}"]
+    if storage_type == "HDD" and deployment_type != PERSISTENT_1:
+        return [f"StorageType HDD is only allowed with PERSISTENT_1, got {deployment_type}"]
+    if efa_enabled and deployment_type != PERSISTENT_2:
+        problems.append(f"EfaEnabled requires PERSISTENT_2, got {deployment_type}")
+        efa_enabled = False
+
+    settable = allowed_throughputs(deployment_type, storage_type=storage_type, efa_enabled=efa_enabled)
+    tier: Optional[Tier]
+    if not settable:
+        if per_unit_storage_throughput is not None:
+            problems.append(f"PerUnitStorageThroughput is not settable for {deployment_type}, got {per_unit_storage_throughput}")
+        tier = tiers_for(deployment_type, storage_type=storage_type)[0]
+    elif per_unit_storage_throughput is None:
+        problems.append(
+            f"PerUnitStorageThroughput is required for {deployment_type} {storage_type}: "
+            f"one of {', '.join(map(str, settable))}"
+        )
+        tier = None
+    else:
+        tier = find_tier(deployment_type, per_unit_storage_throughput, storage_type=storage_type, efa_enabled=efa_enabled)
+        if tier is None:
+            problems.append(
+                f"PerUnitStorageThroughput must be {', '.join(map(str, settable))} for {deployment_type} "
+                f"{storage_type}, got {per_unit_storage_throughput}"
+            )
+
+    if tier is not None and not tier.capacity.is_valid(storage_capacity_gib):
+        label = tier.key + (" with EfaEnabled" if efa_enabled else "")
+        problems.append(
+            f"StorageCapacity must be {tier.capacity.describe()} GiB for {label}, got {storage_capacity_gib}"
+        )
+    elif tier is None and settable:
+        rules = {t.capacity for t in tiers_for(deployment_type, storage_type=storage_type, efa_enabled=efa_enabled)}
+        if not any(r.is_valid(storage_capacity_gib) for r in rules):
+            problems.append(f"StorageCapacity {storage_capacity_gib} GiB is not valid for any {deployment_type} tier")
+
+    if storage_type == "HDD" and drive_cache_type not in DRIVE_CACHE_TYPES:
+        problems.append(f"DriveCacheType must be NONE or READ for PERSISTENT_1 HDD, got {drive_cache_type!r}")
+    if storage_type != "HDD" and drive_cache_type is not None:
+        problems.append(f"DriveCacheType is only allowed with PERSISTENT_1 HDD, got {drive_cache_type!r}")
+    if file_system_type_version in VERSIONS_REJECTED_BY_TYPE.get(deployment_type, ()):
+        problems.append(f"FileSystemTypeVersion {file_system_type_version} is not allowed for {deployment_type}; use {FILE_SYSTEM_TYPE_VERSION}")
+    if efa_enabled:
+        if has_metadata_configuration is False:
+            problems.append("EfaEnabled requires MetadataConfiguration (PERSISTENT_2)")
+        if file_system_type_version is not None and file_system_type_version != FILE_SYSTEM_TYPE_VERSION:
+            problems.append(f"EfaEnabled requires FileSystemTypeVersion {FILE_SYSTEM_TYPE_VERSION}, got {file_system_type_version}")
+    return problems
