@@ -1,0 +1,177 @@
+"""``smddp-infra size``: the cheapest FSx for Lustre file system that keeps every accelerator fed.
+
+Prints the chosen plan next to the best plan of each other deployment type, so the
+trade-off (scratch vs persistent, capacity-bound vs throughput-bound) is visible; ``--json``
+prints the chosen plan for scripts. Numbers are parsed here rather than by argparse so a
+bad value is one line naming the flag (argparse would add a usage block). Only pure rooms
+are imported: the command must start without aws_cdk/jsii.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Optional
+
+from smddp_infra.errors import ConfigError, SizingError
+
+HELP = "Size an FSx for Lustre file system from the cluster and its data (cheapest valid plan)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    cluster = parser.add_argument_group("workload (aggregate read throughput = instances x accelerators x MB/s)")
+    cluster.add_argument("--instance-type", metavar="TYPE", help="SageMaker EFA training type, e.g. ml.p5.48xlarge")
+    cluster.add_argument("--instance-count", metavar="N", help="number of training instances")
+    cluster.add_argument(
+        "--read-mbps-per-gpu",
+        "--read-mbps-per-accelerator",
+        dest="read_mbps_per_gpu",
+        metavar="MBPS",
+        help="MB/s each GPU (or Trainium chip) reads from the file system",
+    )
+    cluster.add_argument("--dataset-gib", metavar="GIB", help="dataset size: the file system must hold it")
+    cluster.add_argument(
+        "--epoch-seconds",
+        metavar="S",
+        help="also require reading the whole dataset once in this many seconds (needs --dataset-gib)",
+    )
+    cluster.add_argument("--required-mbps", metavar="MBPS", help="required aggregate MB/s (overrides the workload figures)")
+    choice = parser.add_argument_group("file system")
+    choice.add_argument("--efa", action="store_true", help="EFA-enabled PERSISTENT_2 only (EFA capacity steps)")
+    choice.add_argument(
+        "--deployment-type",
+        dest="deployment_types",
+        action="extend",
+        nargs="+",
+        metavar="TYPE",
+        help="consider only these: SCRATCH_1, SCRATCH_2, PERSISTENT_1, PERSISTENT_1_HDD, PERSISTENT_2 "
+        "(default: SCRATCH_2 PERSISTENT_1 PERSISTENT_2)",
+    )
+    choice.add_argument("--max-capacity-gib", metavar="GIB", help="largest file system you accept")
+    parser.add_argument("--json", action="store_true", help="print the chosen plan as JSON")
+
+
+def _number(flag: str, text: Optional[str], *, allow_zero: bool = False) -> Optional[float]:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        allowed = ">= 0" if allow_zero else "> 0"
+        raise SizingError(f"{flag} must be a number {allowed}, got {text!r}")
+    return value
+
+
+def _count(flag: str, text: Optional[str]) -> Optional[int]:
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"{flag} must be a whole number >= 1, got {text!r}")
+    return value
+
+
+def _required_mbps(args: argparse.Namespace, count: Optional[int], dataset_gib: Optional[float]) -> float:
+    from smddp_infra.sizing.workload import throughput_from_cluster, throughput_from_epoch
+
+    explicit = _number("--required-mbps", args.required_mbps)
+    if explicit is not None:
+        return explicit
+    per_gpu = _number("--read-mbps-per-gpu", args.read_mbps_per_gpu)
+    epoch = _number("--epoch-seconds", args.epoch_seconds)
+    given = {"--instance-type": args.instance_type, "--instance-count": count, "--read-mbps-per-gpu": per_gpu}
+    needs: list[float] = []
+    if any(v is not None for v in given.values()):
+        missing = [flag for flag, v in given.items() if v is None]
+        if missing:
+            raise SizingError(f"{', '.join(missing)} must be given with the other workload flags ({', '.join(given)})")
+        needs.append(throughput_from_cluster(args.instance_type, count, per_gpu))  # type: ignore[arg-type]
+    if epoch is not None:
+        if dataset_gib is None:
+            raise SizingError("--epoch-seconds needs --dataset-gib (the data read once per epoch)")
+        needs.append(throughput_from_epoch(dataset_gib, epoch))
+    if not needs:
+        raise SizingError(
+            "no throughput to size for: give --instance-type, --instance-count and --read-mbps-per-gpu, "
+            "or --dataset-gib with --epoch-seconds, or --required-mbps"
+        )
+    return max(needs)
+
+
+#: planner parameter -> the flag that sets it (for error messages)
+_FLAG_OF = {
+    "required_throughput_mbps": "required MB/s",
+    "max_capacity_gib": "--max-capacity-gib",
+    "deployment_types": "--deployment-type",
+    "efa_enabled": "--efa",
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    from smddp_infra.sizing.catalog import efa_instance
+    from smddp_infra.sizing.planner import best_per_deployment_type
+
+    if args.instance_type is not None:
+        efa_instance(args.instance_type, setting="--instance-type")
+    count = _count("--instance-count", args.instance_count)
+    dataset_gib = _number("--dataset-gib", args.dataset_gib, allow_zero=True)
+    max_capacity = _number("--max-capacity-gib", args.max_capacity_gib)
+    required = _required_mbps(args, count, dataset_gib)
+    try:
+        plans = best_per_deployment_type(
+            required,
+            dataset_gib or 0,
+            efa_enabled=args.efa,
+            deployment_types=args.deployment_types,
+            max_capacity_gib=max_capacity,
+            clients=count,
+        )
+    except SizingError as exc:  # name the flags, not the Python parameters behind them
+        message = str(exc)
+        for name, flag in _FLAG_OF.items():
+            message = message.replace(name, flag)
+        raise SizingError(message) from None
+    chosen = next(iter(plans.values()))
+    if args.json:
+        print(json.dumps(chosen.to_dict(), indent=2))
+        return 0
+    _print_table(required, dataset_gib or 0, plans)
+    return 0
+
+
+def _print_table(required: float, dataset_gib: float, plans: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    title = f"FSx for Lustre for {required:,.0f} MB/s and {dataset_gib:,.0f} GiB"
+    table = Table(title=title, title_justify="left")
+    table.add_column("Deployment type", no_wrap=True)
+    table.add_column("Tier", justify="right")
+    table.add_column("GiB", justify="right")
+    table.add_column("MB/s", justify="right")
+    table.add_column("Headroom", justify="right")
+    table.add_column("$/month", justify="right")
+    for index, (group, plan) in enumerate(plans.items()):
+        label = group + (" + EFA" if plan.efa_enabled else "") + (" (chosen)" if index == 0 else "")
+        table.add_row(
+            label,
+            str(plan.per_unit_storage_throughput or "200*"),
+            f"{plan.storage_capacity_gib:,}",
+            f"{plan.baseline_throughput_mbps:,.0f}",
+            f"{plan.headroom:+.1%}",
+            f"{plan.monthly_cost_usd:,.2f}",
+            style="bold" if index == 0 else None,
+        )
+    table.caption = "Tier: MB/s per TiB (*scratch baseline, not settable). MB/s: baseline disk throughput, burst not counted."
+    console.print(table)
+    chosen = next(iter(plans.values()))
+    console.print(chosen.explanation, highlight=False)
+    for warning in chosen.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)

@@ -1,0 +1,159 @@
+"""The training VPC: one training subnet in ONE Availability Zone, endpoints, flow logs.
+
+Why one AZ: EFA does not cross Availability Zones, and the FSx for Lustre file system
+lives in exactly one subnet; the training job's subnet must be in the file system's AZ.
+Why endpoints: without a NAT gateway a training job reaches S3 only through the S3 gateway
+endpoint (otherwise: "Please ensure that the subnet's route table has a route to an S3 VPC
+endpoint or a NAT device"), and jobs without STS/Logs endpoints stay stuck in "Starting".
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from aws_cdk import Stack, aws_ec2 as ec2, aws_s3 as s3
+from constructs import Construct
+
+from smddp_infra.constructs.acknowledgements import acknowledge
+from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, plan_subnet_mask
+
+TRAINING_SUBNET_GROUP = "Training"
+
+
+class TrainingVpc(Construct):
+    """A VPC with one private training subnet, S3 gateway + interface endpoints, flow logs.
+
+    Attributes: ``vpc``, ``training_subnet``, ``endpoint_security_group`` (None with NAT and
+    no interface endpoints), ``interface_endpoints`` (service name -> endpoint),
+    ``availability_zone`` (the AZ name, a token when chosen by AZ ID).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        availability_zone: Optional[str] = None,
+        availability_zone_id: Optional[str] = None,
+        max_instance_count: int = 4,
+        ips_per_instance: int = 5,
+        file_system_ips: int = 8,
+        cidr: str = "10.0.0.0/16",
+        nat_gateway: bool = False,
+        interface_endpoints: Optional[Sequence[str]] = None,
+        flow_log_bucket: Optional[s3.IBucket] = None,
+        restrict_default_security_group: bool = False,
+    ) -> None:
+        """
+        :param availability_zone: AZ name of the training subnet, e.g. ``us-east-1a``.
+        :param availability_zone_id: AZ ID instead (``use1-az4``), as capacity reservations and
+            training plans name it. Exactly one of the two is required.
+        :param max_instance_count: the largest cluster the subnet must hold. Default: 4.
+        :param ips_per_instance: private IPs per EFA training instance. Default: 5.
+        :param file_system_ips: IPs reserved for the file system's interfaces. Default: 8
+            (UNCONFIRMED estimate; FSx for Lustre uses one per file server).
+        :param cidr: the VPC CIDR. Default: ``10.0.0.0/16``.
+        :param nat_gateway: add a public subnet, internet gateway and NAT gateway. Default: False
+            (no internet path; AWS APIs through endpoints).
+        :param interface_endpoints: interface endpoint services (the part after
+            ``com.amazonaws.<region>.``). Default: sagemaker.api, sts, logs, monitoring, ecr.api,
+            ecr.dkr without NAT; none with NAT.
+        :param flow_log_bucket: S3 bucket for VPC flow logs. Default: flow logs to CloudWatch
+            Logs are NOT created; pass a bucket (the L3 passes its access-log bucket).
+        :param restrict_default_security_group: strip the default group's rules with CDK's
+            custom-resource Lambda. Default: False (nothing uses the default group; the stack
+            stays free of Lambdas).
+        """
+        super().__init__(scope, id)
+        if (availability_zone is None) == (availability_zone_id is None):
+            from smddp_infra.errors import ConfigError
+
+            raise ConfigError(
+                "TrainingVpc needs exactly one of availability_zone or availability_zone_id, "
+                f"got availability_zone={availability_zone!r}, availability_zone_id={availability_zone_id!r}"
+            )
+        if interface_endpoints is None:
+            interface_endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS
+        endpoint_ips = len(interface_endpoints)
+        mask = plan_subnet_mask(
+            instances=max_instance_count,
+            ips_per_instance=ips_per_instance,
+            other_ips=endpoint_ips + file_system_ips,
+        )
+
+        subnets = [ec2.SubnetConfiguration(
+            name=TRAINING_SUBNET_GROUP,
+            subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS if nat_gateway else ec2.SubnetType.PRIVATE_ISOLATED,
+            cidr_mask=mask,
+        )]
+        if nat_gateway:
+            subnets.append(ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=28, map_public_ip_on_launch=False))
+
+        self.vpc = ec2.Vpc(
+            self,
+            "Vpc",
+            ip_addresses=ec2.IpAddresses.cidr(cidr),
+            # The AZ ID case starts from the name slot and is rewritten below.
+            availability_zones=[availability_zone or availability_zone_id],
+            subnet_configuration=subnets,
+            nat_gateways=1 if nat_gateway else 0,
+            # A custom resource Lambda would strip the default group's rules; it brings a
+            # Lambda, an asset and a role into a network-only stack. The default group is
+            # never used by training (jobs name their groups), so we leave it alone.
+            restrict_default_security_group=restrict_default_security_group,
+            gateway_endpoints={"S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3)},
+        )
+        if not restrict_default_security_group:
+            acknowledge(self.vpc, "default-security-group")
+        self.training_subnet: ec2.ISubnet = self.vpc.select_subnets(subnet_group_name=TRAINING_SUBNET_GROUP).subnets[0]
+        cfn_subnet = self.training_subnet.node.default_child
+        assert isinstance(cfn_subnet, ec2.CfnSubnet)
+        self.cfn_training_subnet = cfn_subnet
+        if availability_zone_id is not None:
+            cfn_subnet.add_property_deletion_override("AvailabilityZone")
+            cfn_subnet.add_property_override("AvailabilityZoneId", availability_zone_id)
+            self.availability_zone = cfn_subnet.attr_availability_zone
+        else:
+            self.availability_zone = availability_zone
+        # The training AZ is pinned on purpose (EFA, FSx and capacity live in one AZ).
+        cfn_subnet.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"]}})
+
+        if flow_log_bucket is not None:
+            self.vpc.add_flow_log(
+                "FlowLog",
+                destination=ec2.FlowLogDestination.to_s3(flow_log_bucket, "vpc-flow-logs/"),
+                traffic_type=ec2.FlowLogTrafficType.ALL,
+            )
+
+        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
+        self.endpoint_security_group: Optional[ec2.SecurityGroup] = None
+        if interface_endpoints:
+            self.endpoint_security_group = ec2.SecurityGroup(
+                self,
+                "EndpointSecurityGroup",
+                vpc=self.vpc,
+                description="Interface VPC endpoints: HTTPS from the training subnet only",
+                allow_all_outbound=False,
+            )
+            self.endpoint_security_group.add_ingress_rule(
+                ec2.Peer.ipv4(self.training_subnet.ipv4_cidr_block), ec2.Port.tcp(443), "HTTPS from the training subnet"
+            )
+            region = Stack.of(self).region
+            for service in interface_endpoints:
+                endpoint = self.vpc.add_interface_endpoint(
+                    _endpoint_id(service),
+                    service=ec2.InterfaceVpcEndpointService(f"com.amazonaws.{region}.{service}", 443),
+                    private_dns_enabled=True,
+                    subnets=ec2.SubnetSelection(subnets=[self.training_subnet]),
+                    security_groups=[self.endpoint_security_group],
+                    open=False,  # open=True admits the VPC CIDR; we admit the training subnet
+                )
+                self.interface_endpoints[service] = endpoint
+
+
+def _endpoint_id(service: str) -> str:
+    """``ecr.dkr`` -> ``EcrDkrEndpoint``: stable construct ids from service names."""
+    return "".join(part.capitalize() for part in service.replace("-", ".").split(".")) + "Endpoint"
+
+
+__all__ = ["TrainingVpc", "TRAINING_SUBNET_GROUP"]

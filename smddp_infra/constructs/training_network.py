@@ -1,0 +1,266 @@
+"""SmddpTrainingNetwork: the L3 that composes the training network.
+
+VPC (one training subnet, endpoints, flow logs) + EFA security group (self ingress AND self
+egress) + FSx for Lustre sized by the calculator + checkpoint bucket + execution role, and
+the training-job settings a job needs. Every part has an escape hatch: pass your own VPC and
+subnet, security group, checkpoint bucket, KMS key or role and it is used instead.
+
+Construct IDs below ("Network", "Efa", "Lustre", "Checkpoints", "ExecutionRole", ...) are part
+of the public contract: they feed logical IDs, and changing one replaces a stateful resource.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from aws_cdk import RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from constructs import Construct
+
+from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
+from smddp_infra.constructs.efa import EfaSecurityGroup, add_self_rules
+from smddp_infra.constructs.filesystem import LustreFileSystem
+from smddp_infra.constructs.network import TrainingVpc
+from smddp_infra.constructs.role import TrainingExecutionRole
+from smddp_infra.errors import ConfigError
+from smddp_infra.jobconfig import TrainingJobSettings
+from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
+from smddp_infra.sizing.catalog import efa_instance
+from smddp_infra.sizing.planner import LustrePlan, plan_lustre
+
+
+class SmddpTrainingNetwork(Construct):
+    """A complete network for SageMaker SMDDP training jobs.
+
+    Attributes: ``vpc``, ``training_subnet``, ``efa_security_group`` (ISecurityGroup),
+    ``security_groups`` (all groups a job uses), ``file_system`` (:class:`LustreFileSystem`),
+    ``checkpoint_bucket`` (IBucket), ``checkpoints`` (:class:`CheckpointBucket`), ``role``
+    (IRole), ``lustre_plan``, ``encryption_key``, ``availability_zone``; :meth:`job_settings`.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        instance_type: str = "ml.p4d.24xlarge",
+        instance_count: int = 4,
+        availability_zone: Optional[str] = None,
+        availability_zone_id: Optional[str] = None,
+        lustre_plan: Optional[LustrePlan] = None,
+        read_mbps_per_gpu: Optional[float] = None,
+        required_throughput_mbps: Optional[float] = None,
+        dataset_gib: float = 0,
+        deployment_types: Optional[Sequence[str]] = None,
+        max_capacity_gib: Optional[float] = None,
+        efa_file_system: bool = False,
+        nat_gateway: bool = False,
+        vpc_cidr: str = "10.0.0.0/16",
+        vpc: Optional[ec2.IVpc] = None,
+        training_subnet: Optional[ec2.ISubnet] = None,
+        security_group: Optional[ec2.ISecurityGroup] = None,
+        additional_security_groups: Sequence[ec2.ISecurityGroup] = (),
+        checkpoint_bucket: Optional[s3.IBucket] = None,
+        checkpoint_noncurrent_days: int = 30,
+        dataset_bucket: Optional[s3.IBucket] = None,
+        dataset_prefix: str = "",
+        encryption_key: Optional[kms.IKey] = None,
+        create_encryption_key: bool = False,
+        role: Optional[iam.IRole] = None,
+        s3_prefix_list_id: Optional[str] = None,
+        file_system_access_mode: str = "ro",
+    ) -> None:
+        """
+        :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
+        :param instance_count: instances per job; sizes the subnet and the file system. Default: 4.
+        :param availability_zone: AZ name of the training subnet (``us-east-1a``). One of this or
+            ``availability_zone_id`` is required when the network creates the VPC.
+        :param availability_zone_id: AZ ID instead (``use1-az4``, as capacity reservations name it).
+        :param lustre_plan: the file system's sizing. Default: :func:`plan_lustre` over the
+            workload (``read_mbps_per_gpu`` or ``required_throughput_mbps``, ``dataset_gib``).
+        :param read_mbps_per_gpu: MB/s each accelerator reads. One of this,
+            ``required_throughput_mbps`` or ``lustre_plan`` is required.
+        :param required_throughput_mbps: the cluster's total read MB/s instead.
+        :param dataset_gib: data the file system must hold. Default: 0 (smallest size).
+        :param deployment_types: restrict the calculator's choice. Default: the calculator's default.
+        :param max_capacity_gib: the largest file system the calculator may choose (a spend
+            cap). Default: no cap.
+        :param efa_file_system: an EFA-enabled PERSISTENT_2 file system. Default: False.
+        :param nat_gateway: public subnet + NAT gateway instead of interface endpoints. Default: False.
+        :param vpc_cidr: CIDR of a created VPC. Default: 10.0.0.0/16.
+        :param vpc: escape hatch: an existing VPC (then ``training_subnet`` is required).
+        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx.
+        :param security_group: escape hatch: an existing group to use as the EFA group (the
+            self rules are added to it). Default: a new group.
+        :param additional_security_groups: more groups the job carries (e.g. the platform's own);
+            each gets the self ingress/egress rules too, as the guide requires. Default: none.
+        :param checkpoint_bucket: escape hatch: an existing bucket. Default: a new, secure bucket.
+        :param checkpoint_noncurrent_days: days old checkpoint versions are kept. Default: 30.
+        :param dataset_bucket: dataset bucket, linked into FSx and readable by the role. Default: none.
+        :param dataset_prefix: key prefix of the dataset. Default: the bucket root.
+        :param encryption_key: an existing KMS key for the bucket and file system. Default: none
+            (S3-managed and FSx service keys).
+        :param create_encryption_key: create a KMS key (rotation on) when none is passed. Default: False.
+        :param role: escape hatch: an existing execution role; the policy is attached to it.
+        :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
+            endpoint. Default: from a built-in table of regions (UNCONFIRMED outside it).
+        :param file_system_access_mode: ``ro`` or ``rw`` for the job's FSx channel. Default: ``ro``.
+        """
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        instance = efa_instance(instance_type, setting="instance_type")
+        if isinstance(instance_count, bool) or not isinstance(instance_count, int) or instance_count < 1:
+            raise ConfigError(f"instance_count must be a whole number >= 1, got {instance_count!r}")
+        if file_system_access_mode not in ("ro", "rw"):
+            raise ConfigError(f"file_system_access_mode must be 'ro' or 'rw', got {file_system_access_mode!r}")
+        self.instance_type = instance_type
+        self.instance_count = instance_count
+        self.file_system_access_mode = file_system_access_mode
+
+        if lustre_plan is None:
+            if required_throughput_mbps is None:
+                if read_mbps_per_gpu is None:
+                    raise ConfigError("SmddpTrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none")
+                from smddp_infra.sizing.workload import throughput_from_cluster
+
+                required_throughput_mbps = throughput_from_cluster(instance_type, instance_count, read_mbps_per_gpu)
+            lustre_plan = plan_lustre(
+                required_throughput_mbps,
+                dataset_gib,
+                efa_enabled=efa_file_system,
+                deployment_types=deployment_types,
+                max_capacity_gib=max_capacity_gib,
+            )
+        self.lustre_plan = lustre_plan
+
+        # --- encryption -------------------------------------------------------------------
+        if encryption_key is None and create_encryption_key:
+            encryption_key = kms.Key(
+                self,
+                "Key",
+                description="SMDDP training network: checkpoints and file system",
+                enable_key_rotation=True,
+                removal_policy=RemovalPolicy.RETAIN,
+            )
+        self.encryption_key = encryption_key
+
+        # --- logs bucket (access logs + flow logs) and checkpoints --------------------------
+        log_bucket = secure_log_bucket(self, "Logs") if checkpoint_bucket is None or vpc is None else None
+
+        # --- network ------------------------------------------------------------------------
+        self.network: Optional[TrainingVpc] = None
+        endpoint_groups: list[ec2.ISecurityGroup] = []
+        if vpc is None:
+            if training_subnet is not None:
+                raise ConfigError("training_subnet was given without vpc: pass both, or neither to create them")
+            if availability_zone is None and availability_zone_id is None:
+                raise ConfigError("SmddpTrainingNetwork needs availability_zone or availability_zone_id to place the training subnet")
+            endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS + (("kms",) if encryption_key else ())
+            self.network = TrainingVpc(
+                self,
+                "Network",
+                availability_zone=availability_zone,
+                availability_zone_id=availability_zone_id,
+                max_instance_count=instance_count,
+                ips_per_instance=instance.private_ips,
+                cidr=vpc_cidr,
+                nat_gateway=nat_gateway,
+                interface_endpoints=endpoints,
+                flow_log_bucket=log_bucket,
+            )
+            vpc = self.network.vpc
+            training_subnet = self.network.training_subnet
+            self.availability_zone = self.network.availability_zone
+            if self.network.endpoint_security_group is not None:
+                endpoint_groups.append(self.network.endpoint_security_group)
+        else:
+            if training_subnet is None:
+                raise ConfigError("vpc was given without training_subnet: pass the private subnet (one AZ) for jobs and FSx")
+            self.availability_zone = availability_zone or training_subnet.availability_zone
+        self.vpc: ec2.IVpc = vpc
+        self.training_subnet: ec2.ISubnet = training_subnet
+
+        # --- EFA group --------------------------------------------------------------------
+        if s3_prefix_list_id is None and not Token.is_unresolved(stack.region):
+            s3_prefix_list_id = S3_PREFIX_LISTS.get(stack.region)
+        if s3_prefix_list_id is None and not nat_gateway and self.network is not None:
+            raise ConfigError(
+                f"s3_prefix_list_id is needed for HTTPS egress to the S3 gateway endpoint in region {stack.region!r}; "
+                f"known regions: {', '.join(S3_PREFIX_LISTS)} (set smddp:s3PrefixListId / s3_prefix_list_id)"
+            )
+        self.efa = EfaSecurityGroup(
+            self,
+            "Efa",
+            vpc=vpc,
+            security_group=security_group,
+            endpoint_security_groups=endpoint_groups,
+            s3_prefix_list_id=s3_prefix_list_id,
+            allow_https_to_anywhere=nat_gateway,
+        )
+        self.efa_security_group: ec2.ISecurityGroup = self.efa.security_group
+        for index, group in enumerate(additional_security_groups):
+            add_self_rules(self, f"AdditionalGroup{index + 1}", group)
+        self.security_groups: tuple[ec2.ISecurityGroup, ...] = (self.efa_security_group, *additional_security_groups)
+        if len(self.security_groups) > 5:
+            raise ConfigError(f"a training job takes at most 5 security groups (VpcConfig.SecurityGroupIds), got {len(self.security_groups)}")
+
+        # --- file system --------------------------------------------------------------------
+        self.file_system = LustreFileSystem(
+            self,
+            "Lustre",
+            plan=lustre_plan,
+            vpc=vpc,
+            subnet=training_subnet,
+            security_group=self.efa_security_group,
+            dataset_bucket=dataset_bucket,
+            dataset_prefix=dataset_prefix,
+            kms_key=encryption_key,
+        )
+
+        # --- checkpoints and role -------------------------------------------------------------
+        self.checkpoints = CheckpointBucket(
+            self,
+            "Checkpoints",
+            bucket=checkpoint_bucket,
+            log_bucket=log_bucket,
+            encryption_key=encryption_key,
+            noncurrent_version_expiration_days=checkpoint_noncurrent_days,
+        )
+        self.checkpoint_bucket: s3.IBucket = self.checkpoints.bucket
+        self.log_bucket = log_bucket
+        self.execution_role = TrainingExecutionRole(
+            self,
+            "ExecutionRole",
+            training_subnet=training_subnet,
+            security_groups=self.security_groups,
+            checkpoint_bucket=self.checkpoint_bucket,
+            checkpoint_prefix=self.checkpoints.prefix,
+            file_system_id=self.file_system.file_system_id,
+            dataset_bucket=dataset_bucket,
+            dataset_prefix=dataset_prefix,
+            encryption_keys=[encryption_key] if encryption_key else [],
+            role=role,
+        )
+        self.role: iam.IRole = self.execution_role.role
+
+    def job_settings(self) -> TrainingJobSettings:
+        """The training-job settings (tokens until deploy) for outputs, SSM or another construct."""
+        stack = Stack.of(self)
+        return TrainingJobSettings(
+            subnets=(self.training_subnet.subnet_id,),
+            security_group_ids=tuple(g.security_group_id for g in self.security_groups),
+            role_arn=self.role.role_arn,
+            checkpoint_s3_uri=self.checkpoints.s3_uri(),
+            file_system_id=self.file_system.file_system_id,
+            file_system_mount_name=self.file_system.mount_name,
+            file_system_directory_path=self.file_system.directory_path,
+            file_system_access_mode=self.file_system_access_mode,
+            instance_type=self.instance_type,
+            instance_count=self.instance_count,
+            region=stack.region,
+            availability_zone=self.availability_zone,
+            extra={
+                "subnetAvailabilityZones": [self.availability_zone],
+                "encryptInterContainerTraffic": True,
+                "requiredThroughputMBps": self.lustre_plan.required_throughput_mbps,
+            },
+        )

@@ -1,0 +1,226 @@
+"""The app's settings: cdk.json / ``-c`` context keys parsed and checked in ONE place.
+
+Pure Python (no aws_cdk) so every bad value is reported before jsii starts, as one line that
+names the key, the value and what is allowed. Also holds the network facts the constructs
+and the rules share: default interface endpoints, subnet sizing, S3 prefix lists.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from smddp_infra.errors import ConfigError
+from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, efa_instance
+
+#: Interface endpoints a training job in a subnet without NAT needs (REFERENCE: the S3
+#: gateway endpoint plus these, private DNS on). ``kms`` is added when a KMS key is used.
+DEFAULT_INTERFACE_ENDPOINTS: tuple[str, ...] = ("sagemaker.api", "sts", "logs", "monitoring", "ecr.api", "ecr.dkr")
+
+#: AWS-managed S3 prefix lists (``com.amazonaws.<region>.s3``) for the HTTPS egress rule to
+#: the S3 gateway endpoint. UNCONFIRMED for regions we could not check: override with the
+#: ``smddp:s3PrefixListId`` context key / ``s3_prefix_list_id`` prop.
+S3_PREFIX_LISTS: dict[str, str] = {
+    "us-east-1": "pl-63a5400a",
+    "us-east-2": "pl-7ba54012",
+    "us-west-1": "pl-6ba54002",
+    "us-west-2": "pl-68a54001",
+    "eu-west-1": "pl-6da54004",
+    "eu-central-1": "pl-6ea54007",
+    "ap-northeast-1": "pl-61a54008",
+    "ap-southeast-1": "pl-6fa54006",
+    "ap-southeast-2": "pl-6ca54005",
+}
+
+#: IPs AWS reserves in every subnet.
+AWS_RESERVED_IPS = 5
+#: Largest training subnet we plan (a /16 VPC holds it).
+MIN_SUBNET_MASK = 18
+
+
+def plan_subnet_mask(*, instances: int, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
+    """The CIDR mask of a subnet that holds the largest cluster twice over, /24 at least.
+
+    Twice: SageMaker may still hold the ENIs of a finished job while the next one starts.
+    """
+    needed = (instances * ips_per_instance + other_ips) * headroom + AWS_RESERVED_IPS
+    mask = 32 - math.ceil(math.log2(needed))
+    if mask < MIN_SUBNET_MASK:
+        raise ConfigError(
+            f"a cluster of {instances} instances needs {math.ceil(needed)} IPs, more than a /{MIN_SUBNET_MASK} training subnet holds"
+        )
+    return min(mask, 24)
+
+
+_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
+_AZ_ID = re.compile(r"^[a-z]+\d+-az\d+$")
+_DIRECTIONS = {"east": "e", "west": "w", "north": "n", "south": "s", "central": "c",
+               "northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw"}
+DEPLOYMENT_TYPE_CHOICES = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2", "PERSISTENT_1_HDD")
+
+
+def az_id_prefix(region: str) -> Optional[str]:
+    """``us-east-1`` -> ``use1``: the prefix of the region's AZ IDs (None when unknown)."""
+    parts = region.split("-")
+    if len(parts) != 3 or parts[1] not in _DIRECTIONS:
+        return None
+    return f"{parts[0]}{_DIRECTIONS[parts[1]]}{parts[2]}"
+
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    """What ``app.py`` builds, from the ``smddp:*`` context keys (defaults in cdk.json)."""
+
+    region: str = "us-east-1"
+    availability_zone: Optional[str] = "us-east-1a"
+    availability_zone_id: Optional[str] = None
+    instance_type: str = "ml.p4d.24xlarge"
+    instance_count: int = 4
+    dataset_gib: float = 0.0
+    read_mbps_per_gpu: Optional[float] = None
+    required_throughput_mbps: Optional[float] = None
+    deployment_type: Optional[str] = None
+    efa_file_system: bool = False
+    nat_gateway: bool = False
+    dataset_bucket: Optional[str] = None
+    checkpoint_noncurrent_days: int = 30
+    kms_key: Optional[str] = None  # None, "create", or a key ARN
+    s3_prefix_list_id: Optional[str] = None
+    vpc_cidr: str = "10.0.0.0/16"
+    max_capacity_gib: Optional[float] = None
+
+    @classmethod
+    def from_context(cls, context: Mapping[str, Any]) -> "NetworkSettings":
+        """Parse ``smddp:*`` keys; values may be JSON types (cdk.json) or strings (``-c``)."""
+        ctx = {k: v for k, v in context.items() if k.startswith("smddp:")}
+        known = {f"smddp:{_camel(name)}" for name in cls.__dataclass_fields__}
+        unknown = sorted(set(ctx) - known)
+        if unknown:
+            raise ConfigError(f"unknown context key {unknown[0]}; known keys: {', '.join(sorted(known))}")
+
+        def get(key: str, default: Any = None) -> Any:
+            value = ctx.get(f"smddp:{key}")
+            return default if value is None or value == "" else value
+
+        region = _text("smddp:region", get("region", cls.region))
+        if not _REGION.match(region):
+            raise ConfigError(f"smddp:region must be an AWS region name like us-east-1, got {region!r}")
+        az_id = get("availabilityZoneId")
+        az = None if az_id is not None else _text("smddp:availabilityZone", get("availabilityZone", f"{region}a"))
+        if az is not None and not re.fullmatch(re.escape(region) + r"[a-z]", az):
+            raise ConfigError(
+                f"smddp:availabilityZone must be an Availability Zone of {region} ({region}a, {region}b, ...), got {az!r}"
+            )
+        if az_id is not None:
+            az_id = _text("smddp:availabilityZoneId", az_id)
+            prefix = az_id_prefix(region)
+            if not _AZ_ID.match(az_id) or (prefix and not az_id.startswith(prefix + "-az")):
+                example = f"{prefix}-az1" if prefix else "use1-az4"
+                raise ConfigError(f"smddp:availabilityZoneId must be an AZ ID of {region} like {example}, got {az_id!r}")
+
+        instance_type = _text("smddp:instanceType", get("instanceType", cls.instance_type))
+        efa_instance(instance_type, setting="smddp:instanceType")
+        instance_count = _whole("smddp:instanceCount", get("instanceCount", cls.instance_count), minimum=1)
+        dataset_gib = _number("smddp:datasetGiB", get("datasetGiB", 0), minimum=0)
+        read = get("readMBpsPerGpu")
+        read_mbps = None if read is None else _number("smddp:readMBpsPerGpu", read, minimum=0, exclusive=True)
+        req = get("requiredThroughputMBps")
+        required = None if req is None else _number("smddp:requiredThroughputMBps", req, minimum=0, exclusive=True)
+        if read_mbps is None and required is None:
+            raise ConfigError("set smddp:readMBpsPerGpu or smddp:requiredThroughputMBps (MB/s the job reads), got neither")
+
+        deployment_type = get("deploymentType")
+        if deployment_type is not None and deployment_type not in DEPLOYMENT_TYPE_CHOICES:
+            raise ConfigError(f"smddp:deploymentType must be one of {', '.join(DEPLOYMENT_TYPE_CHOICES)} (or unset to let the calculator choose), got {deployment_type!r}")
+
+        bucket = get("datasetBucket")
+        if bucket is not None and not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?", str(bucket).removeprefix("s3://")):
+            raise ConfigError(f"smddp:datasetBucket must be an S3 bucket name or s3://bucket/prefix, got {bucket!r}")
+        kms = get("kmsKey")
+        if kms is not None and kms != "create" and not re.fullmatch(r"arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]{36}", str(kms)):
+            raise ConfigError(f"smddp:kmsKey must be 'create' or a KMS key ARN, got {kms!r}")
+        prefix_list = get("s3PrefixListId")
+        if prefix_list is not None and not re.fullmatch(r"pl-[0-9a-f]{8,17}", str(prefix_list)):
+            raise ConfigError(f"smddp:s3PrefixListId must be a prefix list id like pl-63a5400a, got {prefix_list!r}")
+        cidr = _text("smddp:vpcCidr", get("vpcCidr", cls.vpc_cidr))
+        match = re.fullmatch(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})/(\d{1,2})", cidr)
+        if not match or any(int(o) > 255 for o in match.groups()[:4]) or not 16 <= int(match.group(5)) <= 24:
+            raise ConfigError(f"smddp:vpcCidr must be an IPv4 CIDR block from /16 to /24, got {cidr!r}")
+
+        cap = get("maxCapacityGiB")
+        max_capacity = None if cap is None else _number("smddp:maxCapacityGiB", cap, minimum=0, exclusive=True)
+
+        return cls(
+            region=region,
+            availability_zone=az,
+            availability_zone_id=az_id,
+            instance_type=instance_type,
+            instance_count=instance_count,
+            dataset_gib=dataset_gib,
+            read_mbps_per_gpu=read_mbps,
+            required_throughput_mbps=required,
+            deployment_type=deployment_type,
+            efa_file_system=_bool("smddp:efaFileSystem", get("efaFileSystem", False)),
+            nat_gateway=_bool("smddp:natGateway", get("natGateway", False)),
+            dataset_bucket=bucket,
+            checkpoint_noncurrent_days=_whole("smddp:checkpointNoncurrentDays", get("checkpointNoncurrentDays", cls.checkpoint_noncurrent_days), minimum=1),
+            kms_key=kms,
+            s3_prefix_list_id=prefix_list,
+            vpc_cidr=cidr,
+            max_capacity_gib=max_capacity,
+        )
+
+    @property
+    def requirement_mbps(self) -> float:
+        """The read throughput the file system must sustain (explicit, or GPUs x per-GPU MB/s)."""
+        if self.required_throughput_mbps is not None:
+            return self.required_throughput_mbps
+        instance = EFA_INSTANCE_TYPES[self.instance_type]
+        return instance.accelerators * self.instance_count * float(self.read_mbps_per_gpu or 0)
+
+
+def _camel(name: str) -> str:
+    special = {"dataset_gib": "datasetGiB", "read_mbps_per_gpu": "readMBpsPerGpu",
+               "required_throughput_mbps": "requiredThroughputMBps",
+               "max_capacity_gib": "maxCapacityGiB"}
+    if name in special:
+        return special[name]
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _text(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} must be a string, got {value!r}")
+    return value
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ConfigError(f"{key} must be true or false, got {value!r}")
+
+
+def _number(key: str, value: Any, *, minimum: float, exclusive: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(value, bool) or math.isnan(number) or math.isinf(number) or number < minimum or (exclusive and number == minimum):
+        relation = ">" if exclusive else ">="
+        raise ConfigError(f"{key} must be a number {relation} {minimum:g}, got {value!r}")
+    return number
+
+
+def _whole(key: str, value: Any, *, minimum: int) -> int:
+    try:
+        number = int(str(value))
+    except ValueError:
+        number = None
+    if isinstance(value, bool) or number is None or number < minimum:
+        raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+    return number

@@ -1,0 +1,88 @@
+"""TrainingNetworkStack: the deployable app's stack, built from :class:`NetworkSettings`.
+
+Adds the stack outputs and the SSM parameter that carry the training-job settings; output
+keys are fixed (not derived from construct paths) because ``cdk-outputs.json`` consumers,
+``smddp-infra job-config`` among them, read them by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from aws_cdk import CfnOutput, Environment, Fn, Stack, aws_kms as kms, aws_s3 as s3, aws_ssm as ssm
+from constructs import Construct
+
+from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+from smddp_infra.settings import NetworkSettings
+
+
+class TrainingNetworkStack(Stack):
+    """One SMDDP training network with its job settings as outputs and an SSM parameter.
+
+    Attributes: ``network`` (:class:`SmddpTrainingNetwork`), ``settings``,
+    ``job_config_parameter``.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, settings: NetworkSettings, **kwargs: Any) -> None:
+        """
+        :param settings: the parsed ``smddp:*`` context (see :class:`NetworkSettings`).
+        :param kwargs: passed to ``Stack`` (``env`` defaults to the settings' region, with no
+            account, so synth needs no credentials and makes no lookups).
+        """
+        kwargs.setdefault("env", Environment(region=settings.region))
+        kwargs.setdefault("description", "SageMaker SMDDP training network (smddp_infra)")
+        super().__init__(scope, id, **kwargs)
+        self.settings = settings
+
+        dataset_bucket: Optional[s3.IBucket] = None
+        dataset_prefix = ""
+        if settings.dataset_bucket:
+            name, _, dataset_prefix = settings.dataset_bucket.removeprefix("s3://").partition("/")
+            dataset_bucket = s3.Bucket.from_bucket_name(self, "DatasetBucket", name)
+        key: Optional[kms.IKey] = None
+        if settings.kms_key and settings.kms_key != "create":
+            key = kms.Key.from_key_arn(self, "ImportedKey", settings.kms_key)
+
+        self.network = SmddpTrainingNetwork(
+            self,
+            "TrainingNetwork",
+            instance_type=settings.instance_type,
+            instance_count=settings.instance_count,
+            availability_zone=settings.availability_zone,
+            availability_zone_id=settings.availability_zone_id,
+            required_throughput_mbps=settings.requirement_mbps,
+            dataset_gib=settings.dataset_gib,
+            deployment_types=[settings.deployment_type] if settings.deployment_type else None,
+            max_capacity_gib=settings.max_capacity_gib,
+            efa_file_system=settings.efa_file_system,
+            nat_gateway=settings.nat_gateway,
+            vpc_cidr=settings.vpc_cidr,
+            checkpoint_noncurrent_days=settings.checkpoint_noncurrent_days,
+            dataset_bucket=dataset_bucket,
+            dataset_prefix=dataset_prefix,
+            encryption_key=key,
+            create_encryption_key=settings.kms_key == "create",
+            s3_prefix_list_id=settings.s3_prefix_list_id,
+        )
+
+        job = self.network.job_settings()
+        document = self.to_json_string(job.to_document())
+        self.job_config_parameter = ssm.StringParameter(
+            self,
+            "TrainingJobConfigParameter",
+            description="SMDDP training-job settings (smddp-infra job-config reads the same JSON)",
+            string_value=document,
+        )
+        outputs = {
+            "TrainingSubnetIds": Fn.join(",", list(job.subnets)),
+            "SecurityGroupIds": Fn.join(",", list(job.security_group_ids)),
+            "RoleArn": job.role_arn,
+            "CheckpointS3Uri": job.checkpoint_s3_uri,
+            "FileSystemId": job.file_system_id,
+            "FileSystemMountName": job.file_system_mount_name,
+            "FileSystemDirectoryPath": job.file_system_directory_path,
+            "TrainingJobConfig": document,
+            "TrainingJobConfigParameterName": self.job_config_parameter.parameter_name,
+        }
+        for key_name, value in outputs.items():
+            CfnOutput(self, key_name, value=value)

@@ -1,0 +1,57 @@
+"""Shared test set-up: the pinned toolchain on PATH, cdk.json context, one default synth.
+
+Synth costs seconds (jsii), so the default app's template is built ONCE per session here
+and every module asserts on it; modules that need other configurations build one App
+with several stacks and synthesize it once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The venv's Node 24 (jsii calls the machine's Node 20 end-of-life) and the pinned cdk CLI.
+os.environ["PATH"] = os.pathsep.join([str(ROOT / ".venv" / "bin"), str(ROOT / "node_modules" / ".bin"), os.environ.get("PATH", "")])
+os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
+
+
+def cdk_context(**overrides: Any) -> dict[str, Any]:
+    """cdk.json's context (feature flags + smddp defaults) with overrides: App() under pytest
+    does not read cdk.json by itself."""
+    context = json.loads((ROOT / "cdk.json").read_text())["context"]
+    context.update(overrides)
+    return context
+
+
+class Synthesized:
+    """A synthesized stack: the template dict, an assertions.Template, and the app."""
+
+    def __init__(self, app: Any, stack: Any) -> None:
+        from aws_cdk import assertions
+
+        self.app = app
+        self.stack = stack
+        self.assembly = app.synth()
+        self.json: dict[str, Any] = self.assembly.get_stack_artifact(stack.artifact_id).template
+        self.template = assertions.Template.from_json(self.json)
+
+    def resources(self, type_name: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.json["Resources"].items() if v["Type"] == type_name}
+
+
+@pytest.fixture(scope="session")
+def default_app() -> Synthesized:
+    """The default app exactly as app.py builds it (cdk.json context, rule packs on)."""
+    from aws_cdk import App
+
+    from smddp_infra.app_builder import build_app
+
+    app = App(context=cdk_context())
+    stack = build_app(app)
+    return Synthesized(app, stack)

@@ -1,0 +1,187 @@
+"""Other configurations and escape hatches, all in ONE app synthesized once for this module.
+
+The rule packs run on the whole app, so a successful synth also proves every configuration
+is free of unacknowledged AwsSolutions (and SmddpChecks) findings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk import App, Environment, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+
+from conftest import cdk_context
+from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+from smddp_infra.errors import ConfigError
+from smddp_infra.settings import NetworkSettings
+from smddp_infra.stack import TrainingNetworkStack
+
+CONFIGS: dict[str, dict[str, Any]] = {
+    "Nat": {"smddp:natGateway": True},
+    "AzId": {"smddp:availabilityZoneId": "use1-az4"},
+    "EfaFs": {"smddp:efaFileSystem": True, "smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 16,
+              "smddp:readMBpsPerGpu": 200},
+    "Kms": {"smddp:kmsKey": "create", "smddp:deploymentType": "PERSISTENT_2"},
+    "Dataset": {"smddp:datasetBucket": "s3://my-training-data/imagenet", "smddp:deploymentType": "PERSISTENT_2"},
+    "Big": {"smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 64, "smddp:readMBpsPerGpu": 100,
+            "smddp:datasetGiB": 50000},
+}
+
+
+class PlatformStack(Stack):
+    """A platform that already has a VPC, subnet, key, bucket and its own security group."""
+
+    def __init__(self, scope: App, id: str) -> None:
+        super().__init__(scope, id, env=Environment(account="123456789012", region="us-east-1"))
+        vpc = ec2.Vpc.from_vpc_attributes(self, "Vpc", vpc_id="vpc-0123456789abcdef0", availability_zones=["us-east-1b"],
+                                          private_subnet_ids=["subnet-0123456789abcdef0"],
+                                          private_subnet_route_table_ids=["rtb-0123456789abcdef0"])
+        subnet = ec2.Subnet.from_subnet_attributes(self, "Subnet", subnet_id="subnet-0123456789abcdef0",
+                                                   availability_zone="us-east-1b", ipv4_cidr_block="10.1.0.0/22",
+                                                   route_table_id="rtb-0123456789abcdef0")
+        platform_group = ec2.SecurityGroup.from_security_group_id(self, "PlatformGroup", "sg-0fedcba9876543210")
+        key = kms.Key.from_key_arn(self, "Key", "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555")
+        bucket = s3.Bucket.from_bucket_name(self, "Data", "platform-datasets")
+        self.network = SmddpTrainingNetwork(
+            self, "Training", vpc=vpc, training_subnet=subnet, additional_security_groups=[platform_group],
+            encryption_key=key, dataset_bucket=bucket, dataset_prefix="llm/", required_throughput_mbps=4000,
+            dataset_gib=10_000, deployment_types=["PERSISTENT_2"],
+        )
+        self.second = SmddpTrainingNetwork(
+            self, "SecondCluster", vpc=vpc, training_subnet=subnet, instance_type="ml.trn1.32xlarge",
+            instance_count=2, read_mbps_per_gpu=25,
+        )
+
+
+@pytest.fixture(scope="module")
+def app() -> tuple[App, dict[str, dict[str, Any]]]:
+    from cdk_nag import AwsSolutionsChecks
+
+    app = App(context=cdk_context())
+    stacks: dict[str, Stack] = {}
+    for name, overrides in CONFIGS.items():
+        settings = NetworkSettings.from_context(cdk_context(**overrides))
+        stacks[name] = TrainingNetworkStack(app, f"Config{name}", settings=settings)
+    stacks["Platform"] = PlatformStack(app, "Platform")
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    assembly = app.synth()
+    templates = {name: assembly.get_stack_artifact(stack.artifact_id).template for name, stack in stacks.items()}
+    return app, templates
+
+
+def of_type(template: dict[str, Any], type_name: str) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in template["Resources"].items() if v["Type"] == type_name}
+
+
+def test_nat_configuration_has_public_subnet_nat_and_https_egress(app) -> None:
+    t = app[1]["Nat"]
+    assert len(of_type(t, "AWS::EC2::NatGateway")) == 1
+    assert len(of_type(t, "AWS::EC2::Subnet")) == 2
+    endpoints = of_type(t, "AWS::EC2::VPCEndpoint").values()
+    assert [e["Properties"].get("VpcEndpointType") for e in endpoints] == ["Gateway"]
+    (efa,) = [g for g in of_type(t, "AWS::EC2::SecurityGroup").values() if "EFA" in g["Properties"]["GroupDescription"]]
+    assert {"CidrIp": "0.0.0.0/0", "FromPort": 443, "ToPort": 443, "IpProtocol": "tcp",
+            "Description": "HTTPS to AWS APIs through the NAT gateway"} in efa["Properties"]["SecurityGroupEgress"]
+
+
+def test_az_id_configuration_places_the_subnet_by_az_id(app) -> None:
+    (subnet,) = [s for s in of_type(app[1]["AzId"], "AWS::EC2::Subnet").values()]
+    assert subnet["Properties"]["AvailabilityZoneId"] == "use1-az4"
+    assert "AvailabilityZone" not in subnet["Properties"]
+
+
+def test_efa_file_system_is_persistent_2_with_metadata_configuration(app) -> None:
+    (fs,) = of_type(app[1]["EfaFs"], "AWS::FSx::FileSystem").values()
+    lustre = fs["Properties"]["LustreConfiguration"]
+    assert lustre["DeploymentType"] == "PERSISTENT_2" and lustre["EfaEnabled"] is True
+    assert lustre["MetadataConfiguration"] == {"Mode": "AUTOMATIC"}
+    assert fs["Properties"]["FileSystemTypeVersion"] == "2.15"
+    assert lustre["AutomaticBackupRetentionDays"] == 7
+
+
+def test_kms_configuration_encrypts_bucket_and_file_system_and_adds_the_kms_endpoint(app) -> None:
+    t = app[1]["Kms"]
+    (key_id, key), = of_type(t, "AWS::KMS::Key").items()
+    assert key["Properties"]["EnableKeyRotation"] is True and key["DeletionPolicy"] == "Retain"
+    (fs,) = of_type(t, "AWS::FSx::FileSystem").values()
+    assert fs["Properties"]["KmsKeyId"] == {"Ref": key_id}
+    sse = [b["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0] for b in of_type(t, "AWS::S3::Bucket").values()]
+    assert {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": {"Fn::GetAtt": [key_id, "Arn"]}} in [s["ServerSideEncryptionByDefault"] for s in sse]
+    services = [str(e["Properties"]["ServiceName"]) for e in of_type(t, "AWS::EC2::VPCEndpoint").values()]
+    assert any(s.endswith(".kms") for s in services)
+
+
+def test_dataset_bucket_is_linked_and_readable(app) -> None:
+    t = app[1]["Dataset"]
+    (dra,) = of_type(t, "AWS::FSx::DataRepositoryAssociation").values()
+    assert dra["Properties"]["DataRepositoryPath"] == "s3://my-training-data/imagenet/"
+    assert dra["Properties"]["FileSystemPath"] == "/dataset"
+    (policy,) = of_type(t, "AWS::IAM::ManagedPolicy").values()
+    sids = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
+    assert sids["DatasetRead"]["Action"] == "s3:GetObject"
+    assert "imagenet/*" in str(sids["DatasetRead"]["Resource"])
+
+
+def test_large_cluster_gets_a_larger_subnet_and_a_faster_file_system(app) -> None:
+    t = app[1]["Big"]
+    (subnet,) = of_type(t, "AWS::EC2::Subnet").values()
+    assert subnet["Properties"]["CidrBlock"].endswith("/22")
+    (fs,) = of_type(t, "AWS::FSx::FileSystem").values()
+    assert fs["Properties"]["StorageCapacity"] >= 50000
+    tags = {tag["Key"]: tag["Value"] for tag in fs["Properties"]["Tags"]}
+    assert tags["smddp:requiredThroughputMBps"] == str(64 * 8 * 100)
+
+
+def test_platform_groups_beside_the_efa_group_also_get_both_self_rules(app) -> None:
+    t = app[1]["Platform"]
+    ingress = [r["Properties"] for r in of_type(t, "AWS::EC2::SecurityGroupIngress").values()]
+    egress = [r["Properties"] for r in of_type(t, "AWS::EC2::SecurityGroupEgress").values()]
+    assert {"GroupId": "sg-0fedcba9876543210", "SourceSecurityGroupId": "sg-0fedcba9876543210"}.items() <= \
+        next(i for i in ingress if i["GroupId"] == "sg-0fedcba9876543210" and i["IpProtocol"] == "-1").items()
+    assert any(e["GroupId"] == "sg-0fedcba9876543210" and e.get("DestinationSecurityGroupId") == "sg-0fedcba9876543210"
+               and e["IpProtocol"] == "-1" for e in egress)
+
+
+def test_platform_stack_uses_the_existing_vpc_subnet_and_key(app) -> None:
+    t = app[1]["Platform"]
+    assert not of_type(t, "AWS::EC2::VPC") and not of_type(t, "AWS::EC2::Subnet")
+    filesystems = of_type(t, "AWS::FSx::FileSystem")
+    assert len(filesystems) == 2
+    for fs in filesystems.values():
+        assert fs["Properties"]["SubnetIds"] == ["subnet-0123456789abcdef0"]
+    assert sum(1 for fs in filesystems.values() if fs["Properties"].get("KmsKeyId")) == 1
+
+
+def test_two_networks_in_one_stack_do_not_collide(app) -> None:
+    t = app[1]["Platform"]
+    assert len(of_type(t, "AWS::IAM::Role")) == 2
+    assert len(of_type(t, "AWS::EC2::SecurityGroup")) == 2
+    assert len(of_type(t, "AWS::S3::Bucket")) == 4  # checkpoints + access logs, per network
+
+
+def test_job_settings_can_be_handed_to_another_construct(app) -> None:
+    stack = app[0].node.find_child("Platform")
+    settings = stack.network.job_settings()
+    assert len(settings.security_group_ids) == 2 and settings.availability_zone == "us-east-1b"
+    assert settings.checkpoint_s3_uri.endswith("/checkpoints/")
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"instance_count": 0}, "instance_count must be a whole number >= 1, got 0"),
+        ({"instance_type": "ml.g5.12xlarge"}, "instance_type must be a SageMaker EFA training instance type"),
+        ({"availability_zone": None}, "needs availability_zone or availability_zone_id"),
+        ({"read_mbps_per_gpu": None}, "needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps"),
+        ({"file_system_access_mode": "rx"}, "file_system_access_mode must be 'ro' or 'rw', got 'rx'"),
+        ({"checkpoint_noncurrent_days": 0}, "noncurrent_version_expiration_days must be a whole number >= 1, got 0"),
+    ],
+)
+def test_bad_construct_props_raise_a_config_error_naming_the_prop(props: dict[str, Any], message: str) -> None:
+    stack = Stack(App(), "Bad", env=Environment(region="us-east-1"))
+    kwargs: dict[str, Any] = {"availability_zone": "us-east-1a", "read_mbps_per_gpu": 50}
+    kwargs.update(props)
+    with pytest.raises(ConfigError) as excinfo:
+        SmddpTrainingNetwork(stack, "Net", **kwargs)
+    assert message in str(excinfo.value)

@@ -1,0 +1,112 @@
+"""Bad context values stop the synth with one line naming the key, the value and what is allowed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, cdk_context
+from smddp_infra.errors import ConfigError
+from smddp_infra.settings import NetworkSettings, az_id_prefix, plan_subnet_mask
+
+
+def parse(**overrides: object) -> NetworkSettings:
+    return NetworkSettings.from_context(cdk_context(**overrides))
+
+
+def test_defaults_come_from_cdk_json() -> None:
+    settings = parse()
+    assert (settings.region, settings.availability_zone, settings.instance_type, settings.instance_count) == (
+        "us-east-1", "us-east-1a", "ml.p4d.24xlarge", 4)
+    assert settings.requirement_mbps == 4 * 8 * 50
+    assert settings.nat_gateway is False and settings.efa_file_system is False
+    assert settings.checkpoint_noncurrent_days == 30
+
+
+def test_command_line_strings_are_parsed_like_json_values() -> None:
+    settings = parse(**{"smddp:instanceCount": "16", "smddp:natGateway": "true", "smddp:datasetGiB": "1200.5",
+                        "smddp:availabilityZoneId": "use1-az4", "smddp:deploymentType": "PERSISTENT_2"})
+    assert settings.instance_count == 16 and settings.nat_gateway is True and settings.dataset_gib == 1200.5
+    assert settings.availability_zone_id == "use1-az4" and settings.availability_zone is None
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "allowed"),
+    [
+        ("smddp:instanceType", "ml.g5.48xlarge", "EFA training instance type (ml.p4d.24xlarge"),
+        ("smddp:instanceCount", "0", "whole number >= 1"),
+        ("smddp:instanceCount", 0, "whole number >= 1"),
+        ("smddp:instanceCount", "two", "whole number >= 1"),
+        ("smddp:availabilityZone", "us-west-2a", "Availability Zone of us-east-1"),
+        ("smddp:availabilityZoneId", "usw2-az1", "AZ ID of us-east-1 like use1-az1"),
+        ("smddp:region", "mars-1", "AWS region name"),
+        ("smddp:datasetGiB", "-5", "number >= 0"),
+        ("smddp:datasetGiB", "nan", "number >= 0"),
+        ("smddp:readMBpsPerGpu", "0", "number > 0"),
+        ("smddp:requiredThroughputMBps", "-1", "number > 0"),
+        ("smddp:deploymentType", "SCRATCH_1", "one of SCRATCH_2, PERSISTENT_1, PERSISTENT_2"),
+        ("smddp:efaFileSystem", "yes", "true or false"),
+        ("smddp:natGateway", "1", "true or false"),
+        ("smddp:checkpointNoncurrentDays", "0", "whole number >= 1"),
+        ("smddp:datasetBucket", "Not_A_Bucket", "S3 bucket name"),
+        ("smddp:kmsKey", "my-key", "'create' or a KMS key ARN"),
+        ("smddp:s3PrefixListId", "prefix", "prefix list id"),
+        ("smddp:vpcCidr", "10.0.0.0/8", "CIDR block from /16 to /24"),
+        ("smddp:maxCapacityGiB", "-1", "number > 0"),
+        ("smddp:instanceCuont", "4", "unknown context key"),
+    ],
+)
+def test_bad_context_value_names_key_value_and_what_is_allowed(key: str, value: object, allowed: str) -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        parse(**{key: value})
+    message = str(excinfo.value)
+    assert key in message and allowed in message
+    if "unknown" not in allowed:
+        assert repr(value) in message or str(value) in message
+    assert "\n" not in message
+
+
+def test_throughput_no_file_system_can_reach_is_a_clear_error() -> None:
+    from smddp_infra.errors import SizingError
+    from smddp_infra.sizing.planner import plan_lustre
+
+    settings = parse(**{"smddp:requiredThroughputMBps": "1e12"})
+    with pytest.raises(SizingError) as excinfo:
+        plan_lustre(settings.requirement_mbps, settings.dataset_gib, max_capacity_gib=10_000)
+    assert "10000" in str(excinfo.value).replace(",", "")
+
+
+def test_az_id_prefix_follows_aws_naming() -> None:
+    assert [az_id_prefix(r) for r in ("us-east-1", "eu-west-2", "ap-southeast-1", "ap-northeast-3", "ca-central-1")] == [
+        "use1", "euw2", "apse1", "apne3", "cac1"]
+
+
+@pytest.mark.parametrize(("instances", "mask"), [(1, 24), (4, 24), (16, 24), (64, 22), (256, 20)])
+def test_training_subnet_holds_the_largest_cluster_twice(instances: int, mask: int) -> None:
+    assert plan_subnet_mask(instances=instances, other_ips=15) == mask
+    assert 2 ** (32 - mask) >= (instances * 5 + 15) * 2 + 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["-c", "smddp:instanceCount=0"], "smddp:instanceCount must be a whole number >= 1, got '0'"),
+        (["-c", "smddp:instanceType=ml.m5.large"], "smddp:instanceType must be a SageMaker EFA training instance type"),
+        (["-c", "smddp:requiredThroughputMBps=50000", "-c", "smddp:maxCapacityGiB=9600"], "max_capacity_gib=9,600 is too small"),
+    ],
+)
+def test_app_exits_2_with_one_line_on_bad_context(args: list[str], expected: str) -> None:
+    """The real app under the real cdk CLI: no traceback, one line, non-zero exit."""
+    cdk = ROOT / "node_modules" / ".bin" / "cdk"
+    result = subprocess.run(
+        [str(cdk), "synth", "--no-notices", "--quiet", "--output", str(ROOT / "cdk.out.bad-input"), *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode != 0
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("smddp_infra: error:")]
+    assert len(lines) == 1, result.stderr
