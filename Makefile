@@ -12,6 +12,9 @@ export PATH := $(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
 export CDK_DISABLE_CLI_TELEMETRY := true
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 export PYTHONDONTWRITEBYTECODE := 1
+# Node from PyPI does not read the distro npmrc (cafile): trust the system CA bundle, which
+# proxies with their own CA need. Harmless elsewhere (it only adds CAs).
+export NODE_EXTRA_CA_CERTS ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt))
 
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci

@@ -14,16 +14,12 @@ def build_app(app: App, *, stack_name: str = STACK_NAME) -> TrainingNetworkStack
     """Parse the ``smddp:*`` context of ``app``, add the stack and the rule packs."""
     from cdk_nag import AwsSolutionsChecks
 
+    from smddp_infra.checks import SmddpChecks
+
     context = {key: app.node.try_get_context(key) for key in _context_keys(app)}
     settings = NetworkSettings.from_context(context)
     stack = TrainingNetworkStack(app, stack_name, settings=settings)
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    try:
-        from smddp_infra.checks import SmddpChecks
-    except ImportError:  # pragma: no cover - the rule pack arrives with smddp_infra.rules
-        pass
-    else:
-        Validations.of(app).add_plugins(SmddpChecks(app))
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app), SmddpChecks(app))
     return stack
 
 

@@ -44,8 +44,13 @@ DOCUMENT_VERSION = 1
 #: The channel name the FSx input is offered under (``/opt/ml/input/data/training``,
 #: ``SM_CHANNEL_TRAINING`` inside the container).
 DEFAULT_CHANNEL = "training"
-#: SDK v2's switch for the SMDDP launcher (mpirun + smddp), as the PyTorch estimator reads it.
+#: SDK v2's switch for the SMDDP launcher (mpirun + smddprun), as the PyTorch estimator reads it.
 SMDDP_DISTRIBUTION: Mapping[str, Any] = {"smdistributed": {"dataparallel": {"enabled": True}}}
+#: SDK v2's torchrun launcher. SageMaker documents it as an SMDDP launcher too (the script then
+#: calls ``init_process_group(backend="smddp")``), and SDK v2 (2.257.7) REFUSES the
+#: ``smdistributed`` launcher on ml.p5.48xlarge ("SMModelParallel and SMDataParallel currently
+#: do not support p5 instances") unless torch_distributed is on.
+TORCHRUN_DISTRIBUTION: Mapping[str, Any] = {"torch_distributed": {"enabled": True}}
 #: File systems are mounted on the training instances, not copied or streamed: SageMaker's
 #: SDKs send ``File`` for a FileSystemDataSource channel (Pipe and FastFile are S3 modes).
 FILE_SYSTEM_INPUT_MODE = "File"
@@ -240,8 +245,8 @@ class TrainingJobSettings:
         :meth:`to_document`, which the construct feeds with unresolved CDK tokens.
         """
         where = f"stack {stack!r}: "
-        _check_ids(self.subnets, "subnets", _SUBNET_RE, "subnet-<8 or 17 hex digits>", MAX_SUBNETS, where)
-        _check_ids(self.security_group_ids, "securityGroupIds", _SECURITY_GROUP_RE, "sg-<8 or 17 hex digits>",
+        _check_ids(self.subnets, "subnets", _SUBNET_RE, "subnet-<8-17 hex digits>", MAX_SUBNETS, where)
+        _check_ids(self.security_group_ids, "securityGroupIds", _SECURITY_GROUP_RE, "sg-<8-17 hex digits>",
                    MAX_SECURITY_GROUPS, where)
         if not isinstance(self.role_arn, str) or not _ROLE_ARN_RE.fullmatch(self.role_arn):
             raise ConfigError(f"{where}roleArn must be an IAM role ARN (arn:aws:iam::<12 digits>:role/<name>), "
@@ -254,7 +259,7 @@ class TrainingJobSettings:
             raise ConfigError(f"{where}checkpoint.localPath must be an absolute path "
                               f"(SageMaker syncs {CHECKPOINT_LOCAL_PATH} by default), got {self.checkpoint_local_path!r}")
         if not isinstance(self.file_system_id, str) or not _FILE_SYSTEM_ID_RE.fullmatch(self.file_system_id):
-            raise ConfigError(f"{where}fileSystem.id must be an FSx file system id (fs-<8 or 17 hex digits>), "
+            raise ConfigError(f"{where}fileSystem.id must be an FSx file system id (fs-<8-17 hex digits>), "
                               f"got {self.file_system_id!r}")
         if self.file_system_type != FILE_SYSTEM_TYPE:
             raise ConfigError(f"{where}fileSystem.type must be {FILE_SYSTEM_TYPE!r} (the stack provisions "
@@ -293,11 +298,12 @@ class TrainingJobSettings:
         return None if value is None else bool(value)
 
     def sdk_v2_kwargs(self, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
-        """Keyword arguments for a SageMaker Python SDK v2 ``PyTorch``/``Estimator``.
+        """Keyword arguments for a SageMaker Python SDK v2 ``PyTorch`` estimator.
 
         ``debugger_hook_config=False`` always: SMDebug does not support distributed training
         with checkpointing, and v2 disables the hook by itself only when BOTH checkpoint
-        arguments are given. ``inputs`` is not an Estimator argument: pass
+        arguments are given. ``distribution`` picks the SMDDP launcher for the instance family
+        (:func:`v2_distribution`). ``inputs`` is not an Estimator argument: pass
         ``{name: FileSystemInput(**args)}`` to ``fit``.
         """
         kwargs: dict[str, Any] = {
@@ -311,7 +317,7 @@ class TrainingJobSettings:
             "debugger_hook_config": False,
             "disable_profiler": True,
             "encrypt_inter_container_traffic": self.encrypt_inter_container_traffic,
-            "distribution": json.loads(json.dumps(SMDDP_DISTRIBUTION)),
+            "distribution": v2_distribution(self.instance_type),
         }
         if self.enable_network_isolation is not None:
             kwargs["enable_network_isolation"] = self.enable_network_isolation
@@ -418,6 +424,20 @@ SDK_V3_NOTES = (
     "torch.distributed.init_process_group(backend=\"smddp\")",
     "v3 sends no Debugger hook config, so nothing needs switching off",
 )
+
+
+def v2_distribution(instance_type: str) -> dict[str, Any]:
+    """The SDK v2 ``distribution`` that starts SMDDP on ``instance_type`` (a fresh dict).
+
+    ml.p4d/ml.p4de: the ``smdistributed`` launcher (mpirun + smddprun). The p5 family:
+    ``torch_distributed`` (torchrun), because SDK v2 rejects ``smdistributed`` on p5 and
+    torchrun is a documented SMDDP launcher; the script selects SMDDP with
+    ``backend="smddp"``. Trainium: ``torch_distributed`` is the only strategy SDK v2 allows
+    there, and SMDDP itself is a GPU library (the script uses the Neuron/XLA backend).
+    """
+    family = instance_type.split(".")[1] if instance_type.count(".") >= 2 else instance_type
+    chosen = TORCHRUN_DISTRIBUTION if family.startswith(("p5", "trn")) else SMDDP_DISTRIBUTION
+    return json.loads(json.dumps(chosen))
 
 
 def load_outputs_file(path: "str | Path") -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Other configurations and escape hatches, all in ONE app synthesized once for this module.
 
-The rule packs run on the whole app, so a successful synth also proves every configuration
-is free of unacknowledged AwsSolutions (and SmddpChecks) findings.
+The rule packs (AwsSolutions, NIST 800-53 rev 5, HIPAA Security, SmddpChecks) run on the whole app, so a
+successful synth also proves every configuration is free of unacknowledged findings.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class PlatformStack(Stack):
 
 @pytest.fixture(scope="module")
 def app() -> tuple[App, dict[str, dict[str, Any]]]:
-    from cdk_nag import AwsSolutionsChecks
+    from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
 
     app = App(context=cdk_context())
     stacks: dict[str, Stack] = {}
@@ -64,7 +64,9 @@ def app() -> tuple[App, dict[str, dict[str, Any]]]:
         settings = NetworkSettings.from_context(cdk_context(**overrides))
         stacks[name] = TrainingNetworkStack(app, f"Config{name}", settings=settings)
     stacks["Platform"] = PlatformStack(app, "Platform")
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    from smddp_infra.checks import SmddpChecks
+
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app), NIST80053R5Checks(app), HIPAASecurityChecks(app), SmddpChecks(app))
     assembly = app.synth()
     templates = {name: assembly.get_stack_artifact(stack.artifact_id).template for name, stack in stacks.items()}
     return app, templates

@@ -35,6 +35,12 @@ ACKNOWLEDGEMENTS: dict[str, Exception_] = {
         "group. Closing it takes a custom-resource Lambda this network-only stack avoids; set "
         "restrict_default_security_group=True on TrainingVpc where policy requires it.",
     ),
+    "nat-igw-route": Exception_(
+        ("NIST.800.53.R5-VPCNoUnrestrictedRouteToIGW", "HIPAA.Security-VPCNoUnrestrictedRouteToIGW"),
+        "public subnet default route (smddp:natGateway=true only)",
+        "The route exists only in the public subnet that holds the NAT gateway (natGateway=true); the "
+        "training subnet has no route to the internet gateway and no public IPs.",
+    ),
     "checkpoint-replication": Exception_(
         ("NIST.800.53.R5-S3BucketReplicationEnabled", "HIPAA.Security-S3BucketReplicationEnabled"),
         "checkpoint bucket",

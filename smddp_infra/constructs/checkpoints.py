@@ -29,7 +29,9 @@ def secure_log_bucket(scope: Construct, id: str, *, retention_days: int = 365) -
         block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
         enforce_ssl=True,
         versioned=True,
-        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        # object ownership left to CDK: with the serverAccessLogsUseBucketPolicy flag (recommended)
+        # logs are delivered under a bucket policy; without it, by the LogDeliveryWrite ACL, which
+        # needs ObjectWriter. Forcing BUCKET_OWNER_ENFORCED breaks apps without the flag.
         removal_policy=RemovalPolicy.RETAIN,
         lifecycle_rules=[
             s3.LifecycleRule(

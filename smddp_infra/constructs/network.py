@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from aws_cdk import Stack, aws_ec2 as ec2, aws_s3 as s3
+from aws_cdk import Stack, Tags, aws_ec2 as ec2, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs.acknowledgements import acknowledge
+from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, plan_subnet_mask
 
 TRAINING_SUBNET_GROUP = "Training"
@@ -103,9 +104,13 @@ class TrainingVpc(Construct):
             restrict_default_security_group=restrict_default_security_group,
             gateway_endpoints={"S3": ec2.GatewayVpcEndpointOptions(service=ec2.GatewayVpcEndpointAwsService.S3)},
         )
+        for public in self.vpc.public_subnets:
+            acknowledge(public.node.find_child("DefaultRoute"), "nat-igw-route")
         if not restrict_default_security_group:
             acknowledge(self.vpc, "default-security-group")
         self.training_subnet: ec2.ISubnet = self.vpc.select_subnets(subnet_group_name=TRAINING_SUBNET_GROUP).subnets[0]
+        # Marks the subnet for smddp_infra.rules (route to S3, endpoints, same AZ as FSx).
+        Tags.of(self.training_subnet).add(ROLE_TAG_KEY, ROLE_TAG_VALUE)
         cfn_subnet = self.training_subnet.node.default_child
         assert isinstance(cfn_subnet, ec2.CfnSubnet)
         self.cfn_training_subnet = cfn_subnet

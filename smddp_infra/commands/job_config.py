@@ -1,0 +1,51 @@
+"""``smddp-infra job-config``: cdk-outputs.json -> ready-to-use training-job settings.
+
+The stack publishes everything a SageMaker training job needs from the network (subnet,
+EFA security group, role, checkpoint prefix, FSx for Lustre file system) as outputs.
+This command turns the file ``cdk deploy --outputs-file`` writes into SDK v2 Estimator
+arguments, SDK v3 ModelTrainer pieces or a CreateTrainingJob fragment, so nobody copies
+ids by hand. Pure: it never imports aws_cdk (``pip install smddp-infra`` on a laptop
+without Node is enough to run it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+HELP = "Turn cdk-outputs.json into SageMaker training-job settings (SDK v2, SDK v3 or boto3)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from smddp_infra.jobconfig import DEFAULT_CHANNEL, FORMATS
+
+    parser.add_argument("--outputs", default="cdk-outputs.json", metavar="FILE",
+                        help="the file written by `cdk deploy --outputs-file` (default: cdk-outputs.json)")
+    parser.add_argument("--format", required=True, choices=list(FORMATS), dest="fmt",
+                        help="; ".join(f"{k}: {v}" for k, v in FORMATS.items()))
+    parser.add_argument("--stack", default=None, metavar="NAME",
+                        help="the stack to read when the file holds several")
+    parser.add_argument("--channel", default=DEFAULT_CHANNEL, metavar="NAME",
+                        help=f"input channel name for the FSx data (default: {DEFAULT_CHANNEL})")
+    parser.add_argument("--instance-type", default=None, metavar="TYPE",
+                        help="override the stack's instance type (required without a TrainingJobConfig output)")
+    parser.add_argument("--instance-count", default=None, type=_count, metavar="N",
+                        help="override the stack's instance count (required without a TrainingJobConfig output)")
+
+
+def _count(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    from smddp_infra.jobconfig import settings_from_outputs_file
+
+    settings = settings_from_outputs_file(args.outputs, stack=args.stack, instance_type=args.instance_type,
+                                          instance_count=args.instance_count)
+    # One write of the finished text: nothing half-printed if rendering fails.
+    sys.stdout.write(json.dumps(settings.render(args.fmt, channel=args.channel), indent=2) + "\n")
+    return 0

@@ -1,0 +1,66 @@
+"""``smddp-infra preflight JOB_FILE [SCRIPT ...]``: the troubleshooting guide, before submission.
+
+Exit codes: 0 no error findings, 1 at least one error finding, 2 unreadable input (the
+CLI prints ``smddp-infra preflight: error: ...``). Never imports aws_cdk: it runs in CI
+and on laptops without a CDK toolchain.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HELP = ("Check a SageMaker training job file (SDK v2 Estimator arguments or ModelTrainer shape) and its "
+        "training scripts against the SMDDP troubleshooting guide.")
+
+_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("job_file", metavar="JOB_FILE", type=Path,
+                        help="YAML or JSON job description (Estimator kwargs, plus num_samples, batch_size, world_size, drop_last)")
+    parser.add_argument("scripts", metavar="SCRIPT", type=Path, nargs="*",
+                        help="training scripts to read (default: the job's entry_point, relative to the job file)")
+    parser.add_argument("--outputs", metavar="CDK_OUTPUTS_JSON", type=Path,
+                        help="cdk-outputs.json from `cdk deploy --outputs-file`: subnets and AZs of the training stack")
+    parser.add_argument("--json", action="store_true", help="machine-readable report on stdout (for CI)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from smddp_infra.preflight import run_preflight
+
+    report = run_preflight(args.job_file, args.scripts, outputs=args.outputs)
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_human(report)
+    return report.exit_code
+
+
+def print_human(report, file=None) -> None:  # type: ignore[no-untyped-def]
+    """Coloured on a terminal, plain text when piped (rich decides; NO_COLOR is honoured)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=file or sys.stdout, highlight=False, soft_wrap=True)
+    for f in report.findings:
+        head = Text()
+        head.append(f"{f.severity.upper():7}", style=_STYLES[f.severity])
+        head.append(f" {f.rule_id}", style="bold")
+        head.append(f"  {f.location}")
+        console.print(head)
+        console.print(Text(f"  {f.message}"))
+        console.print(Text("  symptom: ", style="dim") + Text(f.symptom))
+        console.print(Text("  fix:     ", style="dim") + Text(f.fix, style="green"))
+    counts = report.counts
+    scripts = ", ".join(s.path.name for s in report.scripts) or "none"
+    summary = Text(f"preflight {report.job.path.name} (scripts: {scripts}): ")
+    if report.findings:
+        summary.append(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
+                       style="bold red" if counts["error"] else "bold yellow" if counts["warning"] else "bold")
+    else:
+        summary.append("no findings", style="bold green")
+    console.print(summary)

@@ -1,0 +1,277 @@
+"""The preflight rules: a job description + script facts (+ stack subnets) -> findings."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Iterable, Optional, Sequence
+
+from smddp_infra.preflight import findings as F
+from smddp_infra.preflight.findings import ERROR, INFO, WARNING, Finding, finding
+from smddp_infra.preflight.job import (
+    AUTO_DISABLING_ESTIMATORS,
+    DEBUGGER_UNSUPPORTED_REGIONS,
+    DEFAULT_CHECKPOINT_LOCAL_PATH,
+    JobDescription,
+)
+from smddp_infra.preflight.outputs import StackSubnets
+from smddp_infra.preflight.script import ScriptFacts
+from smddp_infra.training.sharding import even_batch_count, split_batch_counts
+
+#: Paths SageMaker uploads at the end of the job anyway (model.tar.gz / output.tar.gz).
+_UPLOADED_AT_END = ("/opt/ml/model", "/opt/ml/output")
+
+SMDDP_REPLACEMENT = (
+    'import smdistributed.dataparallel.torch.torch_smddp, then torch.distributed.init_process_group(backend="smddp")'
+)
+
+
+def world_size(job: JobDescription) -> Optional[int]:
+    """``world_size`` if given, else instance_count x accelerators of a known EFA type
+    (SMDDP runs one process per GPU)."""
+    if job.world_size is not None:
+        return job.world_size
+    if job.instance_count is None or job.instance_type is None:
+        return None
+    from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
+
+    instance = EFA_INSTANCE_TYPES.get(job.instance_type)
+    return job.instance_count * instance.accelerators if instance else None
+
+
+def smddp_evidence(job: JobDescription, scripts: Sequence[ScriptFacts]) -> Optional[str]:
+    if job.smddp_from_distribution:
+        return job.smddp_from_distribution
+    for facts in scripts:
+        if facts.smddp_evidence:
+            return f"{facts.path.name}: {facts.smddp_evidence}"
+    return None
+
+
+def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
+    """Debugger hook + SageMaker checkpointing + SMDDP.
+
+    SDK v2 facts (sagemaker 2.257): ``debugger_hook_config`` absent, ``None`` or ``{}``
+    means a default hook (Debugger ON) in every region but a few; ``False`` turns it off.
+    Framework estimators (PyTorch, TensorFlow, MXNet) then set it to ``False`` themselves,
+    logging the guide's message, ONLY when BOTH ``checkpoint_s3_uri`` and
+    ``checkpoint_local_path`` are given -- also when the user configured a hook on purpose.
+    ModelTrainer sends no Debugger configuration at all.
+    """
+    if job.shape != "estimator" or job.debugger_hook == "false" or not job.checkpoint_s3_uri:
+        return []
+    if job.region in DEBUGGER_UNSUPPORTED_REGIONS:
+        return []
+    smddp = smddp_evidence(job, scripts)
+    if smddp is None:
+        return []
+    hook = ("debugger_hook_config is not set, so the SDK adds its default hook"
+            if job.debugger_hook in ("absent", "none") else "debugger_hook_config configures a hook")
+    distributed = (job.instance_count or 1) > 1 or job.distribution is not None or job.estimator == "PyTorch"
+    auto = job.estimator in AUTO_DISABLING_ESTIMATORS and bool(job.checkpoint_local_path) and distributed
+    location = f"{job.path.name}: debugger_hook_config"
+    if auto:
+        if job.debugger_hook == "configured":
+            return [finding(
+                F.DEBUGGER_CHECKPOINT, WARNING, location=location,
+                message=(f"{hook}, but with checkpoint_s3_uri and checkpoint_local_path both set and SMDDP on "
+                         f"({smddp}) the {job.estimator} estimator silently replaces it with False: "
+                         "the job runs without the Debugger you configured"),
+                fix=("set debugger_hook_config: false to say so; to keep Debugger, remove checkpoint_s3_uri and "
+                     "checkpoint_local_path and checkpoint manually in the script"),
+            )]
+        return [finding(
+            F.DEBUGGER_CHECKPOINT, INFO, location=location,
+            message=(f"{hook}; the {job.estimator} estimator turns it off only because both checkpoint_s3_uri and "
+                     "checkpoint_local_path are set -- another estimator class, ModelTrainer or a raw "
+                     "CreateTrainingJob request would not"),
+            fix="set debugger_hook_config: false explicitly",
+        )]
+    why = (f"the {job.estimator} estimator never turns the Debugger off" if job.estimator not in AUTO_DISABLING_ESTIMATORS
+           else "the SDK turns the Debugger off only when checkpoint_local_path is set as well")
+    return [finding(
+        F.DEBUGGER_CHECKPOINT, ERROR, location=location,
+        message=(f"Debugger ({hook}), SageMaker checkpointing (checkpoint_s3_uri={job.checkpoint_s3_uri}) "
+                 f"and SMDDP ({smddp}) are all on, and {why}"),
+        fix=("set debugger_hook_config: false (or, to keep Debugger, remove checkpoint_s3_uri and write "
+             "checkpoints manually in the training script)"),
+    )]
+
+
+def check_deprecated_api(scripts: Sequence[ScriptFacts]) -> list[Finding]:
+    out = []
+    for facts in scripts:
+        for use in facts.deprecated:
+            fix = SMDDP_REPLACEMENT
+            if ".parallel" in use.module:
+                fix = "from torch.nn.parallel import DistributedDataParallel as DDP; " + SMDDP_REPLACEMENT
+            out.append(finding(
+                F.DEPRECATED_SMDDP_API, WARNING, location=f"{facts.path.name}:{use.line}",
+                message=f"`{use.code}` uses {use.module}, deprecated since SMDDP v1.4.0",
+                fix=fix,
+            ))
+    return out
+
+
+def sharding(job: JobDescription, scripts: Sequence[ScriptFacts]) -> str:
+    """How ranks get their samples: the job's ``sharding`` or what the scripts show."""
+    if job.sharding:
+        return job.sharding
+    loaders = [loader for facts in scripts for loader in facts.loaders]
+    padded = any(f.uses_distributed_sampler or f.uses_even_shards for f in scripts)
+    if padded and all(loader.distributed is not False for loader in loaders):
+        return "distributed_sampler"
+    return "split"
+
+
+def check_batches(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
+    world = world_size(job)
+    known = None not in (job.num_samples, job.batch_size, world)
+    if not known:
+        return _check_loaders(job, scripts, world)
+    assert job.num_samples is not None and job.batch_size is not None and world is not None
+    how = sharding(job, scripts)
+    if how != "split":
+        return []  # DistributedSampler / even_shards give every rank the same count
+    drop_last = bool(job.drop_last)
+    n, b = job.num_samples, job.batch_size
+    counts = split_batch_counts(n, world, b, drop_last=drop_last)
+    if len(set(counts)) == 1:
+        return []
+    extra = n % world
+    fixes = []
+    if len(set(split_batch_counts(n, world, b, drop_last=not drop_last))) == 1:
+        fixes.append(f"drop_last: {str(not drop_last).lower()}")
+    fixes.append(f"num_samples: {world * (n // world)} (drop the last {extra} samples so {world} divides it)")
+    even = even_batch_count(n, world, b, drop_last=drop_last)
+    fixes.append(
+        f"sampler=DistributedSampler(dataset, drop_last={drop_last}) or "
+        f"smddp_infra.training.even_shards({n}, {world}, {b}, drop_last={drop_last}): {even} batches on every rank"
+    )
+    world_note = "" if job.world_size is not None else f" (instance_count {job.instance_count} x GPUs of {job.instance_type})"
+    return [finding(
+        F.UNEVEN_BATCHES, ERROR, location=f"{job.path.name}: num_samples",
+        message=(f"num_samples={n} split over world_size={world}{world_note} with batch_size={b}, "
+                 f"drop_last={str(drop_last).lower()}: {_ranks(0, extra - 1)} run {counts[0]} batches, "
+                 f"{_ranks(extra, world - 1)} run {counts[-1]}"),
+        fix="any one of: " + "; ".join(fixes),
+    )]
+
+
+def _ranks(first: int, last: int) -> str:
+    return f"rank {first}" if first == last else f"ranks {first}-{last}"
+
+
+def _check_loaders(job: JobDescription, scripts: Sequence[ScriptFacts], world: Optional[int]) -> list[Finding]:
+    if world == 1:
+        return []
+    if job.sharding in ("distributed_sampler", "even_shards"):
+        return []
+    out = []
+    for facts in scripts:
+        for loader in facts.loaders:
+            if loader.distributed is False and loader.drop_last is not True:
+                out.append(finding(
+                    F.DATALOADER_SAMPLER, WARNING, location=f"{facts.path.name}:{loader.line}",
+                    message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True; without "
+                             "num_samples, batch_size and world_size in the job file preflight cannot prove "
+                             "every rank runs the same number of batches"),
+                    fix=("pass sampler=DistributedSampler(dataset) (or batch_sampler=even_shards(...).batches(rank)), "
+                         "or add num_samples, batch_size and world_size to the job file so preflight can count"),
+                ))
+    return out
+
+
+def check_checkpoint_uri(job: JobDescription) -> list[Finding]:
+    uri = job.checkpoint_s3_uri
+    if not uri or uri.endswith("/"):
+        return []
+    key = job.key("checkpoint_s3_uri")
+    return [finding(
+        F.CHECKPOINT_URI_SLASH, WARNING, location=f"{job.path.name}: {key}",
+        message=f"{key} {uri} does not end in '/': S3 treats it as a key prefix that also matches {uri}-old/...",
+        fix=f"{key}: {uri}/",
+    )]
+
+
+def _under(path: str, directory: str) -> bool:
+    directory = directory.rstrip("/") or "/"
+    return path == directory or path.startswith(directory + "/")
+
+
+def check_checkpoint_paths(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
+    """Constant paths the script writes (torch.save, open(..., "w")) outside the synced path.
+
+    SageMaker uploads only the checkpoint local path to ``checkpoint_s3_uri`` (and
+    /opt/ml/model, /opt/ml/output once, at the end). Flagged: writes under the default
+    /opt/ml/checkpoints when the job syncs another path (error), and other writes under
+    /opt/ml or whose path says checkpoint/ckpt (error if it says so, else warning).
+    """
+    if not job.checkpoint_s3_uri:
+        return []
+    local = posixpath.normpath(job.effective_checkpoint_local_path)
+    key = job.key("checkpoint_local_path")
+    out = []
+    for facts in scripts:
+        for write in facts.writes:
+            path = posixpath.normpath(write.path) if write.path.startswith("/") else write.path
+            if path.startswith("/"):
+                if _under(path, local):
+                    continue
+                if not write.complete and local.startswith(path):
+                    continue  # f"/opt/ml/check{x}": cannot tell
+                if any(_under(path, d) for d in _UPLOADED_AT_END):
+                    continue
+            at_default = path.startswith("/") and _under(path, DEFAULT_CHECKPOINT_LOCAL_PATH)
+            says_checkpoint = _mentions_checkpoint(path)
+            if not (at_default or says_checkpoint or _under(path, "/opt/ml")):
+                continue  # scratch files, logs: not our business
+            if at_default:
+                severity = ERROR
+                fix = f"{key}: {DEFAULT_CHECKPOINT_LOCAL_PATH} (or make the script write under {local})"
+            else:
+                severity = ERROR if says_checkpoint else WARNING
+                name = posixpath.basename(path) if write.complete else "checkpoint.pt"
+                fix = f"write under {local}, the {key} SageMaker syncs: os.path.join({local!r}, {name!r})"
+            shown = write.path + ("..." if not write.complete else "")
+            where = "relative to the working directory, " if not path.startswith("/") else ""
+            out.append(finding(
+                F.CHECKPOINT_LOCAL_PATH, severity, location=f"{facts.path.name}:{write.line}",
+                message=(f"{write.how} writes {shown} ({where}outside {key} {local}): SageMaker uploads only "
+                         f"{local} to {job.checkpoint_s3_uri}"),
+                fix=fix,
+            ))
+    return out
+
+
+def _mentions_checkpoint(path: str) -> bool:
+    lowered = path.lower()
+    return "checkpoint" in lowered or "ckpt" in lowered
+
+
+def check_subnets(job: JobDescription, stacks: Iterable[StackSubnets], *, outputs_name: Optional[str]) -> list[Finding]:
+    stacks = tuple(stacks)
+    zones: dict[str, str] = {}
+    for stack in stacks:
+        zones.update(stack.availability_zones)
+    zones.update(job.subnet_availability_zones)  # the job file wins where both know a subnet
+    if job.subnets:
+        subnets, source = job.subnets, f"{job.path.name}: {job.key('subnets')}"
+    else:
+        subnets = tuple(s for stack in stacks for s in stack.subnets)
+        names = ", ".join(f"{stack.stack}.TrainingJobConfig" for stack in stacks)
+        source = f"{outputs_name}: {names}"
+    by_zone: dict[str, list[str]] = {}
+    for subnet in subnets:
+        if subnet in zones:
+            by_zone.setdefault(zones[subnet], []).append(subnet)
+    if len(by_zone) <= 1:
+        return []
+    stack_zones = {stack.stack_availability_zone for stack in stacks}
+    keep = next((z for z in by_zone if z in stack_zones), None) or max(by_zone, key=lambda z: len(by_zone[z]))
+    spread = "; ".join(f"{zone}: {', '.join(ids)}" for zone, ids in sorted(by_zone.items()))
+    return [finding(
+        F.SUBNETS_MULTI_AZ, ERROR, location=source,
+        message=(f"the job's subnets span {len(by_zone)} Availability Zones ({spread}); SageMaker may place "
+                 "instances in any of them, and EFA traffic does not cross AZs"),
+        fix=f"{job.key('subnets')}: [{', '.join(by_zone[keep])}] (only the subnets in {keep})",
+    )]

@@ -1,0 +1,104 @@
+"""Preflight findings and the catalogue of rules that produce them.
+
+Rule ids are a public contract (CI pipelines filter on them): never rename one. Each rule
+carries the symptom the SageMaker SMDDP troubleshooting guide describes, so a finding says
+what the user would otherwise have seen at run time, after GPU hours were spent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+ERROR = "error"
+WARNING = "warning"
+INFO = "info"
+SEVERITIES = (ERROR, WARNING, INFO)
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    #: What the job shows at run time if the finding is ignored (the guide's words for its
+    #: error messages; ours where the guide only describes a stall).
+    symptom: str
+    guide_section: str
+
+
+DEBUGGER_CHECKPOINT = Rule(
+    "PF-DEBUGGER-CHECKPOINT",
+    "Debugger hook, SageMaker checkpointing and SMDDP all enabled",
+    "SMDebug Does Not Currently Support Distributed Training Jobs With Checkpointing Enabled",
+    "distributed-ts-data-parallel-debugger",
+)
+DEPRECATED_SMDDP_API = Rule(
+    "PF-DEPRECATED-SMDDP-API",
+    "smdistributed.dataparallel.torch.distributed / .parallel API (deprecated since SMDDP v1.4.0)",
+    "smdistributed.dataparallel.torch.dist is deprecated in the SageMaker AI distributed data parallel library v1.4.0+.",
+    "distributed-ts-data-parallel-deprecation-warnings",
+)
+UNEVEN_BATCHES = Rule(
+    "PF-UNEVEN-BATCHES",
+    "Ranks run different numbers of batches",
+    "the job hangs at the end of training: ranks that finished wait in the last all-reduce for the others",
+    "distributed-ts-data-parallel-stall-at-the-end",
+)
+DATALOADER_SAMPLER = Rule(
+    "PF-DATALOADER-SAMPLER",
+    "DataLoader without DistributedSampler or drop_last",
+    "the job can hang at the end of training when ranks get different numbers of batches",
+    "distributed-ts-data-parallel-stall-at-the-end",
+)
+CHECKPOINT_URI_SLASH = Rule(
+    "PF-CHECKPOINT-URI-SLASH",
+    "Checkpoint S3 URI without a trailing '/'",
+    "checkpoints land beside other prefixes that share the name (s3://b/ckpt also matches s3://b/ckpt-old/)",
+    "distributed-ts-data-parallel-debugger",
+)
+CHECKPOINT_LOCAL_PATH = Rule(
+    "PF-CHECKPOINT-LOCAL-PATH",
+    "Script writes checkpoints outside the checkpoint local path",
+    "checkpoints are missing from checkpoint_s3_uri: SageMaker syncs only the checkpoint local path",
+    "distributed-ts-data-parallel-debugger",
+)
+SUBNETS_MULTI_AZ = Rule(
+    "PF-SUBNETS-MULTI-AZ",
+    "Job subnets in more than one Availability Zone",
+    "the job stalls at initialization or loses EFA bandwidth: EFA traffic does not cross Availability Zones",
+    "distributed-ts-data-parallel-efa-sg",
+)
+
+RULES: dict[str, Rule] = {
+    rule.id: rule
+    for rule in (
+        DEBUGGER_CHECKPOINT,
+        DEPRECATED_SMDDP_API,
+        UNEVEN_BATCHES,
+        DATALOADER_SAMPLER,
+        CHECKPOINT_URI_SLASH,
+        CHECKPOINT_LOCAL_PATH,
+        SUBNETS_MULTI_AZ,
+    )
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: where it is, what it is, what the job would show, and the exact fix."""
+
+    severity: str
+    rule_id: str
+    location: str
+    message: str
+    symptom: str
+    fix: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def finding(rule: Rule, severity: str, *, location: str, message: str, fix: str) -> Finding:
+    assert severity in SEVERITIES, severity
+    return Finding(severity=severity, rule_id=rule.id, location=location, message=message,
+                   symptom=rule.symptom, fix=fix)

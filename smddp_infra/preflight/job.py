@@ -1,0 +1,281 @@
+"""Read a training-job description: SDK v2 Estimator arguments or a ModelTrainer shape.
+
+A job file is YAML or JSON holding what the user would pass to the SageMaker Python SDK:
+
+* SDK v2 ``Estimator`` / ``PyTorch`` keyword arguments, as they are: ``entry_point``,
+  ``source_dir``, ``instance_type``, ``instance_count``, ``distribution``,
+  ``checkpoint_s3_uri``, ``checkpoint_local_path``, ``debugger_hook_config``, ``subnets``...
+  ``estimator`` names the class (default ``PyTorch``), ``region`` the session's region.
+* or a ``ModelTrainer`` shape (SDK v3 / ``sagemaker.modules``): ``compute: {instance_type,
+  instance_count}``, ``source_code: {source_dir, entry_script}``,
+  ``checkpoint_config: {s3_uri, local_path}``, ``networking: {subnets, ...}``.
+
+plus facts preflight needs that are not SDK arguments: ``num_samples`` (dataset size),
+``batch_size`` (per rank), ``world_size`` (default: instance_count x accelerators of an
+EFA instance type), ``drop_last``, ``sharding`` (``split``: each rank reads its own part
+without padding -- the default unless the script uses a ``DistributedSampler``;
+``distributed_sampler`` / ``even_shards``: padded or dropped to equal counts) and
+``subnet_availability_zones`` (``{subnet-id: az}``). Unknown keys are ignored: a real
+Estimator takes dozens of arguments preflight has no rule for.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from smddp_infra.preflight.errors import PreflightInputError
+
+#: The only local path SageMaker syncs by default (CheckpointConfig.LocalPath default).
+DEFAULT_CHECKPOINT_LOCAL_PATH = "/opt/ml/checkpoints"
+
+#: SDK v2 Framework estimators whose ``_validate_and_set_debugger_configs`` turns the
+#: Debugger off when both checkpoint arguments are given (sagemaker 2.257, estimator.py).
+#: A generic ``Estimator`` or ``HuggingFace`` does not.
+AUTO_DISABLING_ESTIMATORS = frozenset({"PyTorch", "TensorFlow", "MXNet"})
+
+#: sagemaker 2.257 fw_utils.DEBUGGER_UNSUPPORTED_REGIONS: there the SDK sends no hook.
+DEBUGGER_UNSUPPORTED_REGIONS = frozenset({
+    "us-iso-east-1", "us-isob-east-1", "ap-southeast-3", "ap-southeast-4", "eu-south-2",
+    "me-central-1", "ap-south-2", "eu-central-2", "us-gov-east-1",
+})
+
+V2_KEYS = frozenset({"entry_point", "instance_type", "instance_count", "checkpoint_s3_uri",
+                     "checkpoint_local_path", "debugger_hook_config", "distribution"})
+MODEL_TRAINER_KEYS = frozenset({"compute", "source_code", "checkpoint_config", "networking"})
+SHARDING_VALUES = ("split", "distributed_sampler", "even_shards")
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class JobDescription:
+    """The settings preflight judges, with the names the user wrote them under."""
+
+    path: Path
+    shape: str  # "estimator" (SDK v2) or "model_trainer"
+    estimator: str = "PyTorch"
+    entry_point: Optional[str] = None
+    source_dir: Optional[str] = None
+    instance_type: Optional[str] = None
+    instance_count: Optional[int] = None
+    distribution: Optional[Mapping[str, Any]] = None
+    checkpoint_s3_uri: Optional[str] = None
+    checkpoint_local_path: Optional[str] = None
+    #: "absent", "none", "false" or "configured"
+    debugger_hook: str = "absent"
+    region: Optional[str] = None
+    subnets: tuple[str, ...] = ()
+    subnet_availability_zones: Mapping[str, str] = field(default_factory=dict)
+    num_samples: Optional[int] = None
+    batch_size: Optional[int] = None
+    world_size: Optional[int] = None
+    drop_last: Optional[bool] = None
+    sharding: Optional[str] = None
+
+    def key(self, setting: str) -> str:
+        """How ``setting`` is spelled in this job file's shape (for messages and fixes)."""
+        if self.shape == "model_trainer":
+            return {
+                "checkpoint_s3_uri": "checkpoint_config.s3_uri",
+                "checkpoint_local_path": "checkpoint_config.local_path",
+                "instance_type": "compute.instance_type",
+                "instance_count": "compute.instance_count",
+                "subnets": "networking.subnets",
+                "entry_point": "source_code.entry_script",
+                "source_dir": "source_code.source_dir",
+            }.get(setting, setting)
+        return setting
+
+    @property
+    def effective_checkpoint_local_path(self) -> str:
+        return self.checkpoint_local_path or DEFAULT_CHECKPOINT_LOCAL_PATH
+
+    @property
+    def smddp_from_distribution(self) -> Optional[str]:
+        """The distribution setting that turns SMDDP on, or None.
+
+        SDK v2's PyTorch estimator rewrites ``pytorchddp`` into
+        ``smdistributed.dataparallel`` (sagemaker 2.257 pytorch/estimator.py).
+        """
+        dist = self.distribution or {}
+        smd = dist.get("smdistributed")
+        if isinstance(smd, Mapping) and isinstance(smd.get("dataparallel"), Mapping) and smd["dataparallel"].get("enabled"):
+            return 'distribution={"smdistributed": {"dataparallel": {"enabled": True}}}'
+        ddp = dist.get("pytorchddp")
+        if isinstance(ddp, Mapping) and ddp.get("enabled"):
+            return 'distribution={"pytorchddp": {"enabled": True}} (the SDK turns it into smdistributed.dataparallel)'
+        return None
+
+
+def load_job(path: Path) -> JobDescription:
+    """Read and check a job file; :class:`PreflightInputError` for anything unreadable."""
+    document = read_document(path, what="job file")
+    if not isinstance(document, Mapping):
+        raise PreflightInputError(f"job file {path} must hold a mapping of Estimator arguments, got {type(document).__name__}")
+    return parse_job(document, path=path)
+
+
+def read_document(path: Path, *, what: str) -> Any:
+    """YAML or JSON by suffix (YAML reads JSON too); one-line errors with the position."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PreflightInputError(f"{what} {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PreflightInputError(f"{what} {path} cannot be read: {exc}") from None
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PreflightInputError(f"{what} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    import yaml  # PyYAML: a CLI dependency, imported only when a YAML file is read
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PreflightInputError(f"{what} {path} is not valid YAML: {problem}{where}") from None
+
+
+def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
+    v2 = sorted(V2_KEYS & doc.keys())
+    mt = sorted(MODEL_TRAINER_KEYS & doc.keys())
+    if v2 and mt:
+        raise PreflightInputError(
+            f"job file {path} mixes SDK v2 Estimator arguments ({', '.join(v2)}) with ModelTrainer "
+            f"settings ({', '.join(mt)}); describe the job in one of the two shapes"
+        )
+    common = dict(
+        path=path,
+        region=_opt_str(doc, "region"),
+        num_samples=_opt_int(doc, "num_samples", minimum=0),
+        batch_size=_opt_int(doc, "batch_size", minimum=1),
+        world_size=_opt_int(doc, "world_size", minimum=1),
+        drop_last=_opt_bool(doc, "drop_last"),
+        sharding=_opt_choice(doc, "sharding", SHARDING_VALUES),
+        subnet_availability_zones=_str_map(doc, "subnet_availability_zones"),
+    )
+    if mt:
+        compute = _section(doc, "compute")
+        source = _section(doc, "source_code")
+        checkpoint = _section(doc, "checkpoint_config")
+        networking = _section(doc, "networking")
+        return JobDescription(
+            shape="model_trainer",
+            estimator="ModelTrainer",
+            entry_point=_opt_str(source, "entry_script", prefix="source_code."),
+            source_dir=_opt_str(source, "source_dir", prefix="source_code."),
+            instance_type=_opt_str(compute, "instance_type", prefix="compute."),
+            instance_count=_opt_int(compute, "instance_count", minimum=1, prefix="compute."),
+            checkpoint_s3_uri=_opt_s3(checkpoint, "s3_uri", prefix="checkpoint_config."),
+            checkpoint_local_path=_opt_str(checkpoint, "local_path", prefix="checkpoint_config."),
+            debugger_hook="false",  # ModelTrainer sends no Debugger configuration
+            subnets=_str_list(networking, "subnets", prefix="networking."),
+            **common,
+        )
+
+    distribution = doc.get("distribution")
+    if distribution is not None and not isinstance(distribution, Mapping):
+        raise PreflightInputError(f"distribution must be a mapping such as {{smdistributed: {{dataparallel: {{enabled: true}}}}}}, got {distribution!r}")
+    return JobDescription(
+        shape="estimator",
+        estimator=_opt_str(doc, "estimator") or "PyTorch",
+        entry_point=_opt_str(doc, "entry_point"),
+        source_dir=_opt_str(doc, "source_dir"),
+        instance_type=_opt_str(doc, "instance_type"),
+        instance_count=_opt_int(doc, "instance_count", minimum=1),
+        distribution=distribution,
+        checkpoint_s3_uri=_opt_s3(doc, "checkpoint_s3_uri"),
+        checkpoint_local_path=_opt_str(doc, "checkpoint_local_path"),
+        debugger_hook=_debugger_hook(doc),
+        subnets=_str_list(doc, "subnets"),
+        **common,
+    )
+
+
+def _debugger_hook(doc: Mapping[str, Any]) -> str:
+    value = doc.get("debugger_hook_config", _ABSENT)
+    if value is _ABSENT:
+        return "absent"
+    if value is None or value == {}:
+        return "none"  # the SDK treats None and {} like "not given": default hook ON
+    if value is False:
+        return "false"
+    if value is True or isinstance(value, Mapping):
+        return "configured"
+    raise PreflightInputError(
+        f"debugger_hook_config must be false, null or a DebuggerHookConfig mapping, got {value!r}"
+    )
+
+
+def _section(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    value = doc.get(name)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PreflightInputError(f"{name} must be a mapping, got {value!r}")
+    return value
+
+
+def _opt_str(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> Optional[str]:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise PreflightInputError(f"{prefix}{key} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _opt_s3(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> Optional[str]:
+    value = _opt_str(doc, key, prefix=prefix)
+    if value is not None and not value.startswith("s3://"):
+        raise PreflightInputError(f"{prefix}{key} must be an s3:// URI such as s3://bucket/checkpoints/, got {value!r}")
+    return value
+
+
+def _opt_int(doc: Mapping[str, Any], key: str, *, minimum: int, prefix: str = "") -> Optional[int]:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise PreflightInputError(f"{prefix}{key} must be a whole number >= {minimum}, got {value!r}")
+    return value
+
+
+def _opt_bool(doc: Mapping[str, Any], key: str) -> Optional[bool]:
+    value = doc.get(key)
+    if value is None or isinstance(value, bool):
+        return value
+    raise PreflightInputError(f"{key} must be true or false, got {value!r}")
+
+
+def _opt_choice(doc: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> Optional[str]:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if value not in allowed:
+        raise PreflightInputError(f"{key} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def _str_list(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> tuple[str, ...]:
+    value = doc.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise PreflightInputError(f"{prefix}{key} must be a list of subnet ids such as [subnet-0abc], got {value!r}")
+    return tuple(value)
+
+
+def _str_map(doc: Mapping[str, Any], key: str) -> dict[str, str]:
+    value = doc.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise PreflightInputError(f"{key} must map subnet ids to Availability Zones, e.g. {{subnet-0abc: us-east-1a}}, got {value!r}")
+    return dict(value)

@@ -1,0 +1,11 @@
+"""cfn-lint plugin: ``cfn-lint --append-rules smddp_infra.rules.cfnlint_plugin template.yaml``.
+
+cfn-lint loads every CloudFormationLintRule subclass visible in this module; they are
+defined in :mod:`.smddp_rules` (also loadable by directory path:
+``cfn-lint --append-rules "$(python -c 'import smddp_infra.rules.cfnlint_plugin as p, os; print(os.path.dirname(p.__file__))')"``).
+Id mapping (docs/rules.md): SMDDP-SG1 E9101, SG2 E9102, FSX1 E9201, FSX2 W9202, FSX3 E9203,
+NET1 E9301, NET2 E9302, NET3 E9303.
+"""
+
+from smddp_infra.rules.cfnlint_plugin.smddp_rules import *  # noqa: F401,F403
+from smddp_infra.rules.cfnlint_plugin.smddp_rules import __all__  # noqa: F401

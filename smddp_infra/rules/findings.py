@@ -1,0 +1,63 @@
+"""What a rule is, and what it reports.
+
+A :class:`Rule` carries everything the three faces need (the nag pack, the cfn-lint
+plugin and ``smddp-infra check``): a stable id, a severity, a one-line explanation that
+points at the fix, the troubleshooting-guide symptom it prevents, and the cfn-lint id it
+is published under (cfn-lint derives severity from an id's first letter, so ``E9xxx`` for
+errors and ``W9xxx`` for warnings; 9xxx is the range cfn-lint leaves to custom rules).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from smddp_infra.rules.model import TemplateModel
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule broken by one resource.
+
+    ``resource`` is the logical id the fix belongs on (and where the nag pack attaches the
+    violation, so ``Validations.of(construct).acknowledge`` silences it); ``path`` is the
+    property path inside that resource, for cfn-lint's line numbers.
+    """
+
+    rule_id: str
+    severity: Severity
+    resource: str
+    message: str
+    path: tuple[str | int, ...] = ("Properties",)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule_id,
+            "severity": self.severity.value,
+            "resource": self.resource,
+            "message": self.message,
+            "path": list(self.path),
+        }
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rule: metadata plus ``check(model) -> [Finding]`` (a small pure function)."""
+
+    id: str
+    severity: Severity
+    cfn_lint_id: str
+    title: str
+    explanation: str
+    symptom: str
+    check: Callable[["TemplateModel"], list[Finding]] = field(compare=False, repr=False)
+
+    def finding(self, resource: str, message: str, *path: str | int) -> Finding:
+        return Finding(self.id, self.severity, resource, message, tuple(path) or ("Properties",))

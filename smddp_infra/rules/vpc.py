@@ -1,0 +1,134 @@
+"""Subnets, their Availability Zones, route tables and VPC endpoints.
+
+What a training subnet needs (SageMaker "Give training jobs access to resources in your
+VPC"): a route to S3 (a gateway endpoint on its route table, or a NAT device) or the job
+fails uploading artifacts with "Please ensure that the subnet's route table has a route
+to an S3 VPC endpoint or a NAT device"; and, without NAT, interface endpoints with
+private DNS for ``sts``, ``logs`` and ``sagemaker.api`` or the job stays in "Starting".
+
+What counts as NAT: a ``0.0.0.0/0`` route to a ``NatGatewayId``, ``InstanceId`` (NAT
+instance), ``NetworkInterfaceId``, ``TransitGatewayId`` or ``VpcPeeringConnectionId``
+(the last three may lead to a central egress VPC, so they are given the benefit of the
+doubt). A route to an internet gateway does NOT count: training ENIs get no public IP.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from smddp_infra.rules.model import AzIndex, ResourceRef, Resource, TemplateModel, to_bool
+
+SUBNET = "AWS::EC2::Subnet"
+ASSOCIATION = "AWS::EC2::SubnetRouteTableAssociation"
+ROUTE = "AWS::EC2::Route"
+ENDPOINT = "AWS::EC2::VPCEndpoint"
+
+#: Interface endpoints a training job needs when it has no NAT (SageMaker VPC guide).
+REQUIRED_INTERFACE_SERVICES = ("sts", "logs", "sagemaker.api")
+_EGRESS_TARGETS = ("NatGatewayId", "InstanceId", "NetworkInterfaceId", "TransitGatewayId", "VpcPeeringConnectionId")
+_SERVICE = re.compile(r"^(?:aws\.sagemaker\.|com\.amazonaws\.)[^.]+\.(.+)$")
+
+
+@dataclass(frozen=True)
+class Zone:
+    """An AZ as the template states it: by name, by AZ id, or by index into Fn::GetAZs."""
+
+    kind: str  # "name" | "id" | "index"
+    value: str | int
+
+    def describe(self) -> str:
+        if self.kind == "index":
+            return f"AZ #{self.value} of the region (Fn::GetAZs)"
+        return str(self.value)
+
+    def comparable(self, other: "Zone") -> bool:
+        return self.kind == other.kind
+
+
+def subnet_zone(model: TemplateModel, subnet: Resource) -> Optional[Zone]:
+    zone = model.get(subnet, "AvailabilityZone")
+    if isinstance(zone, str):
+        return Zone("name", zone)
+    if isinstance(zone, AzIndex):
+        return Zone("index", zone.index)
+    zone_id = model.get(subnet, "AvailabilityZoneId")
+    if isinstance(zone_id, str):
+        return Zone("id", zone_id)
+    return None
+
+
+def service_name(model: TemplateModel, endpoint: Resource) -> Optional[str]:
+    """The service an endpoint reaches ("s3", "sts", "sagemaker.api" ...), if readable.
+
+    Works for literal names and for ``Fn::Join`` / ``Fn::Sub`` over ``AWS::Region``.
+    """
+    name = model.resolve(endpoint.properties.get("ServiceName"), partial=True)
+    if not isinstance(name, str):
+        return None
+    match = _SERVICE.match(name.strip())
+    return match.group(1) if match else None
+
+
+def _ref_name(value: Any) -> Optional[str]:
+    return value.logical_id if isinstance(value, ResourceRef) else None
+
+
+class Network:
+    """Route tables, NAT routes and endpoints of a template, for per-subnet questions."""
+
+    def __init__(self, model: TemplateModel) -> None:
+        self.model = model
+        self.route_tables: dict[str, set[str]] = {}
+        for assoc in model.of_type(ASSOCIATION):
+            subnet = _ref_name(model.get(assoc, "SubnetId"))
+            table = _ref_name(model.get(assoc, "RouteTableId"))
+            if subnet and table:
+                self.route_tables.setdefault(subnet, set()).add(table)
+        self.egress_tables: set[str] = set()
+        for route in model.of_type(ROUTE):
+            if model.get(route, "DestinationCidrBlock") != "0.0.0.0/0":
+                continue
+            if any(model.has(route, key) for key in _EGRESS_TARGETS):
+                table = _ref_name(model.get(route, "RouteTableId"))
+                if table:
+                    self.egress_tables.add(table)
+        self.s3_gateway_tables: set[str] = set()
+        self.interface_endpoints: list[tuple[str, Optional[str], bool]] = []  # (service, vpc, private dns)
+        for endpoint in model.of_type(ENDPOINT):
+            service = service_name(model, endpoint)
+            if service is None:
+                continue
+            endpoint_type = model.get(endpoint, "VpcEndpointType")
+            endpoint_type = endpoint_type if isinstance(endpoint_type, str) else "Gateway"
+            if endpoint_type == "Gateway" and service == "s3":
+                tables = model.get(endpoint, "RouteTableIds")
+                for table in tables if isinstance(tables, list) else []:
+                    if _ref_name(table):
+                        self.s3_gateway_tables.add(_ref_name(table))  # type: ignore[arg-type]
+            elif endpoint_type == "Interface":
+                vpc = _ref_name(model.get(endpoint, "VpcId"))
+                private_dns = to_bool(model.get(endpoint, "PrivateDnsEnabled")) is True
+                self.interface_endpoints.append((service, vpc, private_dns))
+
+    def tables_of(self, subnet: str) -> set[str]:
+        return self.route_tables.get(subnet, set())
+
+    def has_nat(self, subnet: str) -> bool:
+        return bool(self.tables_of(subnet) & self.egress_tables)
+
+    def has_s3_gateway(self, subnet: str) -> bool:
+        return bool(self.tables_of(subnet) & self.s3_gateway_tables)
+
+    def missing_interface_endpoints(self, subnet: Resource) -> tuple[list[str], list[str]]:
+        """(services with no endpoint, services whose endpoint lacks private DNS) for the subnet's VPC."""
+        vpc = _ref_name(self.model.get(subnet, "VpcId"))
+        missing, no_dns = [], []
+        for service in REQUIRED_INTERFACE_SERVICES:
+            candidates = [dns for svc, ep_vpc, dns in self.interface_endpoints if svc == service and (vpc is None or ep_vpc in (None, vpc))]
+            if not candidates:
+                missing.append(service)
+            elif not any(candidates):
+                no_dns.append(service)
+        return missing, no_dns

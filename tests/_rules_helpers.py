@@ -1,0 +1,40 @@
+"""Helpers for the SMDDP rule tests: fixture templates read the way `smddp-infra check` reads them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "templates"
+
+
+def load(name: str) -> dict[str, Any]:
+    """A fixture template decoded by cfn-lint's decoder (short-form tags -> long form)."""
+    from cfnlint.decode import decode
+
+    template, matches = decode(str(FIXTURES / name))
+    assert not matches and template is not None, (name, matches)
+    return template
+
+
+def hits(template: dict[str, Any], **kwargs: Any) -> set[tuple[str, str]]:
+    """{(rule id, resource)} of every finding."""
+    from smddp_infra.rules import check_template
+
+    return {(f.rule_id, f.resource) for f in check_template(template, **kwargs)}
+
+
+def resources(**body: dict[str, Any]) -> dict[str, Any]:
+    """A template from keyword resources: resources(Sg={"Type": ..., "Properties": {...}})."""
+    return {"Resources": body}
+
+
+def sg(description: str = "efa workers", **props: Any) -> dict[str, Any]:
+    return {"Type": "AWS::EC2::SecurityGroup", "Properties": {"GroupDescription": description, "VpcId": "vpc-1", **props}}
+
+
+def self_rule(kind: str, group: str, protocol: Any = "-1", **extra: Any) -> dict[str, Any]:
+    peer = "SourceSecurityGroupId" if kind == "ingress" else "DestinationSecurityGroupId"
+    resource_type = "AWS::EC2::SecurityGroupIngress" if kind == "ingress" else "AWS::EC2::SecurityGroupEgress"
+    ref = {"Fn::GetAtt": [group, "GroupId"]}
+    return {"Type": resource_type, "Properties": {"GroupId": ref, peer: ref, "IpProtocol": protocol, **extra}}

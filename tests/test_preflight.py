@@ -1,0 +1,455 @@
+"""Preflight rules (smddp_infra.preflight): job files, script analysis with ast, outputs."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from smddp_infra.errors import SmddpError
+from smddp_infra.preflight import PreflightInputError, run_preflight
+from smddp_infra.preflight.findings import RULES
+from smddp_infra.preflight.job import MODEL_TRAINER_KEYS
+from smddp_infra.preflight.script import analyse_source
+
+FIXTURES = Path(__file__).parent / "fixtures" / "preflight"
+SMDDP = {"smdistributed": {"dataparallel": {"enabled": True}}}
+PLAIN_SCRIPT = "import torch\n"
+
+
+def job(tmp_path: Path, settings: dict[str, Any], script: Optional[str] = PLAIN_SCRIPT, *, outputs: Optional[Path] = None):
+    """Write a job file (+ train.py) and run preflight on it."""
+    settings = dict(settings)
+    if script is not None:
+        (tmp_path / "train.py").write_text(textwrap.dedent(script))
+        if MODEL_TRAINER_KEYS & settings.keys():
+            settings.setdefault("source_code", {"entry_script": "train.py"})
+        else:
+            settings.setdefault("entry_point", "train.py")
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(settings))
+    return run_preflight(path, outputs=outputs)
+
+
+def rule_ids(report) -> list[str]:
+    return [f.rule_id for f in report.findings]
+
+
+def only(report, rule_id: str):
+    found = [f for f in report.findings if f.rule_id == rule_id]
+    assert len(found) == 1, report.findings
+    return found[0]
+
+
+# ---------------------------------------------------------------- fixtures end to end
+
+
+def test_good_job_has_no_findings_and_reads_the_entry_point_inside_source_dir():
+    report = run_preflight(FIXTURES / "good" / "job.yaml")
+    assert report.findings == ()
+    assert report.exit_code == 0
+    assert [s.path for s in report.scripts] == [FIXTURES / "good" / "src" / "train.py"]
+    assert report.world_size == 16  # 2 x ml.p4d.24xlarge x 8 GPUs
+
+
+def test_bad_job_trips_every_job_and_script_rule_it_contains():
+    report = run_preflight(FIXTURES / "bad" / "job.yaml", outputs=FIXTURES / "outputs" / "cdk-outputs.json")
+    assert sorted(set(rule_ids(report))) == sorted({
+        "PF-DEBUGGER-CHECKPOINT", "PF-DEPRECATED-SMDDP-API", "PF-DATALOADER-SAMPLER",
+        "PF-CHECKPOINT-URI-SLASH", "PF-SUBNETS-MULTI-AZ",
+    })
+    assert report.exit_code == 1
+    # errors first
+    severities = [f.severity for f in report.findings]
+    assert severities == sorted(severities, key=["error", "warning", "info"].index)
+
+
+def test_every_finding_carries_the_symptom_of_its_rule():
+    report = run_preflight(FIXTURES / "bad" / "job.yaml")
+    for f in report.findings:
+        assert f.symptom == RULES[f.rule_id].symptom
+        assert f.fix
+
+
+# ---------------------------------------------------------------- Debugger + checkpointing + SMDDP
+
+
+def test_debugger_default_with_only_checkpoint_s3_uri_and_smddp_is_an_error():
+    f = only(run_preflight(FIXTURES / "bad" / "job.yaml"), "PF-DEBUGGER-CHECKPOINT")
+    assert f.severity == "error"
+    assert f.symptom == "SMDebug Does Not Currently Support Distributed Training Jobs With Checkpointing Enabled"
+    assert "checkpoint_local_path" in f.message
+    assert f.fix.startswith("set debugger_hook_config: false")
+
+
+def test_both_checkpoint_args_let_the_pytorch_estimator_turn_debugger_off_itself(tmp_path):
+    report = job(tmp_path, {"distribution": SMDDP, "checkpoint_s3_uri": "s3://b/c/", "checkpoint_local_path": "/opt/ml/checkpoints"})
+    f = only(report, "PF-DEBUGGER-CHECKPOINT")
+    assert f.severity == "info"
+    assert report.exit_code == 0
+
+
+def test_an_explicit_hook_that_the_sdk_will_silently_drop_is_a_warning(tmp_path):
+    report = job(tmp_path, {"distribution": SMDDP, "checkpoint_s3_uri": "s3://b/c/",
+                            "checkpoint_local_path": "/opt/ml/checkpoints",
+                            "debugger_hook_config": {"s3_output_path": "s3://b/debug/"}})
+    assert only(report, "PF-DEBUGGER-CHECKPOINT").severity == "warning"
+
+
+@pytest.mark.parametrize("estimator", ["Estimator", "HuggingFace"])
+def test_estimators_that_never_disable_debugger_are_errors_even_with_both_args(tmp_path, estimator):
+    report = job(tmp_path, {"estimator": estimator, "distribution": SMDDP, "checkpoint_s3_uri": "s3://b/c/",
+                            "checkpoint_local_path": "/opt/ml/checkpoints"})
+    f = only(report, "PF-DEBUGGER-CHECKPOINT")
+    assert f.severity == "error" and f"the {estimator} estimator never turns the Debugger off" in f.message
+
+
+@pytest.mark.parametrize("hook", [None, {}])
+def test_null_and_empty_hook_config_mean_the_default_hook(tmp_path, hook):
+    report = job(tmp_path, {"distribution": SMDDP, "checkpoint_s3_uri": "s3://b/c/", "debugger_hook_config": hook})
+    assert only(report, "PF-DEBUGGER-CHECKPOINT").severity == "error"
+
+
+def test_debugger_hook_config_false_is_the_fix(tmp_path):
+    report = job(tmp_path, {"distribution": SMDDP, "checkpoint_s3_uri": "s3://b/c/", "debugger_hook_config": False})
+    assert "PF-DEBUGGER-CHECKPOINT" not in rule_ids(report)
+
+
+def test_no_checkpointing_or_no_smddp_means_no_debugger_finding(tmp_path):
+    assert "PF-DEBUGGER-CHECKPOINT" not in rule_ids(job(tmp_path, {"distribution": SMDDP}))
+    assert "PF-DEBUGGER-CHECKPOINT" not in rule_ids(job(tmp_path, {"checkpoint_s3_uri": "s3://b/c/"}))
+
+
+def test_smddp_chosen_in_the_script_counts_as_smddp(tmp_path):
+    script = 'import torch.distributed as dist\ndist.init_process_group(backend="smddp")\n'
+    f = only(job(tmp_path, {"checkpoint_s3_uri": "s3://b/c/"}, script), "PF-DEBUGGER-CHECKPOINT")
+    assert 'init_process_group(backend="smddp")' in f.message and f.severity == "error"
+
+
+def test_pytorchddp_distribution_is_smddp_to_the_sdk(tmp_path):
+    report = job(tmp_path, {"distribution": {"pytorchddp": {"enabled": True}}, "checkpoint_s3_uri": "s3://b/c/"})
+    assert only(report, "PF-DEBUGGER-CHECKPOINT").severity == "error"
+
+
+def test_regions_without_debugger_get_no_debugger_finding(tmp_path):
+    report = job(tmp_path, {"region": "ap-southeast-3", "distribution": SMDDP, "checkpoint_s3_uri": "s3://b/c/"})
+    assert "PF-DEBUGGER-CHECKPOINT" not in rule_ids(report)
+
+
+def test_model_trainer_sends_no_debugger_config():
+    report = run_preflight(FIXTURES / "model_trainer" / "job.yaml")
+    assert report.job.shape == "model_trainer"
+    assert "PF-DEBUGGER-CHECKPOINT" not in rule_ids(report)
+
+
+# ---------------------------------------------------------------- deprecated smdistributed APIs
+
+
+@pytest.mark.parametrize(
+    "source, line, module",
+    [
+        ("import smdistributed.dataparallel.torch.distributed as dist", 1, "smdistributed.dataparallel.torch.distributed"),
+        ("import smdistributed.dataparallel.torch.distributed", 1, "smdistributed.dataparallel.torch.distributed"),
+        ("import smdistributed.dataparallel.torch.parallel.distributed as x", 1, "smdistributed.dataparallel.torch.parallel.distributed"),
+        ("from smdistributed.dataparallel.torch import distributed as dist", 1, "smdistributed.dataparallel.torch.distributed"),
+        ("from smdistributed.dataparallel.torch import parallel", 1, "smdistributed.dataparallel.torch.parallel"),
+        ("from smdistributed.dataparallel.torch import dist", 1, "smdistributed.dataparallel.torch.dist"),
+        ("from smdistributed.dataparallel.torch.parallel.distributed import DistributedDataParallel as DDP", 1,
+         "smdistributed.dataparallel.torch.parallel.distributed"),
+        ("from smdistributed.dataparallel.torch.distributed import init_process_group", 1, "smdistributed.dataparallel.torch.distributed"),
+        ("import smdistributed.dataparallel.torch as sdp\nsdp.distributed.init_process_group()", 2, "smdistributed.dataparallel.torch.distributed"),
+        ("import smdistributed.dataparallel.torch\nsmdistributed.dataparallel.torch.parallel.DistributedDataParallel(m)", 2,
+         "smdistributed.dataparallel.torch.parallel"),
+        ("import importlib\nimportlib.import_module('smdistributed.dataparallel.torch.distributed')", 2, "smdistributed.dataparallel.torch.distributed"),
+        ("def main():\n    try:\n        import smdistributed.dataparallel.torch.distributed as dist\n    except ImportError:\n        pass", 3,
+         "smdistributed.dataparallel.torch.distributed"),
+    ],
+)
+def test_every_import_form_of_the_deprecated_api_is_found(source, line, module):
+    facts = analyse_source(source, path=Path("train.py"))
+    assert [(d.line, d.module) for d in facts.deprecated] == [(line, module)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import smdistributed.dataparallel.torch.torch_smddp",
+        "from smdistributed.dataparallel.torch import torch_smddp",
+        "import torch.distributed as dist\ndist.init_process_group(backend='smddp')",
+        "# import smdistributed.dataparallel.torch.distributed as dist",
+        "NOTE = 'import smdistributed.dataparallel.torch.distributed'",
+        "from .torch import distributed",
+        "import smdistributed.dataparallel.torch.distributedx",
+    ],
+)
+def test_the_new_api_comments_and_strings_are_not_flagged(source):
+    assert analyse_source(source, path=Path("train.py")).deprecated == ()
+
+
+def test_each_use_of_a_deprecated_alias_is_not_reported_again():
+    source = "import smdistributed.dataparallel.torch.distributed as dist\ndist.init_process_group()\ndist.get_rank()\n"
+    assert [d.line for d in analyse_source(source, path=Path("t.py")).deprecated] == [1]
+
+
+def test_deprecated_api_finding_gives_the_replacement():
+    report = run_preflight(FIXTURES / "bad" / "job.yaml")
+    found = [f for f in report.findings if f.rule_id == "PF-DEPRECATED-SMDDP-API"]
+    assert [f.location for f in found] == ["train.py:2", "train.py:4"]  # not the comment or the string
+    assert all(f.severity == "warning" for f in found)
+    assert 'import smdistributed.dataparallel.torch.torch_smddp' in found[0].fix
+    assert 'torch.distributed.init_process_group(backend="smddp")' in found[0].fix
+    assert "from torch.nn.parallel import DistributedDataParallel" in found[1].fix
+
+
+# ---------------------------------------------------------------- uneven batches
+
+
+def test_uneven_split_is_an_error_with_the_batch_counts_per_rank():
+    f = only(run_preflight(FIXTURES / "uneven" / "job.json"), "PF-UNEVEN-BATCHES")
+    assert f.severity == "error"
+    assert "ranks 0-4 run 101 batches, ranks 5-15 run 100" in f.message
+    assert "drop_last: true" in f.fix
+    assert "num_samples: 51200" in f.fix
+    assert "101 batches on every rank" in f.fix
+
+
+@pytest.mark.parametrize("change", [{"drop_last": True}, {"num_samples": 51200}, {"sharding": "distributed_sampler"}])
+def test_each_suggested_setting_really_makes_the_counts_equal(tmp_path, change):
+    settings = json.loads((FIXTURES / "uneven" / "job.json").read_text())
+    script = (FIXTURES / "uneven" / "train.py").read_text()
+    assert "PF-UNEVEN-BATCHES" in rule_ids(job(tmp_path, settings, script))
+    assert "PF-UNEVEN-BATCHES" not in rule_ids(job(tmp_path, {**settings, **change}, script))
+
+
+def test_one_extra_sample_on_rank_zero_is_named_as_rank_0(tmp_path):
+    f = only(job(tmp_path, {"num_samples": 5, "batch_size": 2, "world_size": 2, "drop_last": False}), "PF-UNEVEN-BATCHES")
+    assert "rank 0 run 2 batches, rank 1 run 1" in f.message
+
+
+def test_a_script_with_distributed_sampler_pads_so_the_numbers_do_not_matter(tmp_path):
+    script = "from torch.utils.data import DataLoader, DistributedSampler\nDataLoader(ds, batch_size=32, sampler=DistributedSampler(ds))\n"
+    settings = json.loads((FIXTURES / "uneven" / "job.json").read_text())
+    assert "PF-UNEVEN-BATCHES" not in rule_ids(job(tmp_path, settings, script))
+    # ...unless the job file says the data is split by hand
+    assert "PF-UNEVEN-BATCHES" in rule_ids(job(tmp_path, {**settings, "sharding": "split"}, script))
+
+
+def test_world_size_comes_from_the_instance_catalog_or_the_job(tmp_path):
+    assert job(tmp_path, {"instance_type": "ml.trn1.32xlarge", "instance_count": 3}).world_size == 48
+    assert job(tmp_path, {"instance_type": "ml.g5.48xlarge", "instance_count": 3}).world_size is None
+    assert job(tmp_path, {"instance_type": "ml.g5.48xlarge", "instance_count": 3, "world_size": 24}).world_size == 24
+
+
+# ---------------------------------------------------------------- DataLoader without DistributedSampler
+
+
+@pytest.mark.parametrize(
+    "call, flagged",
+    [
+        ("DataLoader(ds, batch_size=32)", True),
+        ("DataLoader(ds, batch_size=32, shuffle=True, drop_last=False)", True),
+        ("torch.utils.data.DataLoader(ds, batch_size=32)", True),
+        ("DataLoader(ds, batch_size=32, sampler=RandomSampler(ds))", True),
+        ("DataLoader(ds, batch_size=32, sampler=DistributedSampler(ds))", False),
+        ("DataLoader(ds, 32, False, DistributedSampler(ds))", False),
+        ("DataLoader(ds, batch_size=32, sampler=sampler)", False),
+        ("DataLoader(ds, batch_size=32, drop_last=True)", False),
+        ("DataLoader(ds, batch_sampler=even_shards(n, w, 32, drop_last=True).batches(rank))", False),
+        ("DataLoader(ds, **loader_kwargs)", False),
+        ("DataLoader(ds, batch_size=32, sampler=custom)", False),  # unknown: benefit of the doubt
+    ],
+)
+def test_dataloader_without_distributed_sampler_or_drop_last_is_flagged_when_numbers_are_unknown(tmp_path, call, flagged):
+    script = f"""
+        import torch
+        from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
+        sampler = DistributedSampler(ds)
+        loader = {call}
+    """
+    report = job(tmp_path, {"instance_type": "ml.p4d.24xlarge", "instance_count": 2}, script)
+    assert ("PF-DATALOADER-SAMPLER" in rule_ids(report)) is flagged
+    if flagged:
+        f = only(report, "PF-DATALOADER-SAMPLER")
+        assert f.location == "train.py:5" and f.severity == "warning"
+
+
+def test_single_process_jobs_need_no_sampler(tmp_path):
+    report = job(tmp_path, {"world_size": 1}, "from torch.utils.data import DataLoader\nDataLoader(ds)\n")
+    assert "PF-DATALOADER-SAMPLER" not in rule_ids(report)
+
+
+def test_known_numbers_replace_the_dataloader_guess(tmp_path):
+    report = job(tmp_path, {"num_samples": 1024, "batch_size": 32, "world_size": 8},
+                 "from torch.utils.data import DataLoader\nDataLoader(ds, batch_size=32)\n")
+    assert report.findings == ()
+
+
+# ---------------------------------------------------------------- checkpoint URI and local path
+
+
+def test_checkpoint_uri_without_trailing_slash_gets_the_exact_fix(tmp_path):
+    f = only(job(tmp_path, {"checkpoint_s3_uri": "s3://b/run-1/checkpoints"}), "PF-CHECKPOINT-URI-SLASH")
+    assert f.severity == "warning"
+    assert f.fix == "checkpoint_s3_uri: s3://b/run-1/checkpoints/"
+    assert "PF-CHECKPOINT-URI-SLASH" not in rule_ids(job(tmp_path, {"checkpoint_s3_uri": "s3://b/run-1/checkpoints/"}))
+
+
+def test_model_trainer_checkpoint_keys_are_named_in_its_own_shape():
+    report = run_preflight(FIXTURES / "model_trainer" / "job.yaml")
+    f = only(report, "PF-CHECKPOINT-LOCAL-PATH")
+    assert f.severity == "error" and f.location == "train.py:10"
+    assert "/opt/ml/checkpoints/latest.pt" in f.message
+    assert f.fix.startswith("checkpoint_config.local_path: /opt/ml/checkpoints")
+
+
+@pytest.mark.parametrize(
+    "local_path, write, severity",
+    [
+        (None, 'torch.save(m, "/opt/ml/checkpoints/latest.pt")', None),
+        (None, 'torch.save(m, os.path.join("/opt/ml/checkpoints", name))', None),
+        (None, 'torch.save(m, f"/opt/ml/checkpoints/epoch-{e}.pt")', None),
+        (None, 'torch.save(m, Path("/opt/ml/checkpoints") / "x.pt")', None),
+        (None, 'torch.save(m, "/opt/ml/model/model.pt")', None),
+        (None, 'open("/tmp/scratch.txt", "w")', None),
+        (None, 'open("/opt/ml/ckpt/latest.pt", "r")', None),
+        (None, 'torch.save(m, "/opt/ml/ckpt/latest.pt")', "error"),
+        (None, 'torch.save(m, "checkpoints/latest.pt")', "error"),
+        (None, 'torch.save(obj=m, f=os.path.join("/mnt/ckpt", name))', "error"),
+        (None, 'open("/opt/ml/state.json", mode="w")', "warning"),
+        (None, 'tsave(m, "/opt/ml/ckpt/latest.pt")', "error"),
+        ("/opt/ml/ckpt", 'torch.save(m, CKPT_DIR + "/x.pt")', "error"),
+        ("/opt/ml/ckpt", 'open(f"{CKPT_DIR}/state.json", "wb")', "error"),
+        ("/opt/ml/ckpt", 'torch.save(m, "/opt/ml/ckpt/x.pt")', None),
+        ("/opt/ml/ckpt/", 'torch.save(m, "/opt/ml/ckpt/sub/x.pt")', None),
+    ],
+)
+def test_script_writes_outside_the_synced_local_path_are_found(tmp_path, local_path, write, severity):
+    script = f"""
+        import os
+        from pathlib import Path
+        import torch
+        from torch import save as tsave
+        CKPT_DIR = "/opt/ml/checkpoints"
+        {write}
+    """
+    settings: dict[str, Any] = {"checkpoint_s3_uri": "s3://b/c/"}
+    if local_path:
+        settings["checkpoint_local_path"] = local_path
+    report = job(tmp_path, settings, script)
+    found = [f for f in report.findings if f.rule_id == "PF-CHECKPOINT-LOCAL-PATH"]
+    assert [f.severity for f in found] == ([severity] if severity else [])
+
+
+def test_without_sagemaker_checkpointing_writes_are_not_judged(tmp_path):
+    report = job(tmp_path, {}, 'import torch\ntorch.save(m, "/opt/ml/ckpt/x.pt")\n')
+    assert report.findings == ()
+
+
+# ---------------------------------------------------------------- subnets in more than one AZ
+
+
+def test_job_file_subnets_with_their_azs_in_two_zones_are_an_error(tmp_path):
+    report = job(tmp_path, {"subnets": ["subnet-a", "subnet-b", "subnet-c"],
+                            "subnet_availability_zones": {"subnet-a": "eu-west-1a", "subnet-b": "eu-west-1b", "subnet-c": "eu-west-1b"}})
+    f = only(report, "PF-SUBNETS-MULTI-AZ")
+    assert f.severity == "error"
+    assert "eu-west-1a: subnet-a; eu-west-1b: subnet-b, subnet-c" in f.message
+    assert f.fix.startswith("subnets: [subnet-b, subnet-c]")  # the zone with most subnets
+
+
+def test_outputs_subnets_in_two_zones_are_an_error_and_the_stack_zone_is_kept(tmp_path):
+    report = job(tmp_path, {}, outputs=FIXTURES / "outputs" / "cdk-outputs.json")
+    f = only(report, "PF-SUBNETS-MULTI-AZ")
+    assert f.location == "cdk-outputs.json: TrainingNetworkStack.TrainingJobConfig"
+    assert f.fix.startswith("subnets: [subnet-0aaa1111] (only the subnets in us-east-1a)")
+
+
+def test_outputs_without_per_subnet_azs_place_subnets_in_the_stack_zone(tmp_path):
+    report = job(tmp_path, {"subnets": ["subnet-0aaa1111", "subnet-x"], "subnet_availability_zones": {"subnet-x": "us-east-1c"}},
+                 outputs=FIXTURES / "outputs" / "cdk-outputs-single-az.json")
+    assert "us-east-1a: subnet-0aaa1111; us-east-1c: subnet-x" in only(report, "PF-SUBNETS-MULTI-AZ").message
+
+
+def test_subnets_in_one_zone_or_of_unknown_zone_are_fine(tmp_path):
+    assert job(tmp_path, {"subnets": ["subnet-0aaa1111"]}, outputs=FIXTURES / "outputs" / "cdk-outputs.json").findings == ()
+    assert job(tmp_path, {"subnets": ["subnet-a", "subnet-b"]}).findings == ()
+
+
+@pytest.mark.parametrize(
+    "outputs, message",
+    [
+        ({"Stack": {"Other": "x"}}, "has no stack with a TrainingJobConfig output"),
+        ({"Stack": {"TrainingJobConfig": "{not json"}}, "Stack.TrainingJobConfig is not a JSON document"),
+        ({"Stack": {"TrainingJobConfig": json.dumps({"subnets": []})}}, "lacks the key"),
+        ({"Stack": {"TrainingJobConfig": json.dumps({**json.loads(json.loads(
+            (FIXTURES / "outputs" / "cdk-outputs.json").read_text())["TrainingNetworkStack"]["TrainingJobConfig"]),
+            "subnetAvailabilityZones": ["us-east-1a"]})}}, "must list one AZ per subnet (2)"),
+    ],
+)
+def test_malformed_outputs_are_unreadable_input(tmp_path, outputs, message):
+    path = tmp_path / "cdk-outputs.json"
+    path.write_text(json.dumps(outputs))
+    with pytest.raises(PreflightInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        job(tmp_path, {}, outputs=path)
+
+
+# ---------------------------------------------------------------- job files
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"instance_count": 0}, "instance_count must be a whole number >= 1, got 0"),
+        ({"compute": {"instance_count": "two"}}, "compute.instance_count must be a whole number >= 1, got 'two'"),
+        ({"drop_last": "maybe"}, "drop_last must be true or false, got 'maybe'"),
+        ({"debugger_hook_config": "off"}, "debugger_hook_config must be false, null or a DebuggerHookConfig mapping, got 'off'"),
+        ({"checkpoint_s3_uri": "my-bucket/ckpt"}, "checkpoint_s3_uri must be an s3:// URI such as s3://bucket/checkpoints/, got 'my-bucket/ckpt'"),
+        ({"sharding": "random"}, "sharding must be one of split, distributed_sampler, even_shards, got 'random'"),
+        ({"instance_type": "ml.p4d.24xlarge", "compute": {"instance_count": 2}}, "mixes SDK v2 Estimator arguments (instance_type) with ModelTrainer settings (compute, source_code)"),
+        ({"source_dir": "s3://b/code.tar.gz"}, "is an archive preflight cannot read"),
+    ],
+)
+def test_bad_job_settings_name_the_setting_and_the_value(tmp_path, settings, message):
+    with pytest.raises(PreflightInputError) as caught:
+        job(tmp_path, settings)
+    assert message in str(caught.value)
+    assert isinstance(caught.value, SmddpError)
+
+
+def test_explicit_scripts_replace_the_entry_point(tmp_path):
+    other = tmp_path / "other.py"
+    other.write_text("import smdistributed.dataparallel.torch.distributed\n")
+    path = tmp_path / "job.yaml"
+    path.write_text("entry_point: missing.py\n")
+    report = run_preflight(path, [other])
+    assert [s.path for s in report.scripts] == [other]
+    assert rule_ids(report) == ["PF-DEPRECATED-SMDDP-API"]
+
+
+def test_a_job_without_entry_point_is_judged_on_its_settings_alone(tmp_path):
+    report = job(tmp_path, {"checkpoint_s3_uri": "s3://b/c"}, script=None)
+    assert report.scripts == () and rule_ids(report) == ["PF-CHECKPOINT-URI-SLASH"]
+
+
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("job.yaml", "entry_point: [", "is not valid YAML"),
+        ("job.json", '{"entry_point": ', "is not valid JSON"),
+        ("job.yaml", "- a\n- b\n", "must hold a mapping of Estimator arguments, got list"),
+        ("job.yaml", "entry_point: nowhere.py\n", "training script"),
+    ],
+)
+def test_unreadable_input_raises_one_clear_error(tmp_path, name, text, message):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(PreflightInputError, match=message):
+        run_preflight(path)
+
+
+def test_a_script_with_a_syntax_error_is_unreadable_input():
+    with pytest.raises(PreflightInputError, match=r"syntax_error.py is not valid Python: .* at line 1"):
+        run_preflight(FIXTURES / "broken" / "job.yaml")

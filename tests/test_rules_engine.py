@@ -1,0 +1,49 @@
+"""The engine is pure (no aws_cdk, jsii or constructs) and fast enough to run on every synth."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from _rules_helpers import load, self_rule, sg
+from smddp_infra.rules import RULES, check_template
+
+
+def test_rule_ids_and_cfn_lint_ids_are_unique_and_severity_matches_the_letter() -> None:
+    assert len({r.id for r in RULES}) == len({r.cfn_lint_id for r in RULES}) == len(RULES)
+    for rule in RULES:
+        assert rule.id.startswith("SMDDP-")
+        assert rule.cfn_lint_id[0] == {"error": "E", "warning": "W"}[rule.severity.value]
+        assert rule.cfn_lint_id[1] == "9" and len(rule.cfn_lint_id) == 5
+        assert rule.title and rule.explanation and rule.symptom
+
+
+def test_importing_the_rules_and_the_check_command_loads_no_cdk() -> None:
+    code = (
+        "import sys, smddp_infra.rules, smddp_infra.commands.check, smddp_infra.rules.cfnlint_plugin;"
+        "bad=[m for m in sys.modules if m.split('.')[0] in ('aws_cdk','jsii','constructs','cdk_nag')];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def big_template(groups: int) -> dict:
+    template = load("compliant.yaml")
+    for i in range(groups):
+        template["Resources"][f"Sg{i}"] = sg(f"efa group {i}")
+        template["Resources"][f"Sg{i}In"] = self_rule("ingress", f"Sg{i}")
+        template["Resources"][f"Sg{i}Out"] = self_rule("egress", f"Sg{i}")
+    return template
+
+
+def test_a_few_hundred_resources_take_milliseconds() -> None:
+    template = big_template(100)  # ~320 resources
+    assert len(template["Resources"]) > 300
+    assert check_template(template) == []
+    start = time.perf_counter()
+    for _ in range(5):
+        check_template(template)
+    per_run = (time.perf_counter() - start) / 5
+    assert per_run < 0.25, f"{per_run * 1000:.1f} ms per run"  # measured ~10 ms; generous for busy CI

@@ -1,0 +1,123 @@
+"""SMDDP-FSX1..3: Lustre settings, recorded throughput and Lustre ports."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from _rules_helpers import hits, resources, self_rule, sg
+from smddp_infra.rules import check_template
+
+
+def fs(capacity: Any = 2400, deployment: Any = "PERSISTENT_2", throughput: Any = 250, *, groups: list | None = None, **lustre: Any) -> dict:
+    config: dict[str, Any] = {"DeploymentType": deployment, **lustre}
+    if throughput is not None:
+        config["PerUnitStorageThroughput"] = throughput
+    props: dict[str, Any] = {"FileSystemType": "LUSTRE", "StorageCapacity": capacity, "SubnetIds": ["subnet-1"], "LustreConfiguration": config}
+    if groups:
+        props["SecurityGroupIds"] = groups
+    return {"Type": "AWS::FSx::FileSystem", "Properties": props}
+
+
+def rule_hits(template: dict, prefix: str) -> set:
+    return {h for h in hits(template) if h[0].startswith(prefix)}
+
+
+@pytest.mark.parametrize(
+    "props,expected_fragment",
+    [
+        ({"capacity": 1000}, "StorageCapacity must be"),
+        ({"throughput": 200}, "PerUnitStorageThroughput must be 125, 250, 500, 1000"),
+        ({"throughput": None}, "PerUnitStorageThroughput is required"),
+        ({"deployment": "SCRATCH_2"}, "not settable for SCRATCH_2"),
+        ({"capacity": 9600, "throughput": 500, "EfaEnabled": True}, "EfaEnabled requires MetadataConfiguration"),
+    ],
+)
+def test_settings_cloudformation_rejects_are_errors(props: dict, expected_fragment: str) -> None:
+    findings = [f for f in check_template(resources(Fs=fs(**props))) if f.rule_id == "SMDDP-FSX1"]
+    assert findings and any(expected_fragment in f.message for f in findings)
+    assert all(f.severity.value == "error" for f in findings)
+
+
+def test_version_2_10_on_persistent_2_is_rejected_but_2_15_is_fine() -> None:
+    old = fs()
+    old["Properties"]["FileSystemTypeVersion"] = "2.10"
+    assert rule_hits(resources(Fs=old), "SMDDP-FSX1") == {("SMDDP-FSX1", "Fs")}
+    old["Properties"]["FileSystemTypeVersion"] = "2.15"
+    assert rule_hits(resources(Fs=old), "SMDDP-FSX1") == set()
+
+
+def test_a_missing_deployment_type_is_cloudformations_default_scratch_1() -> None:
+    template = resources(Fs={"Type": "AWS::FSx::FileSystem", "Properties": {"FileSystemType": "LUSTRE", "StorageCapacity": 4800}})
+    (finding,) = check_template(template)
+    assert "SCRATCH_1" in finding.message and "got 4800" in finding.message
+
+
+def test_every_allowed_value_of_a_feeding_parameter_is_tried() -> None:
+    template = {
+        "Parameters": {"Tier": {"Type": "Number", "Default": 250, "AllowedValues": [125, 250, 300]}},
+        "Resources": {"Fs": fs(throughput={"Ref": "Tier"})},
+    }
+    (finding,) = check_template(template)
+    assert "parameter Tier=300" in finding.message and "got 300" in finding.message
+
+
+def test_parameters_without_default_or_allowed_values_are_not_guessed() -> None:
+    template = {"Parameters": {"Capacity": {"Type": "Number"}}, "Resources": {"Fs": fs(capacity={"Ref": "Capacity"})}}
+    assert check_template(template) == []
+
+
+def test_non_lustre_file_systems_are_ignored() -> None:
+    ontap = {"Type": "AWS::FSx::FileSystem", "Properties": {"FileSystemType": "ONTAP", "StorageCapacity": 1}}
+    assert check_template(resources(Fs=ontap)) == []
+
+
+def tagged(required: str, **props: Any) -> dict:
+    body = fs(**props)
+    body["Properties"]["Tags"] = [{"Key": "smddp:requiredThroughputMBps", "Value": required}]
+    return body
+
+
+def test_throughput_meeting_the_recorded_requirement_passes() -> None:
+    # 2400 GiB / 1024 x 250 = 585.9 MB/s
+    assert rule_hits(resources(Fs=tagged("585")), "SMDDP-FSX2") == set()
+
+
+def test_throughput_below_the_recorded_requirement_is_a_warning_with_the_fix() -> None:
+    (finding,) = [f for f in check_template(resources(Fs=tagged("600"))) if f.rule_id == "SMDDP-FSX2"]
+    assert finding.severity.value == "warning"
+    assert "586 MB/s" in finding.message and "4,800 GiB" in finding.message
+
+
+def test_scratch_throughput_uses_the_200_baseline() -> None:
+    # 12000 / 1024 x 200 = 2343.75 MB/s
+    scratch = dict(deployment="SCRATCH_2", throughput=None, capacity=12000)
+    assert rule_hits(resources(Fs=tagged("2300", **scratch)), "SMDDP-FSX2") == set()
+    assert rule_hits(resources(Fs=tagged("2400", **scratch)), "SMDDP-FSX2") == {("SMDDP-FSX2", "Fs")}
+
+
+def test_a_non_numeric_requirement_tag_is_reported() -> None:
+    (finding,) = [f for f in check_template(resources(Fs=tagged("fast"))) if f.rule_id == "SMDDP-FSX2"]
+    assert "must be a number" in finding.message
+
+
+def test_all_traffic_self_rules_cover_the_lustre_ports() -> None:
+    template = resources(Sg=sg("storage"), In=self_rule("ingress", "Sg"), Out=self_rule("egress", "Sg"), Fs=fs(groups=[{"Ref": "Sg"}]))
+    assert rule_hits(template, "SMDDP-FSX3") == set()
+
+
+def test_lustre_ingress_must_come_from_the_file_systems_own_groups() -> None:
+    cidr_only = sg("storage", SecurityGroupIngress=[{"IpProtocol": "tcp", "FromPort": 988, "ToPort": 1023, "CidrIp": "10.0.0.0/16"}])
+    (finding,) = [f for f in check_template(resources(Sg=cidr_only, Fs=fs(groups=[{"Ref": "Sg"}]))) if f.rule_id == "SMDDP-FSX3"]
+    assert "ingress TCP 988" in finding.message and "ingress TCP 1018-1023" in finding.message
+    assert "egress" not in finding.message.split("does not allow")[1].split("to/from")[0]  # default egress covers it
+
+
+def test_two_file_system_groups_may_open_the_ports_to_each_other() -> None:
+    a_to_b = self_rule("ingress", "A")
+    a_to_b["Properties"]["SourceSecurityGroupId"] = {"Fn::GetAtt": ["B", "GroupId"]}
+    b_to_a = self_rule("ingress", "B")
+    b_to_a["Properties"]["SourceSecurityGroupId"] = {"Fn::GetAtt": ["A", "GroupId"]}
+    template = resources(A=sg("storage a"), B=sg("storage b"), AB=a_to_b, BA=b_to_a, Fs=fs(groups=[{"Ref": "A"}, {"Ref": "B"}]))
+    assert rule_hits(template, "SMDDP-FSX3") == set()

@@ -1,0 +1,82 @@
+"""SMDDP-NET1..3: one AZ for storage and training, a route to S3, endpoints without NAT."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from _rules_helpers import hits, load
+from smddp_infra.rules import check_template
+
+
+def subnet(*, training: bool = True, **zone: Any) -> dict:
+    props: dict[str, Any] = {"VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.0.0.0/24", **zone}
+    if training:
+        props["Tags"] = [{"Key": "smddp:role", "Value": "training"}]
+    return {"Type": "AWS::EC2::Subnet", "Properties": props}
+
+
+def lustre(subnet_name: str) -> dict:
+    return {
+        "Type": "AWS::FSx::FileSystem",
+        "Properties": {"FileSystemType": "LUSTRE", "StorageCapacity": 1200, "SubnetIds": [{"Ref": subnet_name}], "LustreConfiguration": {"DeploymentType": "SCRATCH_2"}},
+    }
+
+
+@pytest.mark.parametrize(
+    "storage,training,mismatch",
+    [
+        ({"AvailabilityZone": "us-east-1a"}, {"AvailabilityZone": "us-east-1b"}, True),
+        ({"AvailabilityZone": "us-east-1a"}, {"AvailabilityZone": "us-east-1a"}, False),
+        ({"AvailabilityZoneId": "use1-az4"}, {"AvailabilityZoneId": "use1-az6"}, True),
+        ({"AvailabilityZone": "us-east-1a"}, {"AvailabilityZoneId": "use1-az6"}, False),  # not comparable offline
+        ({"AvailabilityZone": {"Fn::Select": [0, {"Fn::GetAZs": ""}]}}, {"AvailabilityZone": {"Fn::Select": [0, {"Fn::GetAZs": ""}]}}, False),
+        ({"AvailabilityZone": "us-east-1a"}, {"AvailabilityZone": {"Fn::ImportValue": "az"}}, False),
+    ],
+)
+def test_file_system_and_training_subnets_share_an_az_when_both_are_known(storage: dict, training: dict, mismatch: bool) -> None:
+    template = {"Resources": {"Storage": subnet(training=False, **storage), "Train": subnet(**training), "Fs": lustre("Storage")}}
+    assert (("SMDDP-NET1", "Fs") in hits(template)) is mismatch
+
+
+def test_the_guide_s3_failure_message_is_not_needed_with_a_nat_instance() -> None:
+    template = load("no_s3_route.yaml")
+    template["Resources"]["DefaultRoute"]["Properties"] = {"RouteTableId": {"Ref": "RouteTable"}, "DestinationCidrBlock": "0.0.0.0/0", "InstanceId": "i-123"}
+    assert not {h for h in hits(template) if h[0] in ("SMDDP-NET2", "SMDDP-NET3")}
+
+
+def test_an_s3_endpoint_on_another_route_table_does_not_count() -> None:
+    template = load("compliant.yaml")
+    template["Resources"]["S3Endpoint"]["Properties"]["RouteTableIds"] = ["rtb-elsewhere"]
+    assert hits(template) == {("SMDDP-NET2", "TrainingSubnet")}
+
+
+def test_interface_endpoints_need_private_dns() -> None:
+    template = load("compliant.yaml")
+    del template["Resources"]["StsEndpoint"]["Properties"]["PrivateDnsEnabled"]
+    (finding,) = check_template(template)
+    assert finding.rule_id == "SMDDP-NET3" and "PrivateDnsEnabled is not true on the endpoint for sts" in finding.message
+
+
+@pytest.mark.parametrize("endpoint", ["StsEndpoint", "LogsEndpoint", "SageMakerApiEndpoint"])
+def test_each_required_interface_endpoint_is_required(endpoint: str) -> None:
+    template = load("compliant.yaml")
+    service = {"StsEndpoint": "sts", "LogsEndpoint": "logs", "SageMakerApiEndpoint": "sagemaker.api"}[endpoint]
+    del template["Resources"][endpoint]
+    (finding,) = check_template(template)
+    assert finding.rule_id == "SMDDP-NET3" and f"no interface endpoint for {service}" in finding.message
+
+
+def test_the_file_systems_subnet_counts_as_a_training_subnet_for_routes() -> None:
+    template = load("compliant.yaml")
+    template["Resources"]["TrainingSubnet"]["Properties"].pop("Tags")
+    del template["Resources"]["Cluster"]
+    del template["Resources"]["S3Endpoint"]
+    assert hits(template) == {("SMDDP-NET2", "TrainingSubnet")}
+
+
+def test_subnets_whose_route_table_is_not_in_the_template_are_not_judged() -> None:
+    template = load("no_s3_route.yaml")
+    del template["Resources"]["Association"]
+    assert not {h for h in hits(template) if h[0] in ("SMDDP-NET2", "SMDDP-NET3")}

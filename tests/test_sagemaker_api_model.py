@@ -1,0 +1,211 @@
+"""What `smddp-infra job-config` emits is accepted by SageMaker's own API model (issue 4 §1).
+
+For every representative cdk-outputs.json, the REAL CLI's output (subprocess) is embedded in
+a complete CreateTrainingJob request and checked twice over the pinned botocore's `sagemaker`
+service model: by botocore's validator (required/unknown members, types, minimums) and by the
+shape walker in tests/_sagemaker_shape_walker.py (enums, maximums, list lengths, patterns:
+what botocore skips and the service does not). The v3 pieces are mapped back to the API
+members their names come from and checked the same way. Negative tests prove the harness
+catches bad requests, including the ones botocore alone lets through.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from botocore import xform_name
+
+from _jobconfig_helpers import CONFIG_IDS, complete_request, emitted
+from _sagemaker_shape_walker import all_problems, botocore_errors, sagemaker_operation, walk
+from smddp_infra.jobconfig import TrainingJobSettings
+from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
+
+INPUT = sagemaker_operation("CreateTrainingJob").input_shape
+
+
+def good_request(config_id: str = "default-p4d") -> dict:
+    return complete_request(emitted(config_id, "boto3"))
+
+
+# --- the emitted requests are accepted ---------------------------------------------------------
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_boto3_fragment_in_a_complete_request_passes_botocore_and_the_walker(config_id):
+    request = good_request(config_id)
+    assert botocore_errors(request) == ""
+    assert walk(request, INPUT) == []
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_boto3_fragment_says_what_the_troubleshooting_guide_needs(config_id):
+    request = good_request(config_id)
+    assert request["CheckpointConfig"]["LocalPath"] == "/opt/ml/checkpoints"
+    assert request["CheckpointConfig"]["S3Uri"].endswith("/")
+    channel = request["InputDataConfig"][0]
+    assert channel["DataSource"]["FileSystemDataSource"]["FileSystemType"] == "FSxLustre"
+    assert channel["InputMode"] == "File"
+    assert "DebugHookConfig" not in request
+    assert 1 <= len(request["VpcConfig"]["SecurityGroupIds"]) <= 5
+    assert len(request["VpcConfig"]["Subnets"]) == 1  # EFA does not cross Availability Zones
+
+
+# The v3 pieces carry sagemaker-core field names, which are botocore's xform_name of the
+# API members; each piece maps onto one part of the CreateTrainingJob request.
+V3_TO_API = {
+    "compute": "ResourceConfig",
+    "checkpoint_config": "CheckpointConfig",
+}
+NETWORKING_TO_API = {  # Networking = VpcConfig members + two top-level request members
+    "subnets": ("VpcConfig", "Subnets"),
+    "security_group_ids": ("VpcConfig", "SecurityGroupIds"),
+    "enable_inter_container_traffic_encryption": (None, "EnableInterContainerTrafficEncryption"),
+    "enable_network_isolation": (None, "EnableNetworkIsolation"),
+}
+
+
+def _api_member(shape, snake: str) -> str:
+    by_snake = {xform_name(name): name for name in shape.members}
+    assert snake in by_snake, f"{snake!r} is not a field of {shape.name}: {sorted(by_snake)}"
+    return by_snake[snake]
+
+
+def v3_to_request(pieces: dict) -> dict:
+    """Rebuild the CreateTrainingJob members from the v3 pieces, failing on any field name
+    that is not the snake_case of a real API member."""
+    request: dict = {"RoleArn": pieces["role"]}
+    for piece, api in V3_TO_API.items():
+        shape = INPUT.members[api]
+        request[api] = {_api_member(shape, k): v for k, v in pieces[piece].items()}
+    for key, value in pieces["networking"].items():
+        parent, member = NETWORKING_TO_API[key]
+        if parent is None:
+            request[member] = value
+        else:
+            request.setdefault(parent, {})[member] = value
+    channel_shape = INPUT.members["InputDataConfig"].member
+    fs_shape = channel_shape.members["DataSource"].members["FileSystemDataSource"]
+    request["InputDataConfig"] = [
+        {
+            _api_member(channel_shape, "channel_name"): item["channel_name"],
+            "DataSource": {"FileSystemDataSource": {_api_member(fs_shape, k): v
+                                                    for k, v in item["data_source"].items()}},
+            _api_member(channel_shape, "input_mode"): pieces["training_input_mode"],
+        }
+        for item in pieces["input_data_config"]
+    ]
+    return request
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_v3_field_names_are_real_api_members_and_the_request_they_make_is_valid(config_id):
+    rebuilt = v3_to_request(emitted(config_id, "v3"))
+    assert rebuilt == emitted(config_id, "boto3")
+    assert all_problems(complete_request(rebuilt)) == []
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_v2_kwargs_carry_the_same_network_as_the_request(config_id):
+    v2, request = emitted(config_id, "v2"), good_request(config_id)
+    assert v2["subnets"] == request["VpcConfig"]["Subnets"]
+    assert v2["security_group_ids"] == request["VpcConfig"]["SecurityGroupIds"]
+    (channel,) = v2["inputs"].values()
+    fs = request["InputDataConfig"][0]["DataSource"]["FileSystemDataSource"]
+    assert {xform_name(k): v for k, v in fs.items()} == channel
+
+
+def test_every_catalog_instance_type_is_in_the_pinned_api_enum():
+    enum = INPUT.members["ResourceConfig"].members["InstanceType"].enum
+    assert set(EFA_INSTANCE_TYPES) <= set(enum), sorted(set(EFA_INSTANCE_TYPES) - set(enum))
+
+
+# --- the harness rejects bad requests --------------------------------------------------------
+
+def _set(request: dict, path: str, value) -> dict:
+    request = copy.deepcopy(request)
+    node = request
+    keys = path.split(".")
+    for key in keys[:-1]:
+        node = node[int(key)] if key.isdigit() else node[key]
+    last = keys[-1]
+    if value is _DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return request
+
+
+_DELETE = object()
+FS = "InputDataConfig.0.DataSource.FileSystemDataSource"
+
+# (mutation path, bad value, text the walker must report) — all of these pass botocore.
+WALKER_ONLY = [
+    (f"{FS}.FileSystemType", "Lustre", "is not one of EFS, FSxLustre"),
+    (f"{FS}.FileSystemAccessMode", "readonly", "is not one of rw, ro"),
+    ("VpcConfig.SecurityGroupIds", [f"sg-0123456789abcdef{i}" for i in range(6)], "6 entries is above the maximum 5"),
+    ("VpcConfig.Subnets", [f"subnet-0123456789abcde{i:02d}" for i in range(17)], "17 entries is above the maximum 16"),
+    ("VpcConfig.Subnets", ["subnet_0123456789abcdef0!"], "does not match the pattern [-0-9a-zA-Z]+"),
+    ("VpcConfig.SecurityGroupIds", ["sg-0123456789abcdef0123456789abcdef"], "above the maximum 32"),
+    (f"{FS}.FileSystemId", "fs-zz23456789abcdef0", "does not match the pattern (fs-[0-9a-f]{8,})"),
+    (f"{FS}.FileSystemId", "fs-0123456789abcdef0123", "23 characters is above the maximum 21"),
+    ("ResourceConfig.InstanceType", "ml.p9.96xlarge", "is not one of"),
+    ("InputDataConfig.0.ChannelName", "my channel", "does not match the pattern"),
+    ("InputDataConfig.0.ChannelName", "c" * 65, "65 characters is above the maximum 64"),
+    ("InputDataConfig.0.InputMode", "Stream", "is not one of Pipe, File, FastFile"),
+    ("CheckpointConfig.S3Uri", "gs://bucket/checkpoints/", "does not match the pattern"),
+    ("RoleArn", "arn:aws:iam::123456789012:user/someone", "does not match the pattern"),
+    ("TrainingJobName", "bad_name", "does not match the pattern"),
+    ("StoppingCondition.MaxPendingTimeInSeconds", 3_000_000, "above the maximum 2419200"),
+]
+
+
+@pytest.mark.parametrize("path, value, reported", WALKER_ONLY, ids=[f"{p.split('.')[-1]}={str(v)[:20]}"
+                                                                     for p, v, _ in WALKER_ONLY])
+def test_walker_catches_what_botocore_lets_through(path, value, reported):
+    bad = _set(good_request(), path, value)
+    assert botocore_errors(bad) == "", "botocore now checks this; the walker case is still right"
+    problems = walk(bad, INPUT)
+    assert len(problems) == 1 and reported in problems[0], problems
+
+
+BOTOCORE_CATCHES = [
+    (f"{FS}.FileSystemId", _DELETE, "Missing required parameter"),
+    ("ResourceConfig.InstanceCount", "4", "Invalid type"),
+    ("VpcConfig.SecurityGroupIds", [], "Invalid length"),
+    (f"{FS}.FileSystemPath", "/abcdefgh", "Unknown parameter"),
+    ("EnableInterContainerTrafficEncryption", "true", "Invalid type"),
+]
+
+
+@pytest.mark.parametrize("path, value, reported", BOTOCORE_CATCHES,
+                         ids=[p.split(".")[-1] for p, _, _ in BOTOCORE_CATCHES])
+def test_harness_catches_what_botocore_itself_rejects(path, value, reported):
+    bad = _set(good_request(), path, value)
+    problems = all_problems(bad)
+    assert problems and reported in problems[0], problems
+
+
+def test_an_unvalidated_bad_config_is_caught_by_the_harness():
+    """If the CLI's own checks were bypassed, the emitted fragment would still be caught here."""
+    settings = TrainingJobSettings.from_document(dict(
+        emitted_document(), securityGroupIds=[f"sg-0123456789abcdef{i}" for i in range(6)],
+        fileSystem={"id": "fs-0123456789abcdef0", "type": "Lustre", "mountName": "abcdefgh",
+                    "directoryPath": "/abcdefgh", "accessMode": "ro"}))
+    problems = all_problems(complete_request(settings.create_training_job_fragment()))
+    assert any("SecurityGroupIds: 6 entries is above the maximum 5" in p for p in problems), problems
+    assert any("FileSystemType: 'Lustre' is not one of" in p for p in problems), problems
+
+
+def emitted_document() -> dict:
+    import json
+
+    from _jobconfig_helpers import OUTPUTS_DIR
+    outputs = json.loads((OUTPUTS_DIR / "default-p4d.json").read_text())["TrainingNetworkStack"]
+    return json.loads(outputs["TrainingJobConfig"])
+
+
+def test_walker_translates_java_character_classes():
+    from _sagemaker_shape_walker import compile_pattern
+    lambda_arn = compile_pattern(r"arn:[\p{Alnum}\-]+:lambda:[\p{Alnum}\-]+:[0-9]{12}:function:.*")
+    assert lambda_arn.fullmatch("arn:aws:lambda:us-east-1:123456789012:function:auth")
+    assert not lambda_arn.fullmatch("arn:aws:lambda:us_east_1:123456789012:function:auth")

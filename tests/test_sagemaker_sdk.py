@@ -1,0 +1,249 @@
+"""The real SageMaker Python SDK v2 builds a valid SMDDP job from `job-config --format v2`, offline.
+
+For every representative cdk-outputs.json the REAL CLI's v2 output (subprocess) is handed to
+a ``sagemaker.pytorch.PyTorch`` estimator on a ``sagemaker.Session`` whose SageMaker client
+is a real botocore client wrapped in botocore's ``Stubber``; ``fit(inputs, wait=False)``
+then sends its CreateTrainingJob to the stub, and the test reads the request the SDK built.
+
+Nothing reaches the network:
+- the socket guard (tests/_net_guard.py) refuses and records any non-loopback attempt for
+  the whole module, including the SDK's import (which builds a default Session);
+- dummy credentials in the environment and ``AWS_EC2_METADATA_DISABLED`` keep botocore's
+  credential chain off the instance metadata service;
+- a ``before-send`` hook on the boto3 session refuses any HTTP request a stub did not answer;
+- SDK v2 telemetry (a GET to an S3 bucket after ``fit``) is switched off with the SDK's own
+  switch, ``SageMaker.PythonSDK.Modules.TelemetryOptOut`` in the SDK defaults config
+  (v2 has no environment variable for it); the tests prove it is off AND that the guard
+  would catch it if it were on.
+
+Why v2 only: v2 and v3 both own the ``sagemaker`` import name, and v3 pulls in about 1 GB;
+see docs/job-config.md. The v3 field names are checked against the API model in
+test_sagemaker_api_model.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+from typing import Any, Iterator
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from _jobconfig_helpers import CONFIG_IDS, channel_of, emitted
+from _net_guard import NetGuard, module_no_network  # noqa: F401  (fixture)
+from _sagemaker_shape_walker import all_problems
+
+DUMMY_KEY, DUMMY_SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+TELEMETRY_OFF = {"SchemaVersion": "1.0", "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": True}}}}
+TELEMETRY_ON = {"SchemaVersion": "1.0", "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": False}}}}
+REGIONS = {"default-p4d": "us-east-1", "p5-64-node": "us-west-2", "govcloud": "us-gov-west-1",
+           "two-stacks": "us-east-1", "individual-outputs": "eu-west-1"}
+
+
+@pytest.fixture(scope="module")
+def sdk(module_no_network, tmp_path_factory) -> Iterator[types.SimpleNamespace]:  # noqa: F811
+    """The SDK, imported under the guard with an environment that cannot reach AWS."""
+    config = tmp_path_factory.mktemp("sagemaker-config") / "config.yaml"
+    config.write_text("SchemaVersion: '1.0'\nSageMaker:\n  PythonSDK:\n    Modules:\n      TelemetryOptOut: true\n")
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SAGEMAKER",
+                     "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI"):
+            mp.delenv(name, raising=False)
+        mp.setenv("AWS_ACCESS_KEY_ID", DUMMY_KEY)
+        mp.setenv("AWS_SECRET_ACCESS_KEY", DUMMY_SECRET)
+        mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        mp.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        mp.setenv("AWS_CONFIG_FILE", str(config.parent / "no-aws-config"))
+        mp.setenv("AWS_SHARED_CREDENTIALS_FILE", str(config.parent / "no-aws-credentials"))
+        # The SDK reads its defaults from these (also at import): only ours, telemetry off.
+        mp.setenv("SAGEMAKER_ADMIN_CONFIG_OVERRIDE", str(config))
+        mp.setenv("SAGEMAKER_USER_CONFIG_OVERRIDE", str(config))
+        mp.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+        import sagemaker
+        import sagemaker.telemetry.telemetry_logging as telemetry
+        from sagemaker.config.config_schema import TELEMETRY_OPT_OUT_PATH
+        from sagemaker.inputs import FileSystemInput
+        from sagemaker.pytorch import PyTorch
+        from sagemaker.utils import resolve_value_from_config
+
+        assert module_no_network.blocked == [], "importing the SDK tried the network"
+        yield types.SimpleNamespace(sagemaker=sagemaker, PyTorch=PyTorch, FileSystemInput=FileSystemInput,
+                                    telemetry=telemetry, TELEMETRY_OPT_OUT_PATH=TELEMETRY_OPT_OUT_PATH,
+                                    resolve_value_from_config=resolve_value_from_config, guard=module_no_network)
+
+
+class OfflineJob:
+    """One SDK session with a stubbed SageMaker client, and the requests it produced."""
+
+    def __init__(self, sdk: types.SimpleNamespace, region: str, *, sagemaker_config: dict = TELEMETRY_OFF):
+        self.escaped: list[str] = []
+        self.boto_session = boto3.Session(aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
+                                          region_name=region)
+        self.boto_session.events.register("before-send", self._refuse)
+        self.client = self.boto_session.client("sagemaker")
+        self.requests: list[dict] = []
+        self.client.meta.events.register("provide-client-params.sagemaker.CreateTrainingJob",
+                                         lambda params, **_: self.requests.append(copy.deepcopy(params)))
+        self.stubber = Stubber(self.client)
+        self.stubber.add_response(
+            "create_training_job",
+            {"TrainingJobArn": f"arn:aws:sagemaker:{region}:123456789012:training-job/smddp-offline"},
+            expected_params=None)
+        self.stubber.activate()
+        self.session = sdk.sagemaker.Session(boto_session=self.boto_session, sagemaker_client=self.client,
+                                             default_bucket="smddp-offline-default-bucket",
+                                             sagemaker_config=sagemaker_config)
+
+    def _refuse(self, request: Any, **_: Any) -> None:
+        self.escaped.append(f"{request.method} {request.url}")
+        raise RuntimeError(f"unstubbed AWS call {request.method} {request.url}")
+
+    def fit(self, sdk: types.SimpleNamespace, v2: dict) -> dict:
+        kwargs = copy.deepcopy(v2)
+        inputs = {name: sdk.FileSystemInput(**args) for name, args in kwargs.pop("inputs").items()}
+        bucket = kwargs["checkpoint_s3_uri"].split("/")[2]
+        estimator = sdk.PyTorch(
+            entry_point="train.py",
+            # code already in S3: the SDK uploads nothing
+            source_dir=f"s3://{bucket}/code/sourcedir.tar.gz",
+            code_location=f"s3://{bucket}/code",
+            output_path=f"s3://{bucket}/output/",
+            framework_version="2.2.0",  # the newest PyTorch v2 accepts for smdistributed dataparallel
+            py_version="py310",
+            sagemaker_session=self.session,
+            **kwargs,
+        )
+        estimator.fit(inputs, wait=False)
+        self.stubber.assert_no_pending_responses()
+        assert len(self.requests) == 1
+        return self.requests[0]
+
+
+@pytest.fixture(scope="module")
+def sdk_run(sdk) -> types.SimpleNamespace:
+    """The CreateTrainingJob request the SDK built per configuration (one fit each), and every
+    telemetry send the SDK attempted meanwhile (the sender is replaced by a recorder)."""
+    built, sessions, telemetry_sent = {}, {}, []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sdk.telemetry, "_send_telemetry_request", lambda *a, **k: telemetry_sent.append(a))
+        for config_id in CONFIG_IDS:
+            job = OfflineJob(sdk, REGIONS[config_id])
+            built[config_id] = job.fit(sdk, emitted(config_id, "v2"))
+            assert job.escaped == [], f"{config_id}: the SDK made AWS calls no stub answered"
+            sessions[config_id] = job.session
+    sdk.guard.assert_clean()
+    return types.SimpleNamespace(requests=built, sessions=sessions, telemetry_sent=telemetry_sent)
+
+
+@pytest.fixture(scope="module")
+def sdk_requests(sdk_run) -> dict[str, dict]:
+    return sdk_run.requests
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_sdk_request_has_the_vpc_and_checkpoint_config(sdk_requests, config_id):
+    request, v2 = sdk_requests[config_id], emitted(config_id, "v2")
+    assert request["VpcConfig"] == {"Subnets": v2["subnets"], "SecurityGroupIds": v2["security_group_ids"]}
+    assert request["CheckpointConfig"] == {"S3Uri": v2["checkpoint_s3_uri"], "LocalPath": "/opt/ml/checkpoints"}
+    assert request["CheckpointConfig"]["S3Uri"].endswith("/")
+    assert request["RoleArn"] == v2["role"]
+    assert request["ResourceConfig"]["InstanceType"] == v2["instance_type"]
+    assert request["ResourceConfig"]["InstanceCount"] == v2["instance_count"]
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_sdk_request_mounts_the_fsx_channel_in_file_mode(sdk_requests, config_id):
+    request, fragment = sdk_requests[config_id], emitted(config_id, "boto3")
+    channels = {c["ChannelName"]: c for c in request["InputDataConfig"]}
+    channel = channels.pop(channel_of(config_id))
+    # with network isolation the SDK adds an S3 "code" channel: the container cannot fetch it
+    assert set(channels) == ({"code"} if fragment.get("EnableNetworkIsolation") else set())
+    assert channel["DataSource"] == fragment["InputDataConfig"][0]["DataSource"]
+    assert channel["DataSource"]["FileSystemDataSource"]["FileSystemType"] == "FSxLustre"
+    # the SDK leaves the channel's InputMode to the job-wide mode, which is File
+    assert channel.get("InputMode", request["AlgorithmSpecification"]["TrainingInputMode"]) == "File"
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_sdk_request_has_no_debugger_hook_and_the_profiler_off(sdk_requests, config_id):
+    request = sdk_requests[config_id]
+    assert "DebugHookConfig" not in request
+    assert "DebugRuleConfigurations" not in request
+    assert request["ProfilerConfig"] == {"DisableProfiler": True}
+    assert "ProfilerRuleConfigurations" not in request
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_sdk_request_enables_smddp_and_keeps_the_security_switches(sdk_requests, config_id):
+    request, fragment = sdk_requests[config_id], emitted(config_id, "boto3")
+    hyper = request["HyperParameters"]
+    if "torch_distributed" in emitted(config_id, "v2")["distribution"]:  # p5: torchrun launcher
+        assert hyper["sagemaker_torch_distributed_enabled"] == "true"
+        assert "sagemaker_distributed_dataparallel_enabled" not in hyper
+    else:  # p4d/p4de: mpirun + smddprun
+        assert hyper["sagemaker_distributed_dataparallel_enabled"] == "true"
+    # the SDK sends the member only when it is true
+    assert request.get("EnableInterContainerTrafficEncryption", False) is fragment["EnableInterContainerTrafficEncryption"]
+    assert request.get("EnableNetworkIsolation", False) is fragment.get("EnableNetworkIsolation", False)
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_sdk_request_passes_botocore_and_the_shape_walker(sdk_requests, config_id):
+    assert all_problems(sdk_requests[config_id]) == []
+
+
+def test_sdk_passes_six_security_groups_through_and_the_walker_catches_it(sdk):
+    """The SDK (and botocore's own validation, which the stubbed call still runs) let six
+    groups through to the service; the harness is what catches it before AWS would."""
+    v2 = emitted("default-p4d", "v2")
+    v2["security_group_ids"] = [f"sg-0123456789abcdef{i}" for i in range(6)]
+    job = OfflineJob(sdk, "us-east-1")
+    request = job.fit(sdk, v2)
+    assert job.escaped == []
+    assert len(request["VpcConfig"]["SecurityGroupIds"]) == 6
+    assert any("SecurityGroupIds: 6 entries is above the maximum 5" in p for p in all_problems(request))
+    sdk.guard.assert_clean()
+
+
+def test_sdk_refuses_a_wrong_file_system_type(sdk):
+    args = emitted("default-p4d", "v2")["inputs"]["training"]
+    with pytest.raises(ValueError, match="Unrecognized file system type: Lustre"):
+        sdk.FileSystemInput(**dict(args, file_system_type="Lustre"))
+
+
+# --- the guard and the telemetry switch ---------------------------------------------------------
+
+def test_socket_guard_is_active_for_the_sdk_tests(sdk):
+    assert sdk.guard.active
+    assert sdk.guard.probe()
+    assert sdk.guard.blocked == []
+
+
+def test_unstubbed_aws_calls_are_refused_before_any_socket(sdk):
+    job = OfflineJob(sdk, "us-east-1")
+    with pytest.raises(RuntimeError, match="unstubbed AWS call POST https://sts"):
+        job.boto_session.client("sts").get_caller_identity()
+    assert len(job.escaped) == 1
+    sdk.guard.assert_clean()
+
+
+def test_telemetry_is_switched_off_and_nothing_is_sent(sdk, sdk_run):
+    for session in sdk_run.sessions.values():
+        assert sdk.resolve_value_from_config(None, sdk.TELEMETRY_OPT_OUT_PATH, default_value=False,
+                                             sagemaker_session=session) is True
+    assert sdk_run.telemetry_sent == []
+
+
+def test_guard_catches_real_sdk_telemetry_if_it_were_on(sdk):
+    """Control for the test above: ``fit`` IS instrumented, so the switch is what keeps it
+    quiet. With the switch off the real telemetry code runs and swallows every error; the
+    guard still records its attempt to reach the telemetry bucket."""
+    with pytest.MonkeyPatch.context() as mp:
+        inner = NetGuard().install(mp)  # inside the module guard: sees attempts first
+        job = OfflineJob(sdk, "us-east-1", sagemaker_config=TELEMETRY_ON)
+        job.fit(sdk, emitted("default-p4d", "v2"))
+    assert any("sm-pysdk-t-us-east-1" in attempt for attempt in inner.blocked), inner.blocked
+    assert job.escaped == ["POST https://sts.us-east-1.amazonaws.com/"]  # its account-id lookup
+    sdk.guard.assert_clean()
