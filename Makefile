@@ -21,7 +21,9 @@ CDK_FLAGS := --no-notices --no-version-reporting --ci
 
 .PHONY: setup synth test deploy diff clean
 
-setup: $(STAMP) $(NODE_STAMP)
+CHECKOV_STAMP := .venv-checkov/.installed
+
+setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,7 +36,12 @@ $(NODE_STAMP): package.json package-lock.json $(STAMP)
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-synth: setup
+$(CHECKOV_STAMP): requirements-checkov.txt
+	test -x .venv-checkov/bin/python || $(PYTHON) -m venv .venv-checkov
+	.venv-checkov/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
+	touch $@
+
+synth: $(STAMP) $(NODE_STAMP)
 	$(CDK) synth $(CDK_FLAGS) --quiet
 	@echo "Template: cdk.out/TrainingNetworkStack.template.json"
 

@@ -6,12 +6,17 @@ successful synth also proves every configuration is free of unacknowledged findi
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aws_cdk import App, Environment, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 
-from conftest import cdk_context
+from conftest import ROOT, cdk_context
 from smddp_infra.constructs.training_network import SmddpTrainingNetwork
 from smddp_infra.errors import ConfigError
 from smddp_infra.settings import NetworkSettings
@@ -24,6 +29,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
               "smddp:readMBpsPerGpu": 200},
     "Kms": {"smddp:kmsKey": "create", "smddp:deploymentType": "PERSISTENT_2"},
     "Dataset": {"smddp:datasetBucket": "s3://my-training-data/imagenet", "smddp:deploymentType": "PERSISTENT_2"},
+    "Small": {"smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 2, "smddp:readMBpsPerGpu": 100},
     "Big": {"smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 64, "smddp:readMBpsPerGpu": 100,
             "smddp:datasetGiB": 50000},
 }
@@ -70,6 +76,58 @@ def app() -> tuple[App, dict[str, dict[str, Any]]]:
     assembly = app.synth()
     templates = {name: assembly.get_stack_artifact(stack.artifact_id).template for name, stack in stacks.items()}
     return app, templates
+
+
+@pytest.fixture(scope="module")
+def template_dir(app, tmp_path_factory) -> Path:
+    """Every configuration's template, plus the default app's, as files for the linters."""
+    out = tmp_path_factory.mktemp("matrix")
+    for name, template in app[1].items():
+        (out / f"{name}.template.json").write_text(json.dumps(template, indent=1))
+    return out
+
+
+def test_matrix_covers_at_least_eight_configurations(app) -> None:
+    assert len(app[1]) >= 8
+
+
+def test_every_configuration_is_clean_under_cfn_lint(template_dir: Path) -> None:
+    from cfnlint.api import ManualArgs, lint
+
+    problems = []
+    for path in sorted(template_dir.glob("*.json")):
+        problems += [f"{path.name}: {m}" for m in lint(path.read_text(), config=ManualArgs(regions=["us-east-1"]))]
+    assert problems == []
+
+
+CHECKOV = ROOT / ".venv-checkov" / "bin" / "checkov"
+
+
+def test_every_checkov_failure_is_fixed_or_listed_with_its_reason_in_security_md(template_dir: Path) -> None:
+    """checkov runs in its own venv (make test installs it); failures must be documented exceptions."""
+    assert CHECKOV.exists(), "checkov is missing: run `make test` (it installs .venv-checkov)"
+    result = subprocess.run(
+        [str(CHECKOV), "-d", str(template_dir), "--framework", "cloudformation", "-o", "json", "--skip-download", "--quiet"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "BC_SKIP_MAPPING": "TRUE"},
+    )
+    report = json.loads(result.stdout)
+    reports = report if isinstance(report, list) else [report]
+    failed = {(c["check_id"], c["resource"].split(".")[0]) for r in reports for c in r["results"].get("failed_checks", [])}
+    passed = sum(r["summary"]["passed"] for r in reports)
+    assert passed > 100, "checkov did not really run"
+    documented = set(re.findall(r"^\| (CKV_\w+) \| (AWS::[\w:]+) \|", SECURITY_MD.read_text(), flags=re.M))
+    assert failed <= documented, f"undocumented checkov failures: {sorted(failed - documented)}"
+    assert documented <= failed, f"docs/security.md lists checkov exceptions that no longer fail: {sorted(documented - failed)}"
+
+
+SECURITY_MD = ROOT / "docs" / "security.md"
+
+
+def test_security_md_lists_exactly_the_acknowledgements_the_code_applies() -> None:
+    from smddp_infra.constructs.acknowledgements import markdown_table
+
+    text = SECURITY_MD.read_text()
+    assert markdown_table() in text, "docs/security.md is stale: paste smddp_infra.constructs.acknowledgements.markdown_table()"
 
 
 def of_type(template: dict[str, Any], type_name: str) -> dict[str, dict[str, Any]]:

@@ -221,6 +221,19 @@ def test_socket_guard_is_active_for_the_sdk_tests(sdk):
     assert sdk.guard.blocked == []
 
 
+def test_socket_guard_leaves_loopback_open_for_local_servers(sdk):
+    import socket
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    try:
+        client = socket.create_connection(server.getsockname(), timeout=5)
+        client.close()
+    finally:
+        server.close()
+    assert sdk.guard.blocked == []
+
+
 def test_unstubbed_aws_calls_are_refused_before_any_socket(sdk):
     job = OfflineJob(sdk, "us-east-1")
     with pytest.raises(RuntimeError, match="unstubbed AWS call POST https://sts"):

@@ -179,14 +179,15 @@ def test_role_policy_has_exactly_the_vpc_training_permissions(default_app: Synth
         "ec2:CreateNetworkInterface", "ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
         "ec2:DeleteNetworkInterfacePermission", "ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs",
         "ec2:DescribeDhcpOptions", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups",
-        "fsx:DescribeFileSystems",
+        "fsx:DescribeFileSystems", "cloudwatch:PutMetricData",
         "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams",
         "ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage",
         "s3:ListBucket", "s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
     ])
     assert statements["DescribeFileSystem"]["Resource"] != "*"
     star = [sid for sid, s in statements.items() if s["Resource"] == "*"]
-    assert sorted(star) == ["DescribeNetwork", "EcrAuth"]
+    assert sorted(star) == ["DescribeNetwork", "EcrAuth", "TrainingMetrics"]
+    assert statements["TrainingMetrics"]["Condition"] == {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}}
     assert all(s["Effect"] == "Allow" for s in statements.values())
 
 

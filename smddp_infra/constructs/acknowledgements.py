@@ -14,57 +14,71 @@ from constructs import IConstruct
 
 
 @dataclass(frozen=True)
-class Exception_:
+class Acknowledged:
     rule_ids: tuple[str, ...]
     resource: str
     reason: str
 
 
-ACKNOWLEDGEMENTS: dict[str, Exception_] = {
-    "efa-self-ingress": Exception_(
+ACKNOWLEDGEMENTS: dict[str, Acknowledged] = {
+    "efa-self-ingress": Acknowledged(
         ("NIST.800.53.R5-EC2RestrictedCommonPorts", "HIPAA.Security-EC2RestrictedCommonPorts"),
         "EFA security group self ingress",
         "The rule's only source is the security group itself (no CIDR range): EFA and NCCL need all "
         "traffic between the training instances (SageMaker SMDDP troubleshooting guide); nothing outside "
         "the group can reach any port.",
     ),
-    "default-security-group": Exception_(
+    "default-security-group": Acknowledged(
         ("NIST.800.53.R5-VPCDefaultSecurityGroupClosed", "HIPAA.Security-VPCDefaultSecurityGroupClosed"),
         "VPC",
         "Jobs, endpoints and the file system name their own groups; nothing is ever placed in the default "
         "group. Closing it takes a custom-resource Lambda this network-only stack avoids; set "
         "restrict_default_security_group=True on TrainingVpc where policy requires it.",
     ),
-    "nat-igw-route": Exception_(
+    "nat-igw-route": Acknowledged(
         ("NIST.800.53.R5-VPCNoUnrestrictedRouteToIGW", "HIPAA.Security-VPCNoUnrestrictedRouteToIGW"),
         "public subnet default route (smddp:natGateway=true only)",
         "The route exists only in the public subnet that holds the NAT gateway (natGateway=true); the "
         "training subnet has no route to the internet gateway and no public IPs.",
     ),
-    "checkpoint-replication": Exception_(
+    "checkpoint-replication": Acknowledged(
         ("NIST.800.53.R5-S3BucketReplicationEnabled", "HIPAA.Security-S3BucketReplicationEnabled"),
         "checkpoint bucket",
         "Checkpoints are intermediate training state, versioned and retained in the training Region; "
         "cross-Region replication is an account-level decision (pass your own bucket to add it).",
     ),
-    "log-replication": Exception_(
+    "log-replication": Acknowledged(
         ("NIST.800.53.R5-S3BucketReplicationEnabled", "HIPAA.Security-S3BucketReplicationEnabled"),
         "log bucket",
         "Access and flow logs are collected into the organisation's log archive by the platform, not "
         "replicated bucket by bucket.",
     ),
-    "log-bucket-kms": Exception_(
+    "log-bucket-kms": Acknowledged(
         ("NIST.800.53.R5-S3DefaultEncryptionKMS", "HIPAA.Security-S3DefaultEncryptionKMS"),
         "log bucket",
         "S3 server access log delivery only supports SSE-S3 on the target bucket; logs are encrypted at rest "
         "with S3-managed keys.",
     ),
-    "checkpoint-bucket-sse-s3": Exception_(
+    "checkpoint-bucket-sse-s3": Acknowledged(
         ("NIST.800.53.R5-S3DefaultEncryptionKMS", "HIPAA.Security-S3DefaultEncryptionKMS"),
         "checkpoint bucket (default configuration only)",
         "Encrypted with S3-managed keys by default; set smddp:kmsKey (or encryption_key) for SSE-KMS, which "
         "removes this acknowledgement.",
     ),
+}
+
+
+#: Why each wildcard resource is as narrow as IAM allows (statement sid -> reason).
+WILDCARD_REASONS = {
+    "DescribeNetwork": "EC2 Describe* actions do not support resource-level permissions.",
+    "TrainingMetrics": "cloudwatch:PutMetricData has no resource-level permissions; a condition limits it to SageMaker's metric namespaces.",
+    "EcrAuth": "ecr:GetAuthorizationToken does not support resource-level permissions.",
+    "CreateJobNetworkInterfaces": "SageMaker creates one network interface per job instance; their ids do not exist before the job.",
+    "ManageJobNetworkInterfaces": "SageMaker manages the job's network interfaces, whose ids do not exist before the job.",
+    "TrainingLogs": "Log streams are named per training job under the /aws/sagemaker/TrainingJobs log group.",
+    "EcrPull": "AWS Deep Learning Container images are separate repositories per framework in the DLC account.",
+    "CheckpointReadWrite": "SageMaker writes checkpoint objects under the checkpoint prefix with names chosen by the training script.",
+    "DatasetRead": "Training reads every object under the dataset prefix (read-only).",
 }
 
 
@@ -74,3 +88,14 @@ def acknowledge(construct: IConstruct, key: str) -> None:
     target = construct if CfnResource.is_cfn_resource(construct) else construct.node.default_child
     assert target is not None and CfnResource.is_cfn_resource(target), f"{key}: no CfnResource under {construct.node.path}"
     Validations.of(target).acknowledge(*(Acknowledgment(id=rule_id, reason=entry.reason) for rule_id in entry.rule_ids))
+
+
+def markdown_table() -> str:
+    """The acknowledgement table of docs/security.md, rendered from :data:`ACKNOWLEDGEMENTS`."""
+    rows = ["| rule | resource | reason |", "|---|---|---|"]
+    for entry in ACKNOWLEDGEMENTS.values():
+        for rule_id in entry.rule_ids:
+            rows.append(f"| {rule_id} | {entry.resource} | {entry.reason} |")
+    for sid, reason in WILDCARD_REASONS.items():
+        rows.append(f"| AwsSolutions-IAM5[Resource::...] | execution role policy, statement {sid} | {reason} |")
+    return "\n".join(rows) + "\n"

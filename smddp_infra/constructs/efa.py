@@ -87,7 +87,8 @@ class EfaSecurityGroup(Construct):
             gateway endpoint. Default: no S3 rule (set it, or ``allow_https_to_anywhere``).
         :param allow_https_to_anywhere: allow TCP 443 to 0.0.0.0/0 (needed when AWS APIs are
             reached through a NAT gateway). Default: False.
-        :param description: GroupDescription of a created group. Changing it replaces the group.
+        :param description: GroupDescription of a created group. Changing it replaces the group (and
+            the file system that carries it). Default: a description naming the self rules.
         """
         super().__init__(scope, id)
         if security_group is None:

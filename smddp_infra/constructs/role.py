@@ -4,7 +4,8 @@ Permissions (REFERENCE section 5, SageMaker's "CreateTrainingJob API: Execution 
 Permissions" for VPC jobs): the EC2 network-interface actions SageMaker uses to attach the
 job to the training subnet, ``fsx:DescribeFileSystems`` (without it Lustre over EFA silently
 falls back to TCP), read on the dataset bucket, read/write on the checkpoint prefix, the
-job's CloudWatch log group, and ECR pulls. No AWS managed policies (AwsSolutions-IAM4).
+job's CloudWatch log group, ECR pulls, and ``cloudwatch:PutMetricData`` in SageMaker's
+namespaces (training metrics; SDK v3's ModelTrainer refuses a role without it). No AWS managed policies (AwsSolutions-IAM4).
 Wildcards remain only where the API has no resource-level permissions; each is
 acknowledged on this construct with the reason.
 """
@@ -16,22 +17,11 @@ from typing import Optional, Sequence
 from aws_cdk import Acknowledgment, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS
+
 #: AWS Deep Learning Containers registry account (PyTorch + SMDDP images). UNCONFIRMED for
 #: every partition; override with ``ecr_repository_arns``.
 DLC_ACCOUNT = "763104351884"
-
-
-#: Why each wildcard resource is as narrow as IAM allows (statement sid -> reason).
-WILDCARD_REASONS = {
-    "DescribeNetwork": "EC2 Describe* actions do not support resource-level permissions.",
-    "EcrAuth": "ecr:GetAuthorizationToken does not support resource-level permissions.",
-    "CreateJobNetworkInterfaces": "SageMaker creates one network interface per job instance; their ids do not exist before the job.",
-    "ManageJobNetworkInterfaces": "SageMaker manages the job's network interfaces, whose ids do not exist before the job.",
-    "TrainingLogs": "Log streams are named per training job under the /aws/sagemaker/TrainingJobs log group.",
-    "EcrPull": "AWS Deep Learning Container images are separate repositories per framework in the DLC account.",
-    "CheckpointReadWrite": "SageMaker writes checkpoint objects under the checkpoint prefix with names chosen by the training script.",
-    "DatasetRead": "Training reads every object under the dataset prefix (read-only).",
-}
 
 
 def nag_resource_finding(stack: Stack, value: str) -> str:
@@ -141,6 +131,12 @@ class TrainingExecutionRole(Construct):
                 sid="TrainingLogs",
                 actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
                 resources=[arn("logs", "log-group", "/aws/sagemaker/TrainingJobs:*", sep=":")],
+            ),
+            iam.PolicyStatement(
+                sid="TrainingMetrics",
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],  # no resource-level permissions; the namespace condition scopes it
+                conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
             ),
             iam.PolicyStatement(sid="EcrAuth", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
             iam.PolicyStatement(

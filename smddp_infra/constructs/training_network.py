@@ -75,11 +75,13 @@ class SmddpTrainingNetwork(Construct):
         :param availability_zone: AZ name of the training subnet (``us-east-1a``). One of this or
             ``availability_zone_id`` is required when the network creates the VPC.
         :param availability_zone_id: AZ ID instead (``use1-az4``, as capacity reservations name it).
+            Default: none (``availability_zone`` is used).
         :param lustre_plan: the file system's sizing. Default: :func:`plan_lustre` over the
             workload (``read_mbps_per_gpu`` or ``required_throughput_mbps``, ``dataset_gib``).
         :param read_mbps_per_gpu: MB/s each accelerator reads. One of this,
             ``required_throughput_mbps`` or ``lustre_plan`` is required.
-        :param required_throughput_mbps: the cluster's total read MB/s instead.
+        :param required_throughput_mbps: the cluster's total read MB/s instead. Default: derived from
+            ``read_mbps_per_gpu`` x the cluster's accelerators.
         :param dataset_gib: data the file system must hold. Default: 0 (smallest size).
         :param deployment_types: restrict the calculator's choice. Default: the calculator's default.
         :param max_capacity_gib: the largest file system the calculator may choose (a spend
@@ -87,8 +89,10 @@ class SmddpTrainingNetwork(Construct):
         :param efa_file_system: an EFA-enabled PERSISTENT_2 file system. Default: False.
         :param nat_gateway: public subnet + NAT gateway instead of interface endpoints. Default: False.
         :param vpc_cidr: CIDR of a created VPC. Default: 10.0.0.0/16.
-        :param vpc: escape hatch: an existing VPC (then ``training_subnet`` is required).
-        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx.
+        :param vpc: escape hatch: an existing VPC (then ``training_subnet`` is required). Default: a new
+            :class:`TrainingVpc`.
+        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx. Default: the
+            new VPC's training subnet (required when ``vpc`` is given).
         :param security_group: escape hatch: an existing group to use as the EFA group (the
             self rules are added to it). Default: a new group.
         :param additional_security_groups: more groups the job carries (e.g. the platform's own);
@@ -100,7 +104,8 @@ class SmddpTrainingNetwork(Construct):
         :param encryption_key: an existing KMS key for the bucket and file system. Default: none
             (S3-managed and FSx service keys).
         :param create_encryption_key: create a KMS key (rotation on) when none is passed. Default: False.
-        :param role: escape hatch: an existing execution role; the policy is attached to it.
+        :param role: escape hatch: an existing execution role; the policy is attached to it. Default: a
+            new role.
         :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
             endpoint. Default: from a built-in table of regions (UNCONFIRMED outside it).
         :param file_system_access_mode: ``ro`` or ``rw`` for the job's FSx channel. Default: ``ro``.
@@ -182,6 +187,13 @@ class SmddpTrainingNetwork(Construct):
         # --- EFA group --------------------------------------------------------------------
         if s3_prefix_list_id is None and not Token.is_unresolved(stack.region):
             s3_prefix_list_id = S3_PREFIX_LISTS.get(stack.region)
+        if s3_prefix_list_id is None and not nat_gateway and self.network is not None and Token.is_unresolved(stack.region):
+            raise ConfigError(
+                "s3_prefix_list_id is needed in an environment-agnostic stack (no region): the training group's "
+                "HTTPS egress to the S3 gateway endpoint names the region's S3 prefix list (com.amazonaws.<region>.s3), "
+                "which cannot be looked up without a region; pass s3_prefix_list_id='pl-...', or give the stack "
+                "env=Environment(region=...), or use nat_gateway=True"
+            )
         if s3_prefix_list_id is None and not nat_gateway and self.network is not None:
             raise ConfigError(
                 f"s3_prefix_list_id is needed for HTTPS egress to the S3 gateway endpoint in region {stack.region!r}; "
