@@ -19,7 +19,7 @@ export NODE_EXTRA_CA_CERTS ?= $(firstword $(wildcard /etc/ssl/certs/ca-certifica
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci
 
-.PHONY: setup synth test deploy diff clean
+.PHONY: setup synth test deploy deploy-local diff clean
 
 CHECKOV_STAMP := .venv-checkov/.installed
 
@@ -50,6 +50,11 @@ test: setup
 
 deploy: setup
 	$(CDK) deploy $(CDK_FLAGS) --outputs-file cdk-outputs.json
+
+# The whole product without an AWS account: moto's CloudFormation endpoint on localhost, the
+# real cdk CLI deploys the default app, then `smddp-infra job-config` reads cdk-outputs.json.
+deploy-local: setup
+	$(BIN)/python tools/deploy_local.py
 
 diff: setup
 	$(CDK) diff $(CDK_FLAGS)

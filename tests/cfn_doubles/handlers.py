@@ -1,0 +1,348 @@
+"""CloudFormation handlers moto 5.2.5 lacks (three) or fails on (two); all use moto's backends.
+
+Handlers follow moto's ``CloudFormationModel`` protocol: ``create_from_cloudformation_json``
+receives the resource with every intrinsic already resolved (Ref, Fn::GetAtt, Fn::Join),
+``physical_resource_id`` is what ``Ref`` returns, ``get_cfn_attribute`` answers
+``Fn::GetAtt``, and ``delete`` runs when the stack is deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+from typing import Any
+
+from moto.cloudformation import parsing
+from moto.core.common_models import CloudFormationModel
+from moto.ec2.models import ec2_backends
+from moto.ec2.models.flow_logs import FlowLogs
+from moto.fsx.models import fsx_backends
+from moto.s3.models import s3_backends
+from moto.ssm.models import Parameter as SsmParameter
+
+# moto builds its type map ONCE, lazily, from CloudFormationModel.__subclasses__(). Build it
+# now, before the classes below exist, so that importing this module changes nothing: only
+# register() adds the doubles, at a moment the caller chooses.
+parsing.get_model_map()
+parsing.get_name_type_map()
+
+
+class FSxFileSystem(CloudFormationModel):
+    """``AWS::FSx::FileSystem`` -> moto's ``FSxBackend.create_file_system``.
+
+    The service generates a Lustre file system's MountName ("fsx" for SCRATCH_1, eight
+    lowercase alphanumerics otherwise); moto's backend does not, so the double generates it
+    and hands it to the backend inside LustreConfiguration, where DescribeFileSystems
+    returns it. ``LustreMountName`` (GetAtt) and the API then agree, as on AWS.
+    moto's backend does not keep FileSystemTypeVersion, so it cannot be read back.
+    """
+
+    def __init__(self, file_system: Any, account_id: str, region_name: str) -> None:
+        self.file_system = file_system
+        self.account_id = account_id
+        self.region_name = region_name
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::FSx::FileSystem"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr in {"DNSName", "LustreMountName", "ResourceARN"}
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> "FSxFileSystem":
+        props = cloudformation_json["Properties"]
+        lustre = props.get("LustreConfiguration")
+        if props["FileSystemType"] == "LUSTRE":
+            lustre = dict(lustre or {})
+            scratch_1 = lustre.get("DeploymentType", "SCRATCH_1") == "SCRATCH_1"
+            alphabet = string.ascii_lowercase + string.digits
+            lustre["MountName"] = "fsx" if scratch_1 else "".join(secrets.choice(alphabet) for _ in range(8))
+        file_system = fsx_backends[account_id][region_name].create_file_system(
+            client_request_token=None,
+            file_system_type=props["FileSystemType"],
+            storage_capacity=int(props["StorageCapacity"]) if "StorageCapacity" in props else None,
+            storage_type=props.get("StorageType", "SSD"),
+            subnet_ids=props["SubnetIds"],
+            security_group_ids=props.get("SecurityGroupIds", []),
+            tags=props.get("Tags"),
+            kms_key_id=props.get("KmsKeyId"),
+            windows_configuration=props.get("WindowsConfiguration"),
+            lustre_configuration=lustre,
+            ontap_configuration=props.get("OntapConfiguration"),
+            file_system_type_version=props.get("FileSystemTypeVersion"),
+            open_zfs_configuration=props.get("OpenZFSConfiguration"),
+        )
+        return cls(file_system, account_id, region_name)
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.file_system.file_system_id
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        if attribute_name == "LustreMountName":
+            return (self.file_system.lustre_configuration or {}).get("MountName")
+        if attribute_name == "DNSName":
+            return self.file_system.dns_name
+        if attribute_name == "ResourceARN":
+            return self.file_system.resource_arn
+        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+
+        raise UnformattedGetAttTemplateException()
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        fsx_backends[account_id][region_name].delete_file_system(
+            self.physical_resource_id, None, None, None, None
+        )
+
+    def is_created(self) -> bool:
+        return True
+
+
+class SecurityGroupEgress(CloudFormationModel):
+    """``AWS::EC2::SecurityGroupEgress`` -> moto's ``authorize_security_group_egress``.
+
+    One CloudFormation behaviour is reproduced on purpose: a VPC security group is created
+    with a default allow-all egress rule (0.0.0.0/0, all protocols), and CloudFormation
+    removes it when a standalone egress rule is added to the group. aws-cdk-lib relies on
+    that: with ``allow_all_outbound=False`` it drops its "Disallow all traffic" placeholder
+    as soon as an egress rule is added, even a standalone one (SecurityGroup's
+    ``removeNoTrafficRule``; aws-cdk issue #987 / PR #998 describe CloudFormation stripping
+    the default rule). Without this step the read-back would show an allow-all rule that a
+    real deployment does not have. The default rule is revoked once per group, before the
+    group's first standalone rule, so a template that declares allow-all itself keeps it.
+    """
+
+    _stripped_default: set[str] = set()
+
+    def __init__(self, group_id: str, rule_id: str, request: dict[str, Any], account_id: str, region_name: str) -> None:
+        self.group_id = group_id
+        self.rule_id = rule_id
+        self.request = request
+        self.account_id = account_id
+        self.region_name = region_name
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::EC2::SecurityGroupEgress"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr == "Id"
+
+    @staticmethod
+    def _request(props: dict[str, Any]) -> dict[str, Any]:
+        description = props.get("Description")
+        ip_ranges: list[dict[str, Any]] = []
+        source_groups: list[dict[str, Any]] = []
+        prefix_lists: list[dict[str, Any]] = []
+        if "CidrIp" in props:
+            ip_ranges.append({"CidrIp": props["CidrIp"], "Description": description})
+        if "CidrIpv6" in props:
+            ip_ranges.append({"CidrIpv6": props["CidrIpv6"], "Description": description})
+        if "DestinationSecurityGroupId" in props:
+            source_groups.append({"GroupId": props["DestinationSecurityGroupId"], "Description": description})
+        if "DestinationPrefixListId" in props:
+            prefix_lists.append({"PrefixListId": props["DestinationPrefixListId"], "Description": description})
+        return {
+            "group_name_or_id": props["GroupId"],
+            "ip_protocol": str(props["IpProtocol"]),
+            "from_port": props.get("FromPort"),
+            "to_port": props.get("ToPort"),
+            "ip_ranges": ip_ranges,
+            "source_groups": source_groups,
+            "prefix_list_ids": prefix_lists,
+        }
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> "SecurityGroupEgress":
+        backend = ec2_backends[account_id][region_name]
+        request = cls._request(cloudformation_json["Properties"])
+        group = backend.get_security_group_by_name_or_id(request["group_name_or_id"])
+        if group is not None and group.id not in cls._stripped_default:
+            cls._stripped_default.add(group.id)
+            for rule in list(group.egress_rules):
+                if rule.ip_protocol == "-1" and rule.ip_range == {"CidrIp": "0.0.0.0/0"}:
+                    backend.revoke_security_group_egress(group.id, "-1", None, None, [], security_rule_ids=[rule.id])
+        rules, group = backend.authorize_security_group_egress(**request)
+        return cls(group.id, rules[0].id, request, account_id, region_name)
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.rule_id
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        if attribute_name == "Id":
+            return self.rule_id
+        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+
+        raise UnformattedGetAttTemplateException()
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        ec2_backends[account_id][region_name].revoke_security_group_egress(
+            self.group_id, self.request["ip_protocol"], None, None, [], security_rule_ids=[self.rule_id]
+        )
+
+    def is_created(self) -> bool:
+        return True
+
+
+class S3BucketPolicy(CloudFormationModel):
+    """``AWS::S3::BucketPolicy`` -> moto's ``S3Backend.put_bucket_policy`` (the JSON document)."""
+
+    def __init__(self, bucket_name: str, account_id: str, region_name: str) -> None:
+        self.bucket_name = bucket_name
+        self.account_id = account_id
+        self.region_name = region_name
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::S3::BucketPolicy"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return False
+
+    @staticmethod
+    def _backend(account_id: str, region_name: str) -> Any:
+        return s3_backends[account_id][parsing.get_partition(region_name)]
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> "S3BucketPolicy":
+        props = cloudformation_json["Properties"]
+        document = props["PolicyDocument"]
+        body = document if isinstance(document, str) else json.dumps(document)
+        cls._backend(account_id, region_name).put_bucket_policy(props["Bucket"], body.encode())
+        return cls(props["Bucket"], account_id, region_name)
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.bucket_name
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        self._backend(account_id, region_name).delete_bucket_policy(self.bucket_name)
+
+    def is_created(self) -> bool:
+        return True
+
+
+class FlowLogToS3Prefix(FlowLogs):
+    """``AWS::EC2::FlowLog`` delivering to ``arn:aws:s3:::bucket/prefix/``: moto's own handler,
+    with a work-around for one moto bug.
+
+    AWS accepts a key prefix after the bucket in an S3 LogDestination. moto 5.2.5 looks the
+    whole ``bucket/prefix/`` up as a bucket name, reports the flow log as unsuccessful, and
+    its CloudFormation handler then fails with IndexError (HTTP 500 on CreateStack; the CLI's
+    retry then meets AlreadyExistsException). The double hands moto's handler the bucket ARN,
+    so moto still checks that the bucket exists, then records the full destination on the
+    flow log, so DescribeFlowLogs returns what the template asked for, as on AWS.
+    Other destinations go to moto's handler unchanged. Like moto's handler it has no delete.
+    """
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> FlowLogs:
+        props = cloudformation_json["Properties"]
+        destination = props.get("LogDestination")
+        if props.get("LogDestinationType") != "s3" or not isinstance(destination, str) or "/" not in destination:
+            return super().create_from_cloudformation_json(resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        bucket_arn = destination.split("/", 1)[0]
+        patched = {**cloudformation_json, "Properties": {**props, "LogDestination": bucket_arn}}
+        flow_log = super().create_from_cloudformation_json(resource_name, patched, account_id, region_name, **kwargs)
+        flow_log.log_destination = destination
+        return flow_log
+
+
+class SsmParameterWithoutName(SsmParameter):
+    """``AWS::SSM::Parameter`` without a ``Name``: moto's own handler, given the name.
+
+    Name is optional in CloudFormation (the service generates one). moto 5.2.5 generates a
+    physical name too, but its handler reads ``Properties.Name`` only and fails with
+    AttributeError (HTTP 500 on CreateStack). The double passes moto's generated name as
+    ``Name``; a template that names its parameter goes to moto's handler unchanged.
+    """
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> SsmParameter:
+        props = cloudformation_json["Properties"]
+        if not props.get("Name"):
+            cloudformation_json = {**cloudformation_json, "Properties": {**props, "Name": resource_name}}
+        return super().create_from_cloudformation_json(resource_name, cloudformation_json, account_id, region_name, **kwargs)
+
+
+#: Types moto has no CloudFormation handler for: type -> double.
+DOUBLES: dict[str, type[CloudFormationModel]] = {
+    cls.cloudformation_type(): cls for cls in (FSxFileSystem, SecurityGroupEgress, S3BucketPolicy)
+}
+
+#: Types whose moto handler fails on this project's template: type -> (moto's class, double).
+#: The double replaces moto's handler only while it is the very class it was written against.
+REPAIRS: dict[str, tuple[type[CloudFormationModel], type[CloudFormationModel]]] = {
+    "AWS::EC2::FlowLog": (FlowLogs, FlowLogToS3Prefix),
+    "AWS::SSM::Parameter": (SsmParameter, SsmParameterWithoutName),
+}
+
+
+_displaced: dict[str, type[CloudFormationModel] | None] = {}
+
+
+def register() -> dict[str, type[CloudFormationModel]]:
+    """Put the doubles in moto's CloudFormation type map (idempotent); returns what was put.
+
+    moto builds its map once (``functools.lru_cache``) from ``CloudFormationModel``
+    subclasses, so the cached dict is updated in place. A type missing from moto gets its
+    double only while moto still has no handler of its own, and a repair replaces only the
+    moto class it was written against: after a moto upgrade the doubles step aside.
+    """
+    model_map = parsing.get_model_map()
+    name_types = parsing.get_name_type_map()
+    wanted = {t: (None, d) for t, d in DOUBLES.items()} | dict(REPAIRS)
+    added: dict[str, type[CloudFormationModel]] = {}
+    for type_name, (expected, double) in wanted.items():
+        current = model_map.get(type_name)
+        if current is double:
+            added[type_name] = double
+        elif current is expected:
+            _displaced[type_name] = current
+            model_map[type_name] = double
+            name_types[type_name] = double.cloudformation_name_type()
+            added[type_name] = double
+    return added
+
+
+def unregister() -> None:
+    """Give moto back its own type map (what :func:`register` displaced)."""
+    model_map = parsing.get_model_map()
+    name_types = parsing.get_name_type_map()
+    for type_name, original in list(_displaced.items()):
+        if original is None:
+            model_map.pop(type_name, None)
+            name_types.pop(type_name, None)
+        else:
+            model_map[type_name] = original
+            name_types[type_name] = original.cloudformation_name_type()
+        del _displaced[type_name]
+    SecurityGroupEgress._stripped_default.clear()

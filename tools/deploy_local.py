@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""``make deploy-local``: deploy the default app with the real cdk CLI into a local endpoint.
+
+No AWS account needed. The loop:
+
+1. synthesize the app once into a temporary cloud assembly (``cdk synth``);
+2. start moto's server (``ThreadedMotoServer``) on 127.0.0.1, on a free port;
+3. ``cdk bootstrap aws://<account moto reports>/<region>``;
+4. register the CloudFormation test doubles (tests/cfn_doubles: handlers moto 5.2.5 lacks
+   or gets wrong; they call moto's own service backends);
+5. ``cdk deploy --method=direct`` and write ``cdk-outputs.json``;
+6. check that every resource of the template exists in the stack (moto skips types it
+   cannot handle and still says CREATE_COMPLETE);
+7. print ``smddp-infra job-config --format boto3`` for the outputs file;
+8. stop the endpoint (everything in it is gone: it lives in this process's memory).
+
+Why these choices (details in docs/deploy-local.md):
+- ``AWS_ENDPOINT_URL=http://localhost:<port>``: with the default synthesizer the CLI hands
+  CloudFormation an S3 URL for the template; moto parses it correctly only for
+  ``localhost``, not ``127.0.0.1``.
+- ``--method=direct``: moto's change-set path leaves the stack's Outputs empty.
+- ``--no-version-reporting``: no ``AWS::CDK::Metadata`` resource (moto has no handler for
+  it; the Makefile passes the same flag to real deployments).
+
+The functions are reused by tests/test_deploy_local.py, so the test proves this loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+CDK = ROOT / "node_modules" / ".bin" / "cdk"
+CDK_FLAGS = ("--no-notices", "--no-version-reporting", "--ci")
+#: Each CLI call gets this long before it is killed: a local loop must never hang.
+CLI_TIMEOUT_S = 300
+#: Dummy credentials: moto accepts any; the CLI and boto3 need something to sign with.
+DUMMY_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+
+
+class LocalDeployError(RuntimeError):
+    """A step of the local loop failed; the message names the step and carries the CLI output."""
+
+
+@dataclass
+class CliRun:
+    args: list[str]
+    returncode: int
+    output: str
+    seconds: float
+
+
+@dataclass
+class LocalDeployment:
+    """What one local deploy produced, and what it took."""
+
+    endpoint_url: str
+    account: str
+    region: str
+    stack_name: str
+    assembly_dir: Path
+    template: dict[str, Any]
+    outputs_file: Path
+    outputs: dict[str, str]
+    doubles: dict[str, Any]
+    seconds: dict[str, float] = field(default_factory=dict)
+    runs: list[CliRun] = field(default_factory=list)
+
+
+def _on_path_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(ROOT / ".venv" / "bin"), str(ROOT / "node_modules" / ".bin"), env.get("PATH", "")])
+    return env
+
+
+def cli_env(endpoint_url: str, region: str) -> dict[str, str]:
+    """The environment for the cdk CLI and boto3: the local endpoint, dummy credentials only.
+
+    Profiles, session tokens and other endpoint settings of the caller are removed so that
+    nothing can reach a real account by accident.
+    """
+    env = {k: v for k, v in _on_path_env().items() if not k.startswith("AWS_")}
+    env.update(DUMMY_CREDENTIALS)
+    env.update(
+        AWS_ENDPOINT_URL=endpoint_url,
+        AWS_DEFAULT_REGION=region,
+        AWS_REGION=region,
+        AWS_EC2_METADATA_DISABLED="true",
+        CDK_DISABLE_CLI_TELEMETRY="true",
+        JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION="1",
+    )
+    return env
+
+
+def run_cdk(args: list[str], *, env: dict[str, str], echo: Callable[[str], None] | None = None,
+            timeout: float = CLI_TIMEOUT_S) -> CliRun:
+    """Run the pinned cdk CLI; raise LocalDeployError on failure or timeout."""
+    cmd = [str(CDK), *args]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise LocalDeployError(f"`cdk {' '.join(args)}` did not finish within {timeout:.0f} s") from exc
+    run = CliRun(args=args, returncode=proc.returncode, output=proc.stdout, seconds=time.monotonic() - started)
+    if echo is not None:
+        echo(proc.stdout)
+    return run
+
+
+def _checked(run: CliRun, step: str) -> CliRun:
+    if run.returncode != 0:
+        raise LocalDeployError(f"{step} failed (exit {run.returncode}):\n{run.output}")
+    return run
+
+
+def start_endpoint() -> tuple[Any, str]:
+    """moto's server on 127.0.0.1, on a port the OS picks; returns (server, endpoint URL)."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    _host, port = server.get_host_and_port()
+    return server, f"http://localhost:{port}"
+
+
+def boto3_client(service: str, endpoint_url: str, region: str) -> Any:
+    """A boto3 client for the local endpoint, with short timeouts and few retries."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.session.Session(
+        aws_access_key_id=DUMMY_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=DUMMY_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=region,
+    ).client(service, endpoint_url=endpoint_url,
+             config=Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 2, "mode": "standard"}))
+
+
+def synthesize(assembly_dir: Path, *, echo: Callable[[str], None] | None = None) -> tuple[CliRun, str, str, dict[str, Any]]:
+    """``cdk synth`` the default app into ``assembly_dir``: (run, stack name, region, template)."""
+    run = _checked(run_cdk(["synth", *CDK_FLAGS, "--quiet", "--output", str(assembly_dir)], env=_on_path_env(),
+                           echo=echo), "cdk synth")
+    manifest = json.loads((assembly_dir / "manifest.json").read_text())
+    stacks = {name: a for name, a in manifest["artifacts"].items() if a["type"] == "aws:cloudformation:stack"}
+    if len(stacks) != 1:
+        raise LocalDeployError(f"expected one stack in the default app, found {sorted(stacks)}")
+    (artifact_id, artifact), = stacks.items()
+    region = artifact["environment"].rsplit("/", 1)[-1]
+    if region == "unknown-region":
+        raise LocalDeployError("the stack has no region; set smddp:region in cdk.json")
+    template_file = artifact["properties"]["templateFile"]
+    template = json.loads((assembly_dir / template_file).read_text())
+    stack_name = artifact["properties"].get("stackName", artifact_id)
+    return run, stack_name, region, template
+
+
+def deploy(assembly_dir: Path, outputs_file: Path, *, endpoint_url: str,
+           echo: Callable[[str], None] | None = None) -> LocalDeployment:
+    """Synthesize, bootstrap, register the doubles and deploy; the endpoint must be running."""
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
+    import cfn_doubles
+
+    seconds: dict[str, float] = {}
+    synth_run, stack_name, region, template = synthesize(assembly_dir, echo=echo)
+    seconds["synth"] = synth_run.seconds
+    env = cli_env(endpoint_url, region)
+    account = boto3_client("sts", endpoint_url, region).get_caller_identity()["Account"]
+
+    boot_run = _checked(run_cdk(["bootstrap", f"aws://{account}/{region}", *CDK_FLAGS], env=env, echo=echo),
+                        "cdk bootstrap")
+    seconds["bootstrap"] = boot_run.seconds
+    # After bootstrap, not before: see tests/cfn_doubles/__init__.py.
+    doubles = cfn_doubles.register()
+
+    deploy_run = _checked(run_cdk(["deploy", "--app", str(assembly_dir), *CDK_FLAGS, "--method=direct",
+                                   "--require-approval", "never", "--outputs-file", str(outputs_file), stack_name],
+                                  env=env, echo=echo), "cdk deploy")
+    seconds["deploy"] = deploy_run.seconds
+    outputs = json.loads(outputs_file.read_text()).get(stack_name, {})
+    return LocalDeployment(endpoint_url=endpoint_url, account=account, region=region, stack_name=stack_name,
+                           assembly_dir=assembly_dir, template=template, outputs_file=outputs_file, outputs=outputs,
+                           doubles=doubles, seconds=seconds, runs=[synth_run, boot_run, deploy_run])
+
+
+def missing_resources(deployment: LocalDeployment) -> dict[str, str]:
+    """Logical id -> type for every template resource the stack does NOT hold (a silent skip)."""
+    cfn = boto3_client("cloudformation", deployment.endpoint_url, deployment.region)
+    present = {r.get("LogicalResourceId") for r in
+               cfn.describe_stack_resources(StackName=deployment.stack_name)["StackResources"]}
+    return {lid: r["Type"] for lid, r in deployment.template["Resources"].items() if lid not in present}
+
+
+def destroy(deployment: LocalDeployment, *, echo: Callable[[str], None] | None = None) -> CliRun:
+    """``cdk destroy --force``; returns the run WITHOUT raising (moto cannot delete a VPC stack)."""
+    env = cli_env(deployment.endpoint_url, deployment.region)
+    return run_cdk(["destroy", "--app", str(deployment.assembly_dir), *CDK_FLAGS, "--force", deployment.stack_name],
+                   env=env, echo=echo)
+
+
+def job_config(outputs_file: Path, fmt: str = "boto3") -> subprocess.CompletedProcess[str]:
+    """``smddp-infra job-config`` for the outputs file (same interpreter, no network)."""
+    return subprocess.run([sys.executable, "-m", "smddp_infra.cli", "job-config", "--outputs", str(outputs_file),
+                           "--format", fmt], cwd=ROOT, env=_on_path_env(), capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="deploy_local", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--outputs-file", default="cdk-outputs.json", type=Path,
+                        help="where to write the stack outputs (default: cdk-outputs.json)")
+    parser.add_argument("--quiet", action="store_true", help="do not echo the cdk CLI's output")
+    args = parser.parse_args(argv)
+    echo = None if args.quiet else (lambda text: print(text.rstrip(), flush=True))
+    outputs_file = args.outputs_file if args.outputs_file.is_absolute() else Path.cwd() / args.outputs_file
+
+    # moto warns about every type it skips, including the bootstrap stack's bucket policy;
+    # this tool checks the project's stack for skipped resources itself (below).
+    warnings.filterwarnings("ignore", message="Tried to parse", category=UserWarning)
+    logging.getLogger("moto").setLevel(logging.ERROR)
+    workdir = Path(tempfile.mkdtemp(prefix="smddp-deploy-local-"))
+    server, endpoint_url = start_endpoint()
+    print(f"Local endpoint (moto): {endpoint_url}", flush=True)
+    try:
+        deployment = deploy(workdir / "cdk.out", outputs_file, endpoint_url=endpoint_url, echo=echo)
+        skipped = missing_resources(deployment)
+        print(f"\nDeployed {deployment.stack_name}: {len(deployment.template['Resources'])} resources, "
+              f"{len(skipped)} missing from the stack; CloudFormation doubles used for: "
+              f"{', '.join(sorted(deployment.doubles))}")
+        for logical_id, type_name in sorted(skipped.items()):
+            print(f"  MISSING {logical_id} ({type_name}): the local endpoint skipped it", file=sys.stderr)
+        print(f"Outputs written to {outputs_file} (ids of the LOCAL endpoint, gone when it stops)\n")
+        if (ROOT / "smddp_infra" / "commands" / "job_config.py").exists():
+            print(f"$ smddp-infra job-config --outputs {outputs_file.name} --format boto3")
+            result = job_config(outputs_file)
+            sys.stdout.write(result.stdout)
+            sys.stderr.write(result.stderr)
+            if result.returncode != 0:
+                return result.returncode
+        else:
+            print(json.dumps(deployment.outputs, indent=2))
+        timings = ", ".join(f"{k} {v:.1f} s" for k, v in deployment.seconds.items())
+        print(f"\nTimings: {timings}")
+        return 1 if skipped else 0
+    except LocalDeployError as exc:
+        print(f"deploy-local: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+        print("Local endpoint stopped.", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
