@@ -19,7 +19,7 @@ export NODE_EXTRA_CA_CERTS ?= $(firstword $(wildcard /etc/ssl/certs/ca-certifica
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci
 
-.PHONY: setup synth test deploy deploy-local diff clean
+.PHONY: setup synth test deploy deploy-local review diff clean
 
 CHECKOV_STAMP := .venv-checkov/.installed
 
@@ -55,6 +55,13 @@ deploy: setup
 # real cdk CLI deploys the default app, then `smddp-infra job-config` reads cdk-outputs.json.
 deploy-local: setup
 	$(BIN)/python tools/deploy_local.py
+
+# The reviewer's pack in docs/review/ (template YAML, summary, diagram) and docs/api.md.
+review: setup
+	@sh tools/install_graphviz.sh
+	$(CDK) synth $(CDK_FLAGS) --quiet
+	$(BIN)/smddp-infra review cdk.out --out docs/review
+	$(BIN)/python -m smddp_infra.review.api_docs --out docs/api.md
 
 diff: setup
 	$(CDK) diff $(CDK_FLAGS)

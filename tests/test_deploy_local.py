@@ -405,13 +405,18 @@ def test_moto_still_ignores_inline_egress_rules(deployed: Deployed) -> None:
 
 
 def test_destroy_fails_on_the_vpc_and_moto_forgets_the_stack(deployed: Deployed) -> None:
-    """moto 5.2.5 cannot delete this stack: route tables, VPC endpoints and flow logs have no
-    delete handler, so DeleteVpc meets DependencyViolation and ``cdk destroy`` exits non-zero.
-    moto has already dropped the stack from its list by then (no DELETE_FAILED), while the
-    VPC stays. On AWS the same command deletes everything; only moto is asserted here."""
+    """moto 5.2.5 cannot delete this stack. It deletes in template order, not dependency order:
+    the role goes before the customer managed policy attached to it ("must detach all policies
+    first"), and even past that, route tables, VPC endpoints and flow logs have no delete
+    handler, so DeleteVpc meets DependencyViolation. ``cdk destroy`` exits non-zero; moto has
+    already dropped the stack from its list (no DELETE_FAILED), while the VPC stays. On AWS the
+    same command deletes everything but the RETAINed buckets and file system; only moto is
+    asserted here."""
     run = deploy_local.destroy(deployed.d)
     assert run.returncode != 0
-    assert f"The vpc {deployed.vpc_id} has dependencies and cannot be deleted" in run.output
+    moto_limits = (f"The vpc {deployed.vpc_id} has dependencies and cannot be deleted",
+                   "Cannot delete entity, must detach all policies first")
+    assert any(message in run.output for message in moto_limits), run.output
     with pytest.raises(ClientError, match="does not exist"):
         deployed.client("cloudformation").describe_stacks(StackName=deployed.d.stack_name)
     ec2 = deployed.client("ec2")

@@ -33,3 +33,36 @@ def test_readme_lists_every_context_key_and_cdk_json_sets_the_documented_default
     parsed_keys = {k for k in cdk_context() if k.startswith("smddp:")}
     assert parsed_keys <= documented
     assert len(documented) == len(NetworkSettings.__dataclass_fields__) == len(known)
+
+
+def _text_block_after(command: str) -> list[str]:
+    match = re.search(r"```text\n\$ " + re.escape(command) + r"\n(.*?)```", README, flags=re.S)
+    assert match, f"README has no output block for `{command}`"
+    return [line for line in match.group(1).splitlines() if line.strip()]
+
+
+def _run(command: str) -> str:
+    import os
+    import subprocess
+    import sys
+
+    args = command.split()[1:]
+    env = {**os.environ, "COLUMNS": "110", "NO_COLOR": "1"}
+    result = subprocess.run([sys.executable, "-m", "smddp_infra.cli", *args], cwd=ROOT, capture_output=True,
+                            text=True, env=env, timeout=60)
+    return result.stdout + result.stderr
+
+
+def test_readme_size_output_is_what_the_command_prints() -> None:
+    command = ("smddp-infra size --instance-type ml.p5.48xlarge --instance-count 16 --read-mbps-per-gpu 200 "
+               "--dataset-gib 20000")
+    actual = _run(command)
+    for line in _text_block_after(command):
+        if line.startswith("│"):
+            assert line in actual, line
+
+
+def test_readme_check_output_is_what_the_command_prints() -> None:
+    command = "smddp-infra check tests/fixtures/templates/sg_separate.yaml"
+    actual = _run(command).splitlines()
+    assert _text_block_after(command) == [line for line in actual if line.strip()]

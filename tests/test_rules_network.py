@@ -80,3 +80,16 @@ def test_subnets_whose_route_table_is_not_in_the_template_are_not_judged() -> No
     template = load("no_s3_route.yaml")
     del template["Resources"]["Association"]
     assert not {h for h in hits(template) if h[0] in ("SMDDP-NET2", "SMDDP-NET3")}
+
+
+def test_training_subnets_of_another_vpc_are_another_network() -> None:
+    """Two training networks in one template (different VPCs, different AZs) are not a mismatch;
+    the same pair inside one VPC is."""
+    other = subnet(AvailabilityZone="us-east-1b")
+    other["Properties"]["VpcId"] = {"Ref": "OtherVpc"}
+    vpc = {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}}
+    template = {"Resources": {"Storage": subnet(training=False, AvailabilityZone="us-east-1a"), "Train": other,
+                              "Fs": lustre("Storage"), "Vpc": vpc, "OtherVpc": vpc}}
+    assert ("SMDDP-NET1", "Fs") not in hits(template)
+    template["Resources"]["Train"]["Properties"]["VpcId"] = {"Ref": "Vpc"}
+    assert ("SMDDP-NET1", "Fs") in hits(template)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.model import ResourceRef, TemplateModel
+from smddp_infra.rules.model import ResourceRef, TemplateModel, is_known
 from smddp_infra.rules.training import lustre_file_systems, training_subnets
 from smddp_infra.rules.vpc import REQUIRED_INTERFACE_SERVICES, Network, subnet_zone
 
@@ -45,7 +45,11 @@ def check_same_zone(model: TemplateModel) -> list[Finding]:
         fs_zone = subnet_zone(model, fs_subnet) if fs_subnet is not None and fs_subnet.type == "AWS::EC2::Subnet" else None
         if fs_zone is None:
             continue
+        fs_vpc = model.get(fs_subnet, "VpcId")
         for name, reason in training.items():
+            vpc = model.get(model.resources[name], "VpcId")
+            if is_known(fs_vpc) and is_known(vpc) and vpc != fs_vpc:
+                continue  # another network's subnet (two training networks in one template)
             zone = subnet_zone(model, model.resources[name])
             if zone is not None and zone.comparable(fs_zone) and zone != fs_zone:
                 findings.append(
