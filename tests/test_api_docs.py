@@ -19,6 +19,16 @@ def test_docs_api_md_matches_the_code():
     assert API_MD.is_file() and API_MD.read_text() == expected, "docs/api.md is stale: run python -m smddp_infra.review.api_docs --out docs/api.md"
 
 
+def test_readme_api_section_lists_every_construct_with_its_props_and_attributes():
+    readme = ROOT / "README.md"
+    assert readme.read_text() == api_docs.update_readme(readme), "README API section is stale: run python -m smddp_infra.review.api_docs"
+    section = readme.read_text().split(api_docs.README_START, 1)[1].split(api_docs.README_END, 1)[0]
+    for name, path in api_docs.PUBLIC_CONSTRUCTS:
+        doc = api_docs.describe(name, path)
+        (row,) = [line for line in section.splitlines() if line.startswith(f"| [{name}]")]
+        assert all(f"`{prop.name}`" in row for prop in doc.props)
+
+
 def test_every_prop_is_keyword_only_documented_with_its_default():
     assert api_docs.problems() == []
 
