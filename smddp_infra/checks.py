@@ -3,7 +3,7 @@
 Usage (same shape as ``AwsSolutionsChecks`` in cdk-nag 3)::
 
     Validations.of(app).add_plugins(SmddpChecks(app))
-    Validations.of(security_group).acknowledge(id="SMDDP-SG2", reason="...")
+    Validations.of(security_group).acknowledge(Acknowledgment(id="SMDDP::SMDDP-SG2", reason="..."))
 
 How it fits cdk-nag 3: a NagPack is an ``IPolicyValidationPlugin``. At the end of
 ``app.synth()`` CDK calls ``validate(context)``; the base class walks the construct tree
@@ -95,7 +95,7 @@ class SmddpChecks(NagPack):
     """Checks a CDK app against the SageMaker SMDDP troubleshooting guide (rules SMDDP-*).
 
     Rule ids are ``SMDDP-<suffix>`` (e.g. ``SMDDP-SG1``); acknowledge one with
-    ``Validations.of(construct).acknowledge(id="SMDDP-SG1", reason=...)`` on the resource
+    ``Validations.of(construct).acknowledge(Acknowledgment(id="SMDDP::SMDDP-SG1", reason=...))`` on the resource
     the finding names or any of its scopes. See docs/rules.md.
     """
 

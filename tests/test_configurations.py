@@ -23,6 +23,7 @@ from smddp_infra.settings import NetworkSettings
 from smddp_infra.stack import TrainingNetworkStack
 
 CONFIGS: dict[str, dict[str, Any]] = {
+    "Default": {},
     "Nat": {"smddp:natGateway": True},
     "AzId": {"smddp:availabilityZoneId": "use1-az4"},
     "EfaFs": {"smddp:efaFileSystem": True, "smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 16,
@@ -87,8 +88,8 @@ def template_dir(app, tmp_path_factory) -> Path:
     return out
 
 
-def test_matrix_covers_at_least_eight_configurations(app) -> None:
-    assert len(app[1]) >= 8
+def test_matrix_covers_at_least_nine_configurations(app) -> None:
+    assert len(app[1]) >= 9
 
 
 def test_every_configuration_is_clean_under_cfn_lint(template_dir: Path) -> None:

@@ -405,18 +405,17 @@ def test_moto_still_ignores_inline_egress_rules(deployed: Deployed) -> None:
 
 
 def test_destroy_fails_on_the_vpc_and_moto_forgets_the_stack(deployed: Deployed) -> None:
-    """moto 5.2.5 cannot delete this stack. It deletes in template order, not dependency order:
-    the role goes before the customer managed policy attached to it ("must detach all policies
-    first"), and even past that, route tables, VPC endpoints and flow logs have no delete
-    handler, so DeleteVpc meets DependencyViolation. ``cdk destroy`` exits non-zero; moto has
-    already dropped the stack from its list (no DELETE_FAILED), while the VPC stays. On AWS the
-    same command deletes everything but the RETAINed buckets and file system; only moto is
-    asserted here."""
+    """moto 5.2.5 cannot delete this stack. It deletes resources in no dependency order, so
+    which error ends the delete varies from run to run (hash order): the role before the
+    managed policy attached to it ("must detach all policies first"), a security group rule
+    after its group ("The security group ... does not exist"), and, past those, the VPC,
+    whose route tables, endpoints and flow logs have no delete handler ("The vpc ... has
+    dependencies and cannot be deleted"). What never varies, and is asserted: ``cdk destroy``
+    fails, moto drops the stack from its list (no DELETE_FAILED), and the VPC stays. On AWS
+    the same command deletes everything but the RETAINed buckets and file system."""
     run = deploy_local.destroy(deployed.d)
     assert run.returncode != 0
-    moto_limits = (f"The vpc {deployed.vpc_id} has dependencies and cannot be deleted",
-                   "Cannot delete entity, must detach all policies first")
-    assert any(message in run.output for message in moto_limits), run.output
+    assert "destroy failed" in run.output, run.output
     with pytest.raises(ClientError, match="does not exist"):
         deployed.client("cloudformation").describe_stacks(StackName=deployed.d.stack_name)
     ec2 = deployed.client("ec2")
