@@ -93,11 +93,15 @@ class TrainingJobSettings:
     checkpoint_local_path: str = CHECKPOINT_LOCAL_PATH
     file_system_type: str = FILE_SYSTEM_TYPE
     file_system_access_mode: str = "ro"
+    #: Where SageMaker writes model artifacts (OutputDataConfig.S3OutputPath) and where the SDK
+    #: uploads the training script (code_location): prefixes the execution role can use.
+    output_s3_uri: Optional[str] = None
+    code_s3_uri: Optional[str] = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_document(self) -> dict[str, Any]:
         """The JSON document stored in the ``TrainingJobConfig`` output and SSM parameter."""
-        return {
+        document = {
             "version": 1,
             "region": self.region,
             "availabilityZone": self.availability_zone,
@@ -116,13 +120,18 @@ class TrainingJobSettings:
             },
             **dict(self.extra),
         }
+        if self.output_s3_uri is not None:
+            document["output"] = {"s3Uri": self.output_s3_uri}
+        if self.code_s3_uri is not None:
+            document["code"] = {"s3Uri": self.code_s3_uri}
+        return document
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> "TrainingJobSettings":
         checkpoint = doc["checkpoint"]
         fs = doc["fileSystem"]
         known = {"version", "region", "availabilityZone", "instanceType", "instanceCount", "subnets",
-                 "securityGroupIds", "roleArn", "checkpoint", "fileSystem"}
+                 "securityGroupIds", "roleArn", "checkpoint", "fileSystem", "output", "code"}
         return cls(
             subnets=tuple(doc["subnets"]),
             security_group_ids=tuple(doc["securityGroupIds"]),
@@ -138,6 +147,8 @@ class TrainingJobSettings:
             instance_count=int(doc["instanceCount"]),
             region=doc["region"],
             availability_zone=doc["availabilityZone"],
+            output_s3_uri=(doc.get("output") or {}).get("s3Uri"),
+            code_s3_uri=(doc.get("code") or {}).get("s3Uri"),
             extra={k: v for k, v in doc.items() if k not in known},
         )
 

@@ -78,6 +78,8 @@ class TrainingNetworkStack(Stack):
             "SecurityGroupIds": Fn.join(",", list(job.security_group_ids)),
             "RoleArn": job.role_arn,
             "CheckpointS3Uri": job.checkpoint_s3_uri,
+            "OutputS3Uri": job.output_s3_uri,
+            "CodeS3Uri": job.code_s3_uri,
             "FileSystemId": job.file_system_id,
             "FileSystemMountName": job.file_system_mount_name,
             "FileSystemDirectoryPath": job.file_system_directory_path,

@@ -30,6 +30,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
               "smddp:readMBpsPerGpu": 200},
     "Kms": {"smddp:kmsKey": "create", "smddp:deploymentType": "PERSISTENT_2"},
     "Dataset": {"smddp:datasetBucket": "s3://my-training-data/imagenet", "smddp:deploymentType": "PERSISTENT_2"},
+    "AzIdNat": {"smddp:availabilityZoneId": "use1-az6", "smddp:natGateway": True},
     "Small": {"smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 2, "smddp:readMBpsPerGpu": 100},
     "Big": {"smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 64, "smddp:readMBpsPerGpu": 100,
             "smddp:datasetGiB": 50000},
@@ -52,11 +53,12 @@ class PlatformStack(Stack):
         bucket = s3.Bucket.from_bucket_name(self, "Data", "platform-datasets")
         self.network = SmddpTrainingNetwork(
             self, "Training", vpc=vpc, training_subnet=subnet, additional_security_groups=[platform_group],
+            endpoint_security_groups=[ec2.SecurityGroup.from_security_group_id(self, "Endpoints", "sg-0aaaabbbbccccdddd")],
             encryption_key=key, dataset_bucket=bucket, dataset_prefix="llm/", required_throughput_mbps=4000,
             dataset_gib=10_000, deployment_types=["PERSISTENT_2"],
         )
         self.second = SmddpTrainingNetwork(
-            self, "SecondCluster", vpc=vpc, training_subnet=subnet, instance_type="ml.trn1.32xlarge",
+            self, "SecondCluster", vpc=vpc, training_subnet=subnet, instance_type="ml.trn1.32xlarge", allow_https_egress=True,
             instance_count=2, read_mbps_per_gpu=25,
         )
 
@@ -152,6 +154,23 @@ def test_az_id_configuration_places_the_subnet_by_az_id(app) -> None:
     assert "AvailabilityZone" not in subnet["Properties"]
 
 
+def test_az_id_with_nat_places_every_subnet_by_az_id(app) -> None:
+    subnets = of_type(app[1]["AzIdNat"], "AWS::EC2::Subnet").values()
+    assert len(subnets) == 2
+    for subnet in subnets:
+        assert subnet["Properties"]["AvailabilityZoneId"] == "use1-az6"
+        assert "AvailabilityZone" not in subnet["Properties"]
+
+
+def test_existing_vpc_gets_https_egress_to_the_platform_endpoints_or_explicitly_anywhere(app) -> None:
+    t = app[1]["Platform"]
+    egress = [r["Properties"] for r in of_type(t, "AWS::EC2::SecurityGroupEgress").values()]
+    assert any(e.get("DestinationSecurityGroupId") == "sg-0aaaabbbbccccdddd" and e["FromPort"] == 443 for e in egress)
+    groups = list(of_type(t, "AWS::EC2::SecurityGroup").values())
+    anywhere = [g for g in groups if any(r.get("CidrIp") == "0.0.0.0/0" for r in g["Properties"].get("SecurityGroupEgress", []))]
+    assert len(anywhere) == 1  # only SecondCluster, which asked for allow_https_egress=True
+
+
 def test_efa_file_system_is_persistent_2_with_metadata_configuration(app) -> None:
     (fs,) = of_type(app[1]["EfaFs"], "AWS::FSx::FileSystem").values()
     lustre = fs["Properties"]["LustreConfiguration"]
@@ -237,12 +256,17 @@ def test_job_settings_can_be_handed_to_another_construct(app) -> None:
         ({"read_mbps_per_gpu": None}, "needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps"),
         ({"file_system_access_mode": "rx"}, "file_system_access_mode must be 'ro' or 'rw', got 'rx'"),
         ({"checkpoint_noncurrent_days": 0}, "noncurrent_version_expiration_days must be a whole number >= 1, got 0"),
+        ({"vpc": "EXISTING", "training_subnet": "EXISTING"}, "with an existing vpc, say how jobs reach AWS APIs"),
     ],
 )
 def test_bad_construct_props_raise_a_config_error_naming_the_prop(props: dict[str, Any], message: str) -> None:
     stack = Stack(App(), "Bad", env=Environment(region="us-east-1"))
     kwargs: dict[str, Any] = {"availability_zone": "us-east-1a", "read_mbps_per_gpu": 50}
     kwargs.update(props)
+    if kwargs.get("vpc") == "EXISTING":
+        kwargs["vpc"] = ec2.Vpc.from_vpc_attributes(stack, "Vpc", vpc_id="vpc-1", availability_zones=["us-east-1a"])
+        kwargs["training_subnet"] = ec2.Subnet.from_subnet_attributes(stack, "Subnet", subnet_id="subnet-1",
+                                                                       availability_zone="us-east-1a")
     with pytest.raises(ConfigError) as excinfo:
         SmddpTrainingNetwork(stack, "Net", **kwargs)
     assert message in str(excinfo.value)

@@ -174,8 +174,8 @@ def test_role_policy_has_exactly_the_vpc_training_permissions(default_app: Synth
     assert not default_app.resources("AWS::IAM::Policy"), "no inline policies"
     (policy,) = default_app.resources("AWS::IAM::ManagedPolicy").values()
     statements = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
-    actions = sorted(a for s in statements.values() for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"]))
-    assert actions == sorted([
+    actions = {a for s in statements.values() for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
+    assert actions == {
         "ec2:CreateNetworkInterface", "ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
         "ec2:DeleteNetworkInterfacePermission", "ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs",
         "ec2:DescribeDhcpOptions", "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups",
@@ -183,7 +183,14 @@ def test_role_policy_has_exactly_the_vpc_training_permissions(default_app: Synth
         "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams",
         "ecr:GetAuthorizationToken", "ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage",
         "s3:ListBucket", "s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
-    ])
+    }
+    # the job bucket: checkpoints read/write, model artifacts write-only, uploaded code read-only
+    def object_prefix(sid: str) -> str:
+        return json.dumps(statements[sid]["Resource"]).split('"/', 1)[1].split('"', 1)[0]
+    assert object_prefix("CheckpointReadWrite") == "checkpoints/*"
+    assert (object_prefix("ModelOutputWrite"), statements["ModelOutputWrite"]["Action"]) == (
+        "output/*", ["s3:AbortMultipartUpload", "s3:PutObject"])
+    assert (object_prefix("TrainingCodeRead"), statements["TrainingCodeRead"]["Action"]) == ("code/*", "s3:GetObject")
     assert statements["DescribeFileSystem"]["Resource"] != "*"
     star = [sid for sid, s in statements.items() if s["Resource"] == "*"]
     assert sorted(star) == ["DescribeNetwork", "EcrAuth", "TrainingMetrics"]

@@ -78,6 +78,8 @@ WILDCARD_REASONS = {
     "TrainingLogs": "Log streams are named per training job under the /aws/sagemaker/TrainingJobs log group.",
     "EcrPull": "AWS Deep Learning Container images are separate repositories per framework in the DLC account.",
     "CheckpointReadWrite": "SageMaker writes checkpoint objects under the checkpoint prefix with names chosen by the training script.",
+    "ModelOutputWrite": "SageMaker writes model artifacts under the output prefix with names it chooses per job.",
+    "TrainingCodeRead": "The SDK uploads each job's script under the code prefix with a per-job name.",
     "DatasetRead": "Training reads every object under the dataset prefix (read-only).",
 }
 

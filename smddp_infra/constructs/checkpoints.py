@@ -16,8 +16,11 @@ from constructs import Construct
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.jobconfig import checkpoint_s3_uri
 
-#: Default prefix for checkpoints inside the bucket.
+#: Default prefixes inside the bucket: checkpoints (read/write by the job), model artifacts
+#: (written by SageMaker) and training code (uploaded by the SDK, read by the job).
 CHECKPOINT_PREFIX = "checkpoints"
+OUTPUT_PREFIX = "output"
+CODE_PREFIX = "code"
 
 
 def secure_log_bucket(scope: Construct, id: str, *, retention_days: int = 365) -> s3.Bucket:
@@ -50,8 +53,12 @@ def secure_log_bucket(scope: Construct, id: str, *, retention_days: int = 365) -
 class CheckpointBucket(Construct):
     """A versioned, encrypted, TLS-only bucket for SageMaker checkpoints.
 
+    The same bucket holds the job's model artifacts (``output/``) and the training code the SDK
+    uploads (``code/``), so the execution role needs no access to SageMaker's default bucket.
+
     Attributes: ``bucket``, ``log_bucket`` (None when ``bucket`` was passed in),
-    ``prefix``, and :meth:`s3_uri` for a job's ``checkpoint_s3_uri``.
+    ``prefix``, ``output_prefix``, ``code_prefix``, and :meth:`s3_uri` for a job's
+    ``checkpoint_s3_uri`` (``output_s3_uri``/``code_s3_uri`` for the other two).
     """
 
     def __init__(
@@ -64,6 +71,8 @@ class CheckpointBucket(Construct):
         encryption_key: Optional[kms.IKey] = None,
         noncurrent_version_expiration_days: int = 30,
         prefix: str = CHECKPOINT_PREFIX,
+        output_prefix: str = OUTPUT_PREFIX,
+        code_prefix: str = CODE_PREFIX,
     ) -> None:
         """
         :param bucket: escape hatch: an existing bucket to use. Default: a new bucket.
@@ -73,6 +82,8 @@ class CheckpointBucket(Construct):
         :param noncurrent_version_expiration_days: days before an overwritten checkpoint
             version expires. Default: 30.
         :param prefix: key prefix for checkpoints. Default: ``checkpoints``.
+        :param output_prefix: key prefix for model artifacts. Default: ``output``.
+        :param code_prefix: key prefix for uploaded training code. Default: ``code``.
         """
         super().__init__(scope, id)
         if isinstance(noncurrent_version_expiration_days, bool) or not isinstance(noncurrent_version_expiration_days, int) or noncurrent_version_expiration_days < 1:
@@ -82,6 +93,8 @@ class CheckpointBucket(Construct):
                 f"noncurrent_version_expiration_days must be a whole number >= 1, got {noncurrent_version_expiration_days!r}"
             )
         self.prefix = prefix.strip("/")
+        self.output_prefix = output_prefix.strip("/")
+        self.code_prefix = code_prefix.strip("/")
         self.log_bucket: Optional[s3.IBucket] = None
         if bucket is None:
             self.log_bucket = log_bucket or secure_log_bucket(self, "LogBucket")
@@ -114,3 +127,11 @@ class CheckpointBucket(Construct):
     def s3_uri(self, prefix: Optional[str] = None) -> str:
         """``s3://<bucket>/<prefix>/`` with the trailing slash SageMaker's CheckpointConfig wants."""
         return checkpoint_s3_uri(self.bucket.bucket_name, self.prefix if prefix is None else prefix)
+
+    def output_s3_uri(self) -> str:
+        """``s3://<bucket>/output/``: the job's OutputDataConfig.S3OutputPath / SDK ``output_path``."""
+        return checkpoint_s3_uri(self.bucket.bucket_name, self.output_prefix)
+
+    def code_s3_uri(self) -> str:
+        """``s3://<bucket>/code/``: the SDK's ``code_location``."""
+        return checkpoint_s3_uri(self.bucket.bucket_name, self.code_prefix)

@@ -15,6 +15,7 @@ from aws_cdk import Stack, Tags, aws_ec2 as ec2, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs.acknowledgements import acknowledge
+from smddp_infra.constructs.checkpoints import secure_log_bucket
 from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, plan_subnet_mask
 
@@ -26,6 +27,7 @@ class TrainingVpc(Construct):
 
     Attributes: ``vpc``, ``training_subnet``, ``endpoint_security_group`` (None with NAT and
     no interface endpoints), ``interface_endpoints`` (service name -> endpoint),
+    ``flow_log_bucket``,
     ``availability_zone`` (the AZ name, a token when chosen by AZ ID).
     """
 
@@ -60,8 +62,8 @@ class TrainingVpc(Construct):
         :param interface_endpoints: interface endpoint services (the part after
             ``com.amazonaws.<region>.``). Default: sagemaker.api, sts, logs, monitoring, ecr.api,
             ecr.dkr without NAT; none with NAT.
-        :param flow_log_bucket: S3 bucket for VPC flow logs. Default: flow logs to CloudWatch
-            Logs are NOT created; pass a bucket (the L3 passes its access-log bucket).
+        :param flow_log_bucket: S3 bucket for the VPC flow logs (all traffic). Default: a new
+            secure log bucket (``FlowLogBucket``); the L3 passes its access-log bucket.
         :param restrict_default_security_group: strip the default group's rules with CDK's
             custom-resource Lambda. Default: False (nothing uses the default group; the stack
             stays free of Lambdas).
@@ -115,23 +117,24 @@ class TrainingVpc(Construct):
         cfn_subnet = self.training_subnet.node.default_child
         assert isinstance(cfn_subnet, ec2.CfnSubnet)
         self.cfn_training_subnet = cfn_subnet
-        if availability_zone_id is not None:
-            cfn_subnet.add_property_deletion_override("AvailabilityZone")
-            cfn_subnet.add_property_override("AvailabilityZoneId", availability_zone_id)
-            self.availability_zone = cfn_subnet.attr_availability_zone
-        else:
-            self.availability_zone = availability_zone
-        # The AZ is pinned on purpose (EFA, FSx and capacity live in one AZ): cfn-lint's W3010
-        # ("don't hardcode AZs") does not apply to this VPC's subnets.
+        self.availability_zone = cfn_subnet.attr_availability_zone if availability_zone_id else availability_zone
         for subnet in (*self.vpc.private_subnets, *self.vpc.isolated_subnets, *self.vpc.public_subnets):
-            subnet.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"]}})
+            cfn = subnet.node.default_child
+            if availability_zone_id is not None:  # every subnet, the NAT's public one included
+                cfn.add_property_deletion_override("AvailabilityZone")
+                cfn.add_property_override("AvailabilityZoneId", availability_zone_id)
+            # The AZ is pinned on purpose (EFA, FSx and capacity live in one AZ): cfn-lint's
+            # W3010 ("don't hardcode AZs") does not apply to this VPC's subnets.
+            cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"]}})
 
-        if flow_log_bucket is not None:
-            self.vpc.add_flow_log(
-                "FlowLog",
-                destination=ec2.FlowLogDestination.to_s3(flow_log_bucket, "vpc-flow-logs/"),
-                traffic_type=ec2.FlowLogTrafficType.ALL,
-            )
+        if flow_log_bucket is None:
+            flow_log_bucket = secure_log_bucket(self, "FlowLogBucket")
+        self.flow_log_bucket = flow_log_bucket
+        self.vpc.add_flow_log(
+            "FlowLog",
+            destination=ec2.FlowLogDestination.to_s3(flow_log_bucket, "vpc-flow-logs/"),
+            traffic_type=ec2.FlowLogTrafficType.ALL,
+        )
 
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
         self.endpoint_security_group: Optional[ec2.SecurityGroup] = None

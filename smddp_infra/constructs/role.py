@@ -24,6 +24,12 @@ from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS
 DLC_ACCOUNT = "763104351884"
 
 
+def _objects(prefix: str) -> str:
+    """``checkpoints`` -> ``checkpoints/*``; an empty prefix means the whole bucket (``*``)."""
+    prefix = prefix.strip("/")
+    return f"{prefix}/*" if prefix else "*"
+
+
 def nag_resource_finding(stack: Stack, value: str) -> str:
     """Render an ARN the way cdk-nag names an IAM5 finding (``<LogicalId.Arn>/x/*``)."""
     return _render(stack.resolve(value))
@@ -57,6 +63,8 @@ class TrainingExecutionRole(Construct):
         security_groups: Sequence[ec2.ISecurityGroup],
         checkpoint_bucket: s3.IBucket,
         checkpoint_prefix: str,
+        output_prefix: Optional[str] = None,
+        code_prefix: Optional[str] = None,
         file_system_id: Optional[str] = None,
         dataset_bucket: Optional[s3.IBucket] = None,
         dataset_prefix: str = "",
@@ -68,7 +76,11 @@ class TrainingExecutionRole(Construct):
         :param training_subnet: the subnet jobs run in (scopes ec2:CreateNetworkInterface).
         :param security_groups: the job's groups (scopes ec2:CreateNetworkInterface).
         :param checkpoint_bucket: read/write under ``checkpoint_prefix``.
-        :param checkpoint_prefix: key prefix of checkpoints.
+        :param checkpoint_prefix: key prefix of checkpoints (read/write).
+        :param output_prefix: key prefix in the same bucket where SageMaker writes model
+            artifacts (OutputDataConfig.S3OutputPath; write). Default: none.
+        :param code_prefix: key prefix in the same bucket where the SDK uploads the training
+            script (code_location; read). Default: none.
         :param file_system_id: FSx file system the job mounts (fsx:DescribeFileSystems).
             Default: no FSx permission.
         :param dataset_bucket: read-only dataset bucket. Default: none.
@@ -97,6 +109,7 @@ class TrainingExecutionRole(Construct):
             return stack.format_arn(service=service, resource=resource, resource_name=name,
                                     arn_format=_arn_format(sep))
 
+        prefixes = [p for p in (checkpoint_prefix, output_prefix, code_prefix) if p is not None]
         statements = [
             iam.PolicyStatement(
                 sid="DescribeNetwork",
@@ -130,7 +143,9 @@ class TrainingExecutionRole(Construct):
             iam.PolicyStatement(
                 sid="TrainingLogs",
                 actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=[arn("logs", "log-group", "/aws/sagemaker/TrainingJobs:*", sep=":")],
+                # the group itself (CreateLogGroup) and its streams
+                resources=[arn("logs", "log-group", "/aws/sagemaker/TrainingJobs", sep=":"),
+                           arn("logs", "log-group", "/aws/sagemaker/TrainingJobs:*", sep=":")],
             ),
             iam.PolicyStatement(
                 sid="TrainingMetrics",
@@ -150,14 +165,26 @@ class TrainingExecutionRole(Construct):
                 sid="CheckpointList",
                 actions=["s3:ListBucket"],
                 resources=[checkpoint_bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{checkpoint_prefix}/*", checkpoint_prefix]}},
+                conditions={"StringLike": {"s3:prefix": [p for prefix in prefixes for p in (prefix, _objects(prefix))]}},
             ),
             iam.PolicyStatement(
                 sid="CheckpointReadWrite",
                 actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
-                resources=[checkpoint_bucket.arn_for_objects(f"{checkpoint_prefix}/*")],
+                resources=[checkpoint_bucket.arn_for_objects(_objects(checkpoint_prefix))],
             ),
         ]
+        if output_prefix is not None:
+            statements.append(iam.PolicyStatement(
+                sid="ModelOutputWrite",
+                actions=["s3:PutObject", "s3:AbortMultipartUpload"],
+                resources=[checkpoint_bucket.arn_for_objects(_objects(output_prefix))],
+            ))
+        if code_prefix is not None:
+            statements.append(iam.PolicyStatement(
+                sid="TrainingCodeRead",
+                actions=["s3:GetObject"],
+                resources=[checkpoint_bucket.arn_for_objects(_objects(code_prefix))],
+            ))
         if file_system_id is not None:
             statements.append(
                 iam.PolicyStatement(

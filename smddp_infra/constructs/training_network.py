@@ -67,6 +67,10 @@ class SmddpTrainingNetwork(Construct):
         create_encryption_key: bool = False,
         role: Optional[iam.IRole] = None,
         s3_prefix_list_id: Optional[str] = None,
+        endpoint_security_groups: Sequence[ec2.ISecurityGroup] = (),
+        allow_https_egress: Optional[bool] = None,
+        ips_per_instance: Optional[int] = None,
+        restrict_default_security_group: bool = False,
         file_system_access_mode: str = "ro",
     ) -> None:
         """
@@ -108,6 +112,18 @@ class SmddpTrainingNetwork(Construct):
             new role.
         :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
             endpoint. Default: from a built-in table of regions (UNCONFIRMED outside it).
+        :param endpoint_security_groups: with an existing VPC: the groups of its interface
+            endpoints (sts, logs, sagemaker.api, ecr); the EFA group gets HTTPS egress to each.
+            Default: none (the network's own endpoint group when it creates the VPC).
+        :param allow_https_egress: HTTPS egress from the EFA group to 0.0.0.0/0 (AWS APIs through
+            a NAT gateway or proxy). Default: the value of ``nat_gateway``; with an existing VPC,
+            one of this or ``endpoint_security_groups`` is required (a deliberate choice, never
+            a silent 0.0.0.0/0).
+        :param ips_per_instance: private IPs to plan per training instance in a created subnet.
+            Default: the instance catalog's value (5, SageMaker's documented minimum for EFA
+            instances; UNCONFIRMED for types with many EFA interfaces).
+        :param restrict_default_security_group: strip the created VPC's default group of its
+            rules (CDK's custom-resource Lambda). Default: False.
         :param file_system_access_mode: ``ro`` or ``rw`` for the job's FSx channel. Default: ``ro``.
         """
         super().__init__(scope, id)
@@ -166,7 +182,8 @@ class SmddpTrainingNetwork(Construct):
                 availability_zone=availability_zone,
                 availability_zone_id=availability_zone_id,
                 max_instance_count=instance_count,
-                ips_per_instance=instance.private_ips,
+                ips_per_instance=instance.private_ips if ips_per_instance is None else ips_per_instance,
+                restrict_default_security_group=restrict_default_security_group,
                 cidr=vpc_cidr,
                 nat_gateway=nat_gateway,
                 interface_endpoints=endpoints,
@@ -181,20 +198,29 @@ class SmddpTrainingNetwork(Construct):
             if training_subnet is None:
                 raise ConfigError("vpc was given without training_subnet: pass the private subnet (one AZ) for jobs and FSx")
             self.availability_zone = availability_zone or training_subnet.availability_zone
+        endpoint_groups.extend(endpoint_security_groups)
+        if allow_https_egress is None:
+            if self.network is None and not endpoint_security_groups:
+                raise ConfigError(
+                    "with an existing vpc, say how jobs reach AWS APIs (sts, logs, sagemaker.api, ecr): pass "
+                    "endpoint_security_groups=[<your interface endpoints' groups>] for HTTPS egress to them, or "
+                    "allow_https_egress=True for HTTPS to 0.0.0.0/0 through your NAT or proxy; got neither"
+                )
+            allow_https_egress = nat_gateway
         self.vpc: ec2.IVpc = vpc
         self.training_subnet: ec2.ISubnet = training_subnet
 
         # --- EFA group --------------------------------------------------------------------
         if s3_prefix_list_id is None and not Token.is_unresolved(stack.region):
             s3_prefix_list_id = S3_PREFIX_LISTS.get(stack.region)
-        if s3_prefix_list_id is None and not nat_gateway and self.network is not None and Token.is_unresolved(stack.region):
+        if s3_prefix_list_id is None and not allow_https_egress and Token.is_unresolved(stack.region):
             raise ConfigError(
                 "s3_prefix_list_id is needed in an environment-agnostic stack (no region): the training group's "
                 "HTTPS egress to the S3 gateway endpoint names the region's S3 prefix list (com.amazonaws.<region>.s3), "
                 "which cannot be looked up without a region; pass s3_prefix_list_id='pl-...', or give the stack "
                 "env=Environment(region=...), or use nat_gateway=True"
             )
-        if s3_prefix_list_id is None and not nat_gateway and self.network is not None:
+        if s3_prefix_list_id is None and not allow_https_egress:
             raise ConfigError(
                 f"s3_prefix_list_id is needed for HTTPS egress to the S3 gateway endpoint in region {stack.region!r}; "
                 f"known regions: {', '.join(S3_PREFIX_LISTS)} (set smddp:s3PrefixListId / s3_prefix_list_id)"
@@ -206,7 +232,7 @@ class SmddpTrainingNetwork(Construct):
             security_group=security_group,
             endpoint_security_groups=endpoint_groups,
             s3_prefix_list_id=s3_prefix_list_id,
-            allow_https_to_anywhere=nat_gateway,
+            allow_https_to_anywhere=allow_https_egress,
         )
         self.efa_security_group: ec2.ISecurityGroup = self.efa.security_group
         for index, group in enumerate(additional_security_groups):
@@ -246,6 +272,8 @@ class SmddpTrainingNetwork(Construct):
             security_groups=self.security_groups,
             checkpoint_bucket=self.checkpoint_bucket,
             checkpoint_prefix=self.checkpoints.prefix,
+            output_prefix=self.checkpoints.output_prefix,
+            code_prefix=self.checkpoints.code_prefix,
             file_system_id=self.file_system.file_system_id,
             dataset_bucket=dataset_bucket,
             dataset_prefix=dataset_prefix,
@@ -262,6 +290,8 @@ class SmddpTrainingNetwork(Construct):
             security_group_ids=tuple(g.security_group_id for g in self.security_groups),
             role_arn=self.role.role_arn,
             checkpoint_s3_uri=self.checkpoints.s3_uri(),
+            output_s3_uri=self.checkpoints.output_s3_uri(),
+            code_s3_uri=self.checkpoints.code_s3_uri(),
             file_system_id=self.file_system.file_system_id,
             file_system_mount_name=self.file_system.mount_name,
             file_system_directory_path=self.file_system.directory_path,
