@@ -34,6 +34,10 @@ S3_PREFIX_LISTS: dict[str, str] = {
     "ap-southeast-2": "pl-6ca54005",
 }
 
+#: IPs planned for the FSx for Lustre file system's interfaces in the training subnet
+#: (UNCONFIRMED estimate: one per file server; TrainingVpc's ``file_system_ips``).
+FILE_SYSTEM_IPS = 8
+
 #: IPs AWS reserves in every subnet.
 AWS_RESERVED_IPS = 5
 #: Largest training subnet we plan (a /16 VPC holds it).
@@ -152,6 +156,12 @@ class NetworkSettings:
         cap = get("maxCapacityGiB")
         max_capacity = None if cap is None else _number("smddp:maxCapacityGiB", cap, minimum=0, exclusive=True)
 
+        if kms is not None and kms != "create" and str(kms).split(":")[3] != region:
+            raise ConfigError(f"smddp:kmsKey must be a key in smddp:region {region} (KMS keys are regional), got {kms!r}")
+        nat = _bool("smddp:natGateway", get("natGateway", False))
+        _check_subnets_fit(cidr, instance_count=instance_count, instance_type=instance_type, nat=nat,
+                           endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0))
+
         return cls(
             region=region,
             availability_zone=az,
@@ -163,7 +173,7 @@ class NetworkSettings:
             required_throughput_mbps=required,
             deployment_type=deployment_type,
             efa_file_system=_bool("smddp:efaFileSystem", get("efaFileSystem", False)),
-            nat_gateway=_bool("smddp:natGateway", get("natGateway", False)),
+            nat_gateway=nat,
             dataset_bucket=bucket,
             checkpoint_noncurrent_days=_whole("smddp:checkpointNoncurrentDays", get("checkpointNoncurrentDays", cls.checkpoint_noncurrent_days), minimum=1),
             kms_key=kms,
@@ -179,6 +189,23 @@ class NetworkSettings:
             return self.required_throughput_mbps
         instance = EFA_INSTANCE_TYPES[self.instance_type]
         return instance.accelerators * self.instance_count * float(self.read_mbps_per_gpu or 0)
+
+
+def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, nat: bool, endpoints: int) -> None:
+    """The training subnet (and the NAT's /28) must fit the VPC CIDR: say so before jsii does."""
+    try:
+        mask = plan_subnet_mask(instances=instance_count, ips_per_instance=EFA_INSTANCE_TYPES[instance_type].private_ips,
+                                other_ips=endpoints + FILE_SYSTEM_IPS)
+    except ConfigError as exc:
+        raise ConfigError(f"smddp:instanceCount={instance_count} is too large for one training subnet: {exc}") from None
+    vpc_prefix = int(cidr.rsplit("/", 1)[1])
+    needed = 2 ** (32 - mask) + (16 if nat else 0)
+    if needed > 2 ** (32 - vpc_prefix):
+        parts = f"a /{mask} training subnet" + (" and a /28 NAT subnet" if nat else "")
+        raise ConfigError(
+            f"smddp:vpcCidr {cidr} is too small for {parts} (smddp:instanceCount={instance_count}); "
+            f"use a CIDR of /{32 - math.ceil(math.log2(needed))} or larger"
+        )
 
 
 def _camel(name: str) -> str:

@@ -13,7 +13,27 @@ from aws_cdk import CfnOutput, Environment, Fn, Stack, aws_kms as kms, aws_s3 as
 from constructs import Construct
 
 from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+from smddp_infra.errors import SizingError
 from smddp_infra.settings import NetworkSettings
+from smddp_infra.sizing.planner import LustrePlan, plan_lustre
+
+
+def plan_for(settings: NetworkSettings) -> LustrePlan:
+    """The file system's plan for the app's context; a sizing error names the context keys."""
+    try:
+        return plan_lustre(
+            settings.requirement_mbps,
+            settings.dataset_gib,
+            efa_enabled=settings.efa_file_system,
+            deployment_types=[settings.deployment_type] if settings.deployment_type else None,
+            max_capacity_gib=settings.max_capacity_gib,
+        )
+    except SizingError as exc:
+        keys = ["smddp:requiredThroughputMBps" if settings.required_throughput_mbps is not None else "smddp:readMBpsPerGpu",
+                "smddp:datasetGiB"]
+        keys += [k for k, v in (("smddp:deploymentType", settings.deployment_type), ("smddp:efaFileSystem", settings.efa_file_system),
+                                ("smddp:maxCapacityGiB", settings.max_capacity_gib)) if v]
+        raise SizingError(f"no FSx for Lustre file system fits {', '.join(keys)}: {exc}") from None
 
 
 class TrainingNetworkStack(Stack):
@@ -46,14 +66,11 @@ class TrainingNetworkStack(Stack):
         self.network = SmddpTrainingNetwork(
             self,
             "TrainingNetwork",
+            lustre_plan=plan_for(settings),
             instance_type=settings.instance_type,
             instance_count=settings.instance_count,
             availability_zone=settings.availability_zone,
             availability_zone_id=settings.availability_zone_id,
-            required_throughput_mbps=settings.requirement_mbps,
-            dataset_gib=settings.dataset_gib,
-            deployment_types=[settings.deployment_type] if settings.deployment_type else None,
-            max_capacity_gib=settings.max_capacity_gib,
             efa_file_system=settings.efa_file_system,
             nat_gateway=settings.nat_gateway,
             vpc_cidr=settings.vpc_cidr,

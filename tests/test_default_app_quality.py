@@ -36,9 +36,10 @@ def masked(template: dict[str, Any]) -> dict[str, Any]:
 
 def test_default_template_matches_the_reviewed_snapshot(default_app: Synthesized) -> None:
     current = masked(default_app.json)
-    if UPDATE or not SNAPSHOT.exists():
+    if UPDATE:
         SNAPSHOT.parent.mkdir(exist_ok=True)
         SNAPSHOT.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
+    assert SNAPSHOT.exists(), f"{SNAPSHOT} is missing: review the template, then write it with SMDDP_UPDATE_SNAPSHOTS=1"
     expected = json.loads(SNAPSHOT.read_text())
     changed = sorted(
         k for k in set(expected["Resources"]) | set(current["Resources"])

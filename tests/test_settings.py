@@ -55,6 +55,9 @@ def test_command_line_strings_are_parsed_like_json_values() -> None:
         ("smddp:s3PrefixListId", "prefix", "prefix list id"),
         ("smddp:vpcCidr", "10.0.0.0/8", "CIDR block from /16 to /24"),
         ("smddp:maxCapacityGiB", "-1", "number > 0"),
+        ("smddp:kmsKey", "arn:aws:kms:us-west-2:123456789012:key/11111111-2222-3333-4444-555555555555",
+         "a key in smddp:region us-east-1"),
+        ("smddp:instanceCount", "5000", "too large for one training subnet"),
         ("smddp:instanceCuont", "4", "unknown context key"),
     ],
 )
@@ -68,14 +71,25 @@ def test_bad_context_value_names_key_value_and_what_is_allowed(key: str, value: 
     assert "\n" not in message
 
 
-def test_throughput_no_file_system_can_reach_is_a_clear_error() -> None:
-    from smddp_infra.errors import SizingError
-    from smddp_infra.sizing.planner import plan_lustre
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:natGateway": "true"}, "smddp:vpcCidr 10.0.0.0/24 is too small for a /24 training subnet and a /28 NAT subnet"),
+    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:instanceCount": "64"}, "smddp:vpcCidr 10.0.0.0/24 is too small for a /22 training subnet"),
+])
+def test_subnets_that_do_not_fit_the_vpc_cidr_are_reported_before_jsii(overrides: dict, expected: str) -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        parse(**overrides)
+    assert expected in str(excinfo.value)
 
-    settings = parse(**{"smddp:requiredThroughputMBps": "1e12"})
+
+def test_throughput_no_file_system_can_reach_is_a_clear_error_naming_the_keys() -> None:
+    from smddp_infra.errors import SizingError
+    from smddp_infra.stack import plan_for
+
     with pytest.raises(SizingError) as excinfo:
-        plan_lustre(settings.requirement_mbps, settings.dataset_gib, max_capacity_gib=10_000)
-    assert "10000" in str(excinfo.value).replace(",", "")
+        plan_for(parse(**{"smddp:requiredThroughputMBps": "1e12"}))
+    message = str(excinfo.value)
+    assert message.startswith("no FSx for Lustre file system fits smddp:requiredThroughputMBps, smddp:datasetGiB:")
+    assert "2,147,483,647 GiB" in message
 
 
 def test_az_id_prefix_follows_aws_naming() -> None:
@@ -95,7 +109,9 @@ def test_training_subnet_holds_the_largest_cluster_twice(instances: int, mask: i
     [
         (["-c", "smddp:instanceCount=0"], "smddp:instanceCount must be a whole number >= 1, got '0'"),
         (["-c", "smddp:instanceType=ml.m5.large"], "smddp:instanceType must be a SageMaker EFA training instance type"),
-        (["-c", "smddp:requiredThroughputMBps=50000", "-c", "smddp:maxCapacityGiB=9600"], "max_capacity_gib=9,600 is too small"),
+        (["-c", "smddp:requiredThroughputMBps=50000", "-c", "smddp:maxCapacityGiB=9600"],
+         "no FSx for Lustre file system fits smddp:requiredThroughputMBps, smddp:datasetGiB, smddp:maxCapacityGiB"),
+        (["-c", "smddp:requiredThroughputMBps=1e12"], "more than any FSx for Lustre file system can deliver"),
     ],
 )
 def test_app_exits_2_with_one_line_on_bad_context(args: list[str], expected: str) -> None:

@@ -72,6 +72,7 @@ ACKNOWLEDGEMENTS: dict[str, Acknowledged] = {
 WILDCARD_REASONS = {
     "DescribeNetwork": "EC2 Describe* actions do not support resource-level permissions.",
     "TrainingMetrics": "cloudwatch:PutMetricData has no resource-level permissions; a condition limits it to SageMaker's metric namespaces.",
+    "DescribeFileSystem": "fsx:DescribeFileSystems is read-only; the Lustre EFA client may call it without a file system id filter (UNCONFIRMED), and a denied call makes Lustre over EFA fall back to TCP silently.",
     "EcrAuth": "ecr:GetAuthorizationToken does not support resource-level permissions.",
     "CreateJobNetworkInterfaces": "SageMaker creates one network interface per job instance; their ids do not exist before the job.",
     "ManageJobNetworkInterfaces": "SageMaker manages the job's network interfaces, whose ids do not exist before the job.",

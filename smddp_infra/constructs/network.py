@@ -17,7 +17,7 @@ from constructs import Construct
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import secure_log_bucket
 from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
-from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, plan_subnet_mask
+from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, FILE_SYSTEM_IPS, plan_subnet_mask
 
 TRAINING_SUBNET_GROUP = "Training"
 
@@ -40,7 +40,7 @@ class TrainingVpc(Construct):
         availability_zone_id: Optional[str] = None,
         max_instance_count: int = 4,
         ips_per_instance: int = 5,
-        file_system_ips: int = 8,
+        file_system_ips: int = FILE_SYSTEM_IPS,
         cidr: str = "10.0.0.0/16",
         nat_gateway: bool = False,
         interface_endpoints: Optional[Sequence[str]] = None,

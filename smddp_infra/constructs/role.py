@@ -81,7 +81,7 @@ class TrainingExecutionRole(Construct):
             artifacts (OutputDataConfig.S3OutputPath; write). Default: none.
         :param code_prefix: key prefix in the same bucket where the SDK uploads the training
             script (code_location; read). Default: none.
-        :param file_system_id: FSx file system the job mounts (fsx:DescribeFileSystems).
+        :param file_system_id: FSx file system the job mounts: grants fsx:DescribeFileSystems.
             Default: no FSx permission.
         :param dataset_bucket: read-only dataset bucket. Default: none.
         :param dataset_prefix: key prefix in the dataset bucket. Default: the whole bucket.
@@ -190,7 +190,10 @@ class TrainingExecutionRole(Construct):
                 iam.PolicyStatement(
                     sid="DescribeFileSystem",
                     actions=["fsx:DescribeFileSystems"],
-                    resources=[arn("fsx", "file-system", file_system_id)],
+                    # Read-only. The Lustre EFA client may list without a FileSystemIds filter,
+                    # which a file-system ARN would not match (UNCONFIRMED), and a denied call
+                    # silently falls back to TCP: the wider grant is the safe one.
+                    resources=["*"],
                 )
             )
         if dataset_bucket is not None:

@@ -34,6 +34,11 @@ VERSIONS_REJECTED_BY_TYPE = {PERSISTENT_2: ("2.10",)}
 #: Default regional quota for total Lustre storage (a warning, not a hard limit).
 DEFAULT_REGIONAL_QUOTA_GIB = 100_800
 
+#: The largest StorageCapacity CloudFormation can carry (the property is an Integer, int32).
+#: FSx's own per-file-system ceiling is lower and set by quota; this bound only keeps the
+#: calculator from emitting a value no template can hold.
+MAX_STORAGE_CAPACITY_GIB = 2_147_483_647
+
 #: AutomaticBackupRetentionDays bounds; scratch types require 0.
 MAX_BACKUP_RETENTION_DAYS = 90
 

@@ -331,9 +331,16 @@ class _Request:
 
     def feasible_candidates(self) -> list[_Candidate]:
         all_candidates = [self.candidate(t) for t in self.tiers]
-        feasible = [c for c in all_candidates if self.max_capacity is None or c.capacity_gib <= self.max_capacity]
+        representable = [c for c in all_candidates if c.capacity_gib <= rules.MAX_STORAGE_CAPACITY_GIB]
+        if not representable:
+            raise SizingError(
+                f"required_throughput_mbps={self.required:,g} MB/s (with {self.min_capacity:,g} GiB) is more than any FSx for "
+                f"Lustre file system can deliver: it needs more than {rules.MAX_STORAGE_CAPACITY_GIB:,} GiB, the largest "
+                f"StorageCapacity CloudFormation accepts; split the dataset across file systems or read less per GPU"
+            )
+        feasible = [c for c in representable if self.max_capacity is None or c.capacity_gib <= self.max_capacity]
         if not feasible:
-            smallest = min(all_candidates, key=lambda c: (c.capacity_gib, c.rank))
+            smallest = min(representable, key=lambda c: (c.capacity_gib, c.rank))
             raise SizingError(
                 f"max_capacity_gib={self.max_capacity:,g} is too small: the smallest valid file system meeting "
                 f"{self.required:,g} MB/s and {self.min_capacity:,g} GiB is {smallest.capacity_gib:,} GiB "
