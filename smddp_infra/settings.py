@@ -116,6 +116,8 @@ class NetworkSettings:
         if az is not None and not re.fullmatch(re.escape(region) + r"[a-z]", az):
             raise ConfigError(
                 f"smddp:availabilityZone must be an Availability Zone of {region} ({region}a, {region}b, ...), got {az!r}"
+                + (" (cdk.json's default: set smddp:availabilityZone or smddp:availabilityZoneId with smddp:region)"
+                   if "smddp:region" in ctx and "smddp:availabilityZone" in ctx else "")
             )
         if az_id is not None:
             az_id = _text("smddp:availabilityZoneId", az_id)
