@@ -15,6 +15,7 @@ import importlib
 import sys
 from typing import Optional, Sequence
 
+from smddp_infra.commands._output import pipe_safe_stdout
 from smddp_infra.errors import SmddpError
 
 #: subcommand name -> module under smddp_infra.commands
@@ -50,7 +51,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        with pipe_safe_stdout():  # `smddp-infra ... | head` ends quietly, with the command's exit code
+            return int(args._run(args) or 0)
     except SmddpError as exc:
         print(f"smddp-infra {args.command}: error: {exc}", file=sys.stderr)
         return 2

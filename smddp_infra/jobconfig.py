@@ -27,6 +27,8 @@ OUTPUT_KEYS = (
     "SecurityGroupIds",
     "RoleArn",
     "CheckpointS3Uri",
+    "OutputS3Uri",
+    "CodeS3Uri",
     "FileSystemId",
     "FileSystemMountName",
     "FileSystemDirectoryPath",
@@ -36,8 +38,12 @@ OUTPUT_KEYS = (
 
 #: The per-stack output that holds the whole document (a JSON string in cdk-outputs.json).
 DOCUMENT_OUTPUT = "TrainingJobConfig"
+#: Where model artifacts go (OutputDataConfig.S3OutputPath) and where the SDK uploads the
+#: training script: prefixes of the job bucket the execution role can use. Stacks deployed
+#: before these existed lack them, so they are optional everywhere.
+LOCATION_OUTPUT_KEYS = ("OutputS3Uri", "CodeS3Uri")
 #: The outputs needed to rebuild the document when ``TrainingJobConfig`` is absent.
-INDIVIDUAL_OUTPUT_KEYS = tuple(k for k in OUTPUT_KEYS if k != DOCUMENT_OUTPUT)
+INDIVIDUAL_OUTPUT_KEYS = tuple(k for k in OUTPUT_KEYS if k != DOCUMENT_OUTPUT and k not in LOCATION_OUTPUT_KEYS)
 #: Highest document ``version`` this code understands.
 DOCUMENT_VERSION = 1
 
@@ -56,9 +62,12 @@ TORCHRUN_DISTRIBUTION: Mapping[str, Any] = {"torch_distributed": {"enabled": Tru
 FILE_SYSTEM_INPUT_MODE = "File"
 #: The job-config output formats and what each one is for.
 FORMATS = {
-    "v2": "SageMaker Python SDK v2 Estimator keyword arguments (+ FileSystemInput arguments)",
-    "v3": "SageMaker Python SDK v3 ModelTrainer pieces (Compute, Networking, CheckpointConfig, InputData)",
-    "boto3": "CreateTrainingJob request fragment (VpcConfig, CheckpointConfig, InputDataConfig, ...)",
+    "v2": "SageMaker Python SDK v2: {\"estimator\": PyTorch keyword arguments, \"fit\": {\"inputs\": "
+          "FileSystemInput arguments per channel}}",
+    "v3": "SageMaker Python SDK v3 ModelTrainer pieces (Compute, Networking, CheckpointConfig, "
+          "OutputDataConfig, InputData)",
+    "boto3": "CreateTrainingJob request fragment (VpcConfig, CheckpointConfig, OutputDataConfig, "
+             "InputDataConfig, ...)",
 }
 
 # Limits of the CreateTrainingJob API (botocore's sagemaker model), checked here so that a bad
@@ -70,6 +79,7 @@ _SECURITY_GROUP_RE = re.compile(r"sg-[0-9a-f]{8,17}")
 _FILE_SYSTEM_ID_RE = re.compile(r"fs-[0-9a-f]{8,17}")  # API: (fs-[0-9a-f]{8,}), length 11-21
 _ROLE_ARN_RE = re.compile(r"arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+")
 _S3_URI_RE = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])/(.*)")
+MAX_S3_URI = 1024  # CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath: at most 1024
 _CHANNEL_RE = re.compile(r"[A-Za-z0-9.\-_]{1,64}")
 _MOUNT_NAME_RE = re.compile(r"[A-Za-z0-9]+")
 FILE_SYSTEM_ACCESS_MODES = ("ro", "rw")
@@ -223,7 +233,7 @@ class TrainingJobSettings:
     def _from_individual_outputs(cls, outputs: Mapping[str, Any], *, stack: str,
                                  instance_type: Optional[str],
                                  instance_count: Optional[int]) -> "TrainingJobSettings":
-        missing = [k for k in INDIVIDUAL_OUTPUT_KEYS if k not in outputs]
+        missing = [k for k in INDIVIDUAL_OUTPUT_KEYS if k not in outputs]  # OutputS3Uri/CodeS3Uri: optional
         if missing:
             raise ConfigError(f"stack {stack!r} has no {DOCUMENT_OUTPUT} output and is missing "
                               f"{', '.join(missing)}; it has: {', '.join(sorted(outputs)) or 'no outputs'}")
@@ -244,6 +254,8 @@ class TrainingJobSettings:
             # Not in the individual outputs; nothing rendered below needs them.
             region="",
             availability_zone="",
+            output_s3_uri=_optional_text(outputs, "OutputS3Uri", stack=stack),
+            code_s3_uri=_optional_text(outputs, "CodeS3Uri", stack=stack),
         )
 
     def validate(self, *, stack: str = "stack") -> "TrainingJobSettings":
@@ -251,9 +263,10 @@ class TrainingJobSettings:
 
         Mirrors the API's own limits (VpcConfig 1-5 groups and 1-16 subnets, id and ARN
         patterns, FileSystemDataSource enums) plus this project's rules: an EFA instance type,
-        an S3 checkpoint prefix ending in "/" (a prefix without it also matches
-        ``checkpoints-old/``) and a Lustre DirectoryPath under ``/<mount name>``. Not called by
-        :meth:`to_document`, which the construct feeds with unresolved CDK tokens.
+        S3 checkpoint/output/code prefixes ending in "/" (the role's grants are on
+        ``<prefix>/*``, and a prefix without the slash also matches ``checkpoints-old/``) and
+        a Lustre DirectoryPath under ``/<mount name>``. Not called by :meth:`to_document`,
+        which the construct feeds with unresolved CDK tokens.
         """
         where = f"stack {stack!r}: "
         _check_ids(self.subnets, "subnets", _SUBNET_RE, "subnet-<8-17 hex digits>", MAX_SUBNETS, where)
@@ -262,10 +275,11 @@ class TrainingJobSettings:
         if not isinstance(self.role_arn, str) or not _ROLE_ARN_RE.fullmatch(self.role_arn):
             raise ConfigError(f"{where}roleArn must be an IAM role ARN (arn:aws:iam::<12 digits>:role/<name>), "
                               f"got {self.role_arn!r}")
-        uri = self.checkpoint_s3_uri
-        if not isinstance(uri, str) or not _S3_URI_RE.fullmatch(uri) or not uri.endswith("/") or len(uri) > 1024:
-            raise ConfigError(f"{where}checkpoint.s3Uri must be s3://<bucket>/<prefix>/ ending in '/' "
-                              f"(at most 1024 characters), got {uri!r}")
+        _check_prefix_uri(self.checkpoint_s3_uri, "checkpoint.s3Uri (output CheckpointS3Uri)", where)
+        if self.output_s3_uri is not None:
+            _check_prefix_uri(self.output_s3_uri, "output.s3Uri (output OutputS3Uri)", where)
+        if self.code_s3_uri is not None:
+            _check_prefix_uri(self.code_s3_uri, "code.s3Uri (output CodeS3Uri)", where)
         if not isinstance(self.checkpoint_local_path, str) or not self.checkpoint_local_path.startswith("/"):
             raise ConfigError(f"{where}checkpoint.localPath must be an absolute path "
                               f"(SageMaker syncs {CHECKPOINT_LOCAL_PATH} by default), got {self.checkpoint_local_path!r}")
@@ -309,15 +323,21 @@ class TrainingJobSettings:
         return None if value is None else bool(value)
 
     def sdk_v2_kwargs(self, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
-        """Keyword arguments for a SageMaker Python SDK v2 ``PyTorch`` estimator.
+        """Arguments for SDK v2: ``{"estimator": {...}, "fit": {"inputs": {...}}}``.
+
+        Two sections because the Estimator's constructor and its ``fit`` take different
+        arguments: ``PyTorch(entry_point=..., **cfg["estimator"])`` then
+        ``fit(inputs={name: FileSystemInput(**args) for name, args in cfg["fit"]["inputs"].items()})``
+        (JSON cannot hold a ``FileSystemInput``, and v2 refuses a plain dict per channel).
 
         ``debugger_hook_config=False`` always: SMDebug does not support distributed training
         with checkpointing, and v2 disables the hook by itself only when BOTH checkpoint
         arguments are given. ``distribution`` picks the SMDDP launcher for the instance family
-        (:func:`v2_distribution`). ``inputs`` is not an Estimator argument: pass
-        ``{name: FileSystemInput(**args)}`` to ``fit``.
+        (:func:`v2_distribution`). ``output_path`` and ``code_location`` name the job bucket's
+        prefixes the execution role can use; without them v2 writes the model and uploads the
+        script to ``s3://sagemaker-<region>-<account>/``, where the role has no access.
         """
-        kwargs: dict[str, Any] = {
+        estimator: dict[str, Any] = {
             "role": self.role_arn,
             "instance_type": self.instance_type,
             "instance_count": self.instance_count,
@@ -325,14 +345,20 @@ class TrainingJobSettings:
             "security_group_ids": list(self.security_group_ids),
             "checkpoint_s3_uri": self.checkpoint_s3_uri,
             "checkpoint_local_path": self.checkpoint_local_path,
+        }
+        if self.output_s3_uri is not None:
+            estimator["output_path"] = self.output_s3_uri
+        if self.code_s3_uri is not None:
+            estimator["code_location"] = self.code_s3_uri
+        estimator.update({
             "debugger_hook_config": False,
             "disable_profiler": True,
             "encrypt_inter_container_traffic": self.encrypt_inter_container_traffic,
             "distribution": v2_distribution(self.instance_type),
-        }
+        })
         if self.enable_network_isolation is not None:
-            kwargs["enable_network_isolation"] = self.enable_network_isolation
-        kwargs["inputs"] = {
+            estimator["enable_network_isolation"] = self.enable_network_isolation
+        inputs = {
             _channel(channel): {
                 "file_system_id": self.file_system_id,
                 "file_system_type": self.file_system_type,
@@ -340,7 +366,7 @@ class TrainingJobSettings:
                 "file_system_access_mode": self.file_system_access_mode,
             }
         }
-        return kwargs
+        return {"estimator": estimator, "fit": {"inputs": inputs}}
 
     def sdk_v3_pieces(self, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
         """Arguments for SDK v3 ``ModelTrainer`` and its configs in ``sagemaker.core.training.configs``.
@@ -348,6 +374,9 @@ class TrainingJobSettings:
         Field names are those of sagemaker-core's generated shapes (snake_case of the API
         members). v3 has no SMDDP distribution switch and sends no Debugger config: use
         ``Torchrun`` and let the script call ``init_process_group(backend="smddp")``.
+        ``output_data_config`` (``OutputDataConfig(s3_output_path=...)``) points model
+        artifacts at the prefix the role can write; v3 has no ``code_location`` (it stages
+        code in the session's default bucket), so the code prefix has no piece here.
         """
         networking: dict[str, Any] = {
             "subnets": list(self.subnets),
@@ -356,11 +385,15 @@ class TrainingJobSettings:
         }
         if self.enable_network_isolation is not None:
             networking["enable_network_isolation"] = self.enable_network_isolation
-        return {
+        pieces: dict[str, Any] = {
             "role": self.role_arn,
             "compute": {"instance_type": self.instance_type, "instance_count": self.instance_count},
             "networking": networking,
             "checkpoint_config": {"s3_uri": self.checkpoint_s3_uri, "local_path": self.checkpoint_local_path},
+        }
+        if self.output_s3_uri is not None:
+            pieces["output_data_config"] = {"s3_output_path": self.output_s3_uri}
+        pieces.update({
             "training_input_mode": FILE_SYSTEM_INPUT_MODE,
             "input_data_config": [{
                 "channel_name": _channel(channel),
@@ -373,11 +406,13 @@ class TrainingJobSettings:
             }],
             "distributed": {"Torchrun": {}},
             "notes": list(SDK_V3_NOTES),
-        }
+        })
+        return pieces
 
     def create_training_job_fragment(self, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
         """The CreateTrainingJob request members this network decides; add TrainingJobName,
-        AlgorithmSpecification, OutputDataConfig and StoppingCondition to make a request.
+        AlgorithmSpecification and StoppingCondition to make a request (and OutputDataConfig
+        for a stack without an output prefix).
 
         ResourceConfig carries no VolumeSizeInGB: every EFA type in the catalog has NVMe
         instance storage, and SageMaker provisions no EBS volume for such instances.
@@ -387,6 +422,10 @@ class TrainingJobSettings:
             "ResourceConfig": {"InstanceType": self.instance_type, "InstanceCount": self.instance_count},
             "VpcConfig": {"SecurityGroupIds": list(self.security_group_ids), "Subnets": list(self.subnets)},
             "CheckpointConfig": {"S3Uri": self.checkpoint_s3_uri, "LocalPath": self.checkpoint_local_path},
+        }
+        if self.output_s3_uri is not None:
+            request["OutputDataConfig"] = {"S3OutputPath": self.output_s3_uri}
+        request.update({
             "InputDataConfig": [{
                 "ChannelName": _channel(channel),
                 "DataSource": {"FileSystemDataSource": {
@@ -398,7 +437,7 @@ class TrainingJobSettings:
                 "InputMode": FILE_SYSTEM_INPUT_MODE,
             }],
             "EnableInterContainerTrafficEncryption": self.encrypt_inter_container_traffic,
-        }
+        })
         if self.enable_network_isolation is not None:
             request["EnableNetworkIsolation"] = self.enable_network_isolation
         return request
@@ -416,6 +455,34 @@ class TrainingJobSettings:
             raise ConfigError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}") from None
         return renderer(channel=channel)
 
+    def missing_locations_warning(self, fmt: str, *, stack: str = "stack") -> Optional[str]:
+        """One line for stderr when ``fmt`` needs S3 locations this stack does not publish.
+
+        Stacks deployed before ``OutputS3Uri``/``CodeS3Uri`` existed still render (the keys
+        are left out), but the job would fail late: the SDKs then write the model and upload
+        the script to their default bucket, and the execution role may use only its own job
+        bucket. v2 needs both locations; v3 and boto3 only the output one (v3 has no
+        code_location; boto3 sends no code).
+        """
+        needed = {"v2": (("OutputS3Uri", "output_path", self.output_s3_uri),
+                         ("CodeS3Uri", "code_location", self.code_s3_uri)),
+                  "v3": (("OutputS3Uri", "output_data_config", self.output_s3_uri),),
+                  "boto3": (("OutputS3Uri", "OutputDataConfig", self.output_s3_uri),)}.get(fmt, ())
+        missing = [(output, arg) for output, arg, value in needed if value is None]
+        if not missing:
+            return None
+        outputs = "/".join(output for output, _ in missing)
+        args = " and ".join(arg for _, arg in missing)
+        left_out = f"{args} {'is' if len(missing) == 1 else 'are'} left out"
+        if fmt == "boto3":
+            consequence = (f"{left_out}; CreateTrainingJob requires one: give it a prefix the execution role "
+                           "can write, or redeploy the stack")
+        else:
+            consequence = (f"{left_out} and the SDK will fall back to its default bucket "
+                           "sagemaker-<region>-<account>, which the execution role cannot write; redeploy the "
+                           f"stack or set {'it' if len(missing) == 1 else 'them'} yourself")
+        return f"stack {stack!r} publishes no {outputs} (deployed before smddp-infra added them), so {consequence}"
+
 
 def checkpoint_s3_uri(bucket_name: str, prefix: Optional[str]) -> str:
     """``s3://<bucket>/<prefix>/``: SageMaker treats the URI as a prefix; the slash keeps
@@ -426,14 +493,17 @@ def checkpoint_s3_uri(bucket_name: str, prefix: Optional[str]) -> str:
 
 #: What a v3 user must know that the pieces cannot say.
 SDK_V3_NOTES = (
-    "from sagemaker.core.training.configs import Compute, Networking, CheckpointConfig, InputData, "
-    "FileSystemDataSource; from sagemaker.train import ModelTrainer; "
+    "from sagemaker.core.training.configs import Compute, Networking, CheckpointConfig, OutputDataConfig, "
+    "InputData, FileSystemDataSource; from sagemaker.train import ModelTrainer; "
     "from sagemaker.train.distributed import Torchrun",
     "input_data_config: InputData(channel_name=..., data_source=FileSystemDataSource(**data_source))",
     "SMDDP in v3: distributed=Torchrun() and, in the script, "
     "import smdistributed.dataparallel.torch.torch_smddp; "
     "torch.distributed.init_process_group(backend=\"smddp\")",
     "v3 sends no Debugger hook config, so nothing needs switching off",
+    "output_data_config: OutputDataConfig(**output_data_config), the prefix the execution role can write",
+    "v3 has no code_location: ModelTrainer uploads source code and its drivers to the Session's default "
+    "bucket, which the execution role may not read; see docs/job-config.md",
 )
 
 
@@ -455,12 +525,16 @@ def load_outputs_file(path: "str | Path") -> dict[str, Any]:
     """The parsed cdk-outputs.json: ``{stack name: {output name: value}}``."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: cdk writes plain UTF-8, editors on Windows add a byte-order mark.
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"--outputs file {str(path)!r} does not exist "
                           "(write it with `cdk deploy --outputs-file cdk-outputs.json`)") from None
     except OSError as exc:
         raise ConfigError(f"--outputs file {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--outputs file {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                          f"offset {exc.start}); it must be the JSON `cdk deploy --outputs-file` writes") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -511,6 +585,20 @@ def _text(value: Any, *, key: str, stack: str) -> str:
     return value.strip()
 
 
+def _optional_text(outputs: Mapping[str, Any], key: str, *, stack: str) -> Optional[str]:
+    """An output older stacks do not have: absent means None, present must be text."""
+    return _text(outputs[key], key=key, stack=stack) if key in outputs else None
+
+
+def _check_prefix_uri(uri: Any, name: str, where: str) -> None:
+    """An S3 prefix ending in "/": the role's grants are on ``<prefix>/*`` and SageMaker
+    treats the URI as a key prefix (``checkpoints`` would also match ``checkpoints-old/``)."""
+    if not isinstance(uri, str) or not _S3_URI_RE.fullmatch(uri) or not uri.endswith("/") \
+            or len(uri) > MAX_S3_URI:
+        raise ConfigError(f"{where}{name} must be s3://<bucket>/<prefix>/ ending in '/' "
+                          f"(at most {MAX_S3_URI} characters), got {uri!r}")
+
+
 def _split_ids(value: Any, *, key: str, stack: str) -> tuple[str, ...]:
     """CDK joins list outputs with commas (``Fn::Join``); accept a JSON list too."""
     if isinstance(value, (list, tuple)):
@@ -550,11 +638,15 @@ def _check_outputs_agree(settings: TrainingJobSettings, outputs: Mapping[str, An
                                 settings.file_system_mount_name),
         "FileSystemDirectoryPath": (lambda v: _text(v, key="FileSystemDirectoryPath", stack=stack),
                                     settings.file_system_directory_path),
+        "OutputS3Uri": (lambda v: _text(v, key="OutputS3Uri", stack=stack), settings.output_s3_uri),
+        "CodeS3Uri": (lambda v: _text(v, key="CodeS3Uri", stack=stack), settings.code_s3_uri),
     }
     for key, (parse, expected) in pairs.items():
         if key in outputs:
             actual = parse(outputs[key])
             if actual != expected:
+                said = ("nothing (it has no " + {"OutputS3Uri": "output", "CodeS3Uri": "code"}[key] + ".s3Uri)"
+                        if expected is None else
+                        ",".join(expected) if isinstance(expected, tuple) else repr(expected))
                 raise ConfigError(f"stack {stack!r}: output {key} is {outputs[key]!r} but {DOCUMENT_OUTPUT} says "
-                                  f"{','.join(expected) if isinstance(expected, tuple) else expected!r}; "
-                                  "the outputs file mixes two deployments or was edited")
+                                  f"{said}; the outputs file mixes two deployments or was edited")

@@ -34,8 +34,9 @@ CONFIGS = (
     Config("default-p4d", "default-p4d.json"),
     # 64 x ml.p5.48xlarge, two groups, a sub-directory, rw, no ICT encryption, network isolation
     Config("p5-64-node", "p5-64-node-two-groups.json"),
-    # GovCloud partition, short (8-hex) legacy ids, SCRATCH_1's "fsx" mount name
-    Config("govcloud", "govcloud-short-ids.json"),
+    # an OLDER stack (no OutputS3Uri/CodeS3Uri): GovCloud partition, short (8-hex) legacy ids,
+    # SCRATCH_1's "fsx" mount name
+    Config("govcloud-older-stack", "govcloud-short-ids.json"),
     # a platform app with a second stack: --stack picks ours
     Config("two-stacks", "platform-two-stacks.json", ("--stack", "TrainingNetworkStack")),
     # a stack without the TrainingJobConfig output: rebuilt from the individual outputs
@@ -43,6 +44,11 @@ CONFIGS = (
            ("--instance-type", "ml.p5.48xlarge", "--instance-count", "2", "--channel", "train-fsx")),
 )
 CONFIG_IDS = [c.id for c in CONFIGS]
+#: The one representative stack deployed before the output and code prefixes existed.
+OLDER_STACK_ID = "govcloud-older-stack"
+OLDER_STACK_FILE = OUTPUTS_DIR / "govcloud-short-ids.json"
+#: Where a user of an older stack would have to send model artifacts (their choice, not ours).
+USER_CHOSEN_OUTPUT = "s3://user-chosen-output-bucket/models/"
 
 
 def cli_env() -> dict[str, str]:
@@ -79,16 +85,16 @@ def channel_of(config_id: str) -> str:
 
 def complete_request(fragment: dict, *, job_name: str = "smddp-job-config-check") -> dict:
     """The fragment plus the members a real CreateTrainingJob needs that the network does not
-    decide (name, image, output location, stopping condition)."""
+    decide (name, image, stopping condition). The output location comes from the fragment;
+    only an older stack's fragment lacks it, and then the user must choose one."""
     request = copy.deepcopy(fragment)
-    bucket = request["CheckpointConfig"]["S3Uri"].split("/")[2]
     request.update({
         "TrainingJobName": job_name,
         "AlgorithmSpecification": {
             "TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.2.0-gpu-py310",
             "TrainingInputMode": "File",
         },
-        "OutputDataConfig": {"S3OutputPath": f"s3://{bucket}/output/"},
         "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
     })
+    request.setdefault("OutputDataConfig", {"S3OutputPath": USER_CHOSEN_OUTPUT})
     return request

@@ -74,3 +74,48 @@ def test_the_installed_command_runs_without_cdk() -> None:
     result = subprocess.run([sys.executable, "-c", code, str(FIXTURES / "az_mismatch.yaml")], capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
     assert "SMDDP-NET1" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("- a\n- b\n", ": a CloudFormation template must be a mapping with Resources, got a list"),
+        ("just a string", ": a CloudFormation template must be a mapping with Resources, got a string"),
+        ("Resources: [1, 2]", ": Resources must be a mapping of logical IDs to resources, got a list"),
+        ("AWSTemplateFormatVersion: '2010-09-09'\n", " has no Resources: a CloudFormation template must be a mapping with Resources"),
+        ("", " is empty: a CloudFormation template must be a mapping with Resources"),
+    ],
+)
+def test_a_template_of_the_wrong_shape_is_named_in_words_not_parser_types(tmp_path, capsys, content: str, expected: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(content)
+    code, out, err = run(capsys, str(bad))
+    assert code == 2 and out == ""
+    assert err == f"smddp-infra check: error: TEMPLATE {str(bad)!r}{expected}\n"
+    assert "_node" not in err
+
+
+def test_a_binary_file_is_one_line_naming_the_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    binary = tmp_path / "template.yaml"
+    binary.write_bytes(b"Resources:\n\x00\x01\xff\xfe\x80")
+    code, out, err = run(capsys, str(binary))
+    assert code == 2 and out == ""
+    assert err == (f"smddp-infra check: error: TEMPLATE {str(binary)!r} is not a text file (byte 13 is not UTF-8): "
+                   "a CloudFormation template is YAML or JSON text\n")
+    assert "{filename}" not in err
+
+
+@pytest.mark.parametrize("fmt", [["--json"], []])
+def test_a_closed_pipe_is_quiet_and_keeps_the_exit_code(fmt: list[str]) -> None:
+    import os
+
+    read, write = os.pipe()
+    os.close(read)  # `smddp-infra check --json ... | head -1` once head has its line
+    try:
+        result = subprocess.run([sys.executable, "-m", "smddp_infra.cli", "check", *fmt, str(FIXTURES / "sg_inline.yaml")],
+                                stdout=write, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(write)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
+    assert "Exception ignored" not in result.stderr

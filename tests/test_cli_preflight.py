@@ -162,3 +162,61 @@ def test_every_output_line_in_the_docs_is_what_the_command_prints(monkeypatch, c
             assert line in printed, line
             checked += 1
     assert checked >= 25
+
+
+# ---------------------------------------------------------------- a reader that stops early (| head -1)
+
+
+def into_closed_pipe(*argv: str, code: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the command with stdout a pipe whose reading end is already closed: every write
+    fails with EPIPE, as in ``smddp-infra preflight ... --json | head -1`` once head is done."""
+    read, write = os.pipe()
+    os.close(read)
+    command = [sys.executable, "-c", code, *argv] if code else [sys.executable, "-m", "smddp_infra.cli", *argv]
+    try:
+        return subprocess.run(command, stdout=write, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    finally:
+        os.close(write)
+
+
+@pytest.mark.parametrize("fmt", [["--json"], []])
+@pytest.mark.parametrize("job, exit_code", [("bad/job.yaml", 1), ("good/job.yaml", 0)])
+def test_a_closed_pipe_is_quiet_and_keeps_the_exit_code(fmt, job, exit_code):
+    result = into_closed_pipe("preflight", str(FIXTURES / job), *fmt)
+    assert result.stderr == ""  # no BrokenPipeError traceback, no "Exception ignored"
+    assert result.returncode == exit_code
+
+
+#: What cli.main would do with the shared helper around every command (the change proposed
+#: for cli.py): ``size`` and ``job-config`` then stop quietly as well.
+AROUND_MAIN = (
+    "import sys\n"
+    "from smddp_infra.cli import main\n"
+    "from smddp_infra.commands._output import pipe_safe_stdout\n"
+    "with pipe_safe_stdout():\n"
+    "    code = main(sys.argv[1:])\n"
+    "sys.exit(code)\n"
+)
+
+
+@pytest.mark.parametrize("argv", [
+    ["size", "--required-mbps", "5000", "--json"],
+    ["size", "--required-mbps", "5000"],
+    ["job-config", "--outputs", str(FIXTURES / "outputs" / "cdk-outputs-single-az.json"), "--format", "v2"],
+])
+def test_the_shared_helper_around_any_command_stops_quietly_on_a_closed_pipe(argv):
+    result = into_closed_pipe(*argv, code=AROUND_MAIN)
+    assert result.returncode == 0, result.stderr
+    for noise in ("Traceback", "BrokenPipeError", "Exception ignored"):
+        assert noise not in result.stderr  # the command's own notes on stderr may remain
+
+
+def test_the_helper_passes_output_through_while_the_reader_is_there(capsys):
+    from smddp_infra.commands._output import pipe_safe_stdout
+
+    with pipe_safe_stdout():
+        print("first")
+        with pipe_safe_stdout():  # nesting is harmless
+            sys.stdout.write("second\n")
+    assert capsys.readouterr().out == "first\nsecond\n"
+    assert not type(sys.stdout).__name__.startswith("_PipeSafe")  # restored

@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from _jobconfig_helpers import CONFIG_IDS, OUTPUTS_DIR, REPO, channel_of, cli_env, emitted, run_cli
+from _jobconfig_helpers import (CONFIG_IDS, OLDER_STACK_FILE, OUTPUTS_DIR, REPO, channel_of, cli_env, emitted,
+                                run_cli)
 from smddp_infra.cli import main
 from smddp_infra.errors import ConfigError, SmddpError
 from smddp_infra.jobconfig import (
     CHECKPOINT_LOCAL_PATH,
     INDIVIDUAL_OUTPUT_KEYS,
+    LOCATION_OUTPUT_KEYS,
     OUTPUT_KEYS,
     SMDDP_DISTRIBUTION,
     TrainingJobSettings,
@@ -30,6 +32,9 @@ from smddp_infra.jobconfig import (
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 DEFAULT_FILE = OUTPUTS_DIR / "default-p4d.json"
+SNAPSHOT = REPO / "tests" / "snapshots" / "TrainingNetworkStack.template.json"
+BUCKET = "trainingnetworkstack-checkpoints1a2b3c4d-0123456789ab"
+OUTPUT_URI, CODE_URI = f"s3://{BUCKET}/output/", f"s3://{BUCKET}/code/"
 
 
 def default_outputs() -> dict:
@@ -85,14 +90,17 @@ ids = st.text(alphabet="0123456789abcdef", min_size=17, max_size=17)
     instance=st.sampled_from(sorted(EFA_INSTANCE_TYPES)), sub=st.sampled_from(["", "/data", "/a/b-c_d"]),
     extra=st.dictionaries(st.sampled_from(["subnetAvailabilityZones", "note", "requiredThroughputMBps"]),
                           st.integers() | st.text(max_size=5), max_size=3),
+    output=st.none() | st.sampled_from(["s3://bucket-1/output/", "s3://other.bucket/models/run-7/"]),
+    code=st.none() | st.sampled_from(["s3://bucket-1/code/", "s3://bucket-1/code/team-a/"]),
 )
-def test_document_round_trips_through_cdk_outputs(subnet, groups, fs, count, mode, instance, sub, extra):
+def test_document_round_trips_through_cdk_outputs(subnet, groups, fs, count, mode, instance, sub, extra, output,
+                                                  code):
     settings = TrainingJobSettings(
         subnets=(f"subnet-{subnet}",), security_group_ids=tuple(f"sg-{g}" for g in groups),
         role_arn="arn:aws:iam::123456789012:role/Training", checkpoint_s3_uri="s3://bucket-1/ckpt/",
         file_system_id=f"fs-{fs}", file_system_mount_name="abcdefgh", file_system_directory_path=f"/abcdefgh{sub}",
         instance_type=instance, instance_count=count, region="us-east-1", availability_zone="us-east-1a",
-        file_system_access_mode=mode, extra=extra,
+        file_system_access_mode=mode, extra=extra, output_s3_uri=output, code_s3_uri=code,
     )
     outputs = {"TrainingJobConfig": json.dumps(settings.to_document(), separators=(",", ":"))}
     assert TrainingJobSettings.from_outputs(outputs) == settings
@@ -101,16 +109,51 @@ def test_document_round_trips_through_cdk_outputs(subnet, groups, fs, count, mod
 def test_document_keys_are_the_ones_the_construct_emits():
     doc = default_document()
     assert {"version", "region", "availabilityZone", "instanceType", "instanceCount", "subnets",
-            "securityGroupIds", "roleArn", "checkpoint", "fileSystem"} <= set(doc)
+            "securityGroupIds", "roleArn", "checkpoint", "fileSystem", "output", "code"} <= set(doc)
     assert set(doc["checkpoint"]) == {"s3Uri", "localPath"}
     assert set(doc["fileSystem"]) == {"id", "type", "mountName", "directoryPath", "accessMode"}
-    assert set(OUTPUT_KEYS) - set(INDIVIDUAL_OUTPUT_KEYS) == {"TrainingJobConfig"}
+    assert doc["output"] == {"s3Uri": OUTPUT_URI} and doc["code"] == {"s3Uri": CODE_URI}
+    assert set(OUTPUT_KEYS) - set(INDIVIDUAL_OUTPUT_KEYS) == {"TrainingJobConfig", *LOCATION_OUTPUT_KEYS}
+    assert LOCATION_OUTPUT_KEYS == ("OutputS3Uri", "CodeS3Uri")
+
+
+def _resolve(value, template: dict, ids: dict):
+    """A template output value with its Ref/GetAtt replaced by the fixture's physical ids."""
+    if isinstance(value, str):
+        return value
+    (fn, arg), = value.items()
+    if fn == "Fn::Join":
+        return arg[0].join(_resolve(part, template, ids) for part in arg[1])
+    logical, attr = (arg, "Ref") if fn == "Ref" else arg
+    return ids[(template["Resources"][logical]["Type"], attr)]
+
+
+def test_default_fixture_is_what_the_reviewed_template_outputs():
+    """The representative file is not invented: with the fixture's ids put in for the
+    Ref/GetAtt tokens, every output of the committed snapshot template (the default app)
+    gives exactly the fixture's value, including the TrainingJobConfig text."""
+    template = json.loads(SNAPSHOT.read_text())
+    outputs = default_outputs()
+    ids = {
+        ("AWS::EC2::Subnet", "Ref"): outputs["TrainingSubnetIds"],
+        ("AWS::EC2::SecurityGroup", "GroupId"): outputs["SecurityGroupIds"],
+        ("AWS::IAM::Role", "Arn"): outputs["RoleArn"],
+        ("AWS::S3::Bucket", "Ref"): BUCKET,
+        ("AWS::FSx::FileSystem", "Ref"): outputs["FileSystemId"],
+        ("AWS::FSx::FileSystem", "LustreMountName"): outputs["FileSystemMountName"],
+        ("AWS::SSM::Parameter", "Ref"): outputs["TrainingJobConfigParameterName"],
+    }
+    resolved = {key: _resolve(out["Value"], template, ids) for key, out in template["Outputs"].items()}
+    assert resolved == outputs
+    assert set(OUTPUT_KEYS) <= set(resolved)
 
 
 def test_extra_document_keys_are_kept():
     settings = TrainingJobSettings.from_outputs(default_outputs())
-    assert settings.extra == {"subnetAvailabilityZones": ["us-east-1a"]}
+    assert settings.extra == {"subnetAvailabilityZones": ["us-east-1a"], "encryptInterContainerTraffic": True,
+                              "requiredThroughputMBps": 1600}
     assert settings.to_document()["subnetAvailabilityZones"] == ["us-east-1a"]
+    assert (settings.output_s3_uri, settings.code_s3_uri) == (OUTPUT_URI, CODE_URI)
 
 
 def test_checkpoint_uri_helper_always_ends_with_a_slash():
@@ -128,8 +171,16 @@ def test_individual_outputs_rebuild_the_same_settings_as_the_document():
         {k: v for k, v in outputs.items() if k != "TrainingJobConfig"},
         instance_type=from_doc.instance_type, instance_count=from_doc.instance_count)
     # region, AZ and extras are only in the document; everything a job needs matches
+    assert (rebuilt.output_s3_uri, rebuilt.code_s3_uri) == (OUTPUT_URI, CODE_URI)
     for fmt in ("v2", "v3", "boto3"):
         assert rebuilt.render(fmt) == from_doc.render(fmt)
+
+
+def test_individual_outputs_of_an_older_stack_rebuild_without_locations():
+    outputs = {k: v for k, v in default_outputs().items() if k not in ("TrainingJobConfig", *LOCATION_OUTPUT_KEYS)}
+    settings = TrainingJobSettings.from_outputs(outputs, instance_type="ml.p4d.24xlarge", instance_count=2)
+    assert (settings.output_s3_uri, settings.code_s3_uri) == (None, None)
+    assert "output_path" not in settings.sdk_v2_kwargs()["estimator"]
 
 
 def test_comma_separated_ids_with_spaces_are_split():
@@ -154,19 +205,28 @@ def test_settings_value_is_frozen():
 
 # --- the three formats -----------------------------------------------------------------------
 
+def test_v2_separates_estimator_arguments_from_fit_arguments():
+    """``inputs`` belongs to ``fit``; in the constructor's arguments it is a TypeError."""
+    v2 = TrainingJobSettings.from_outputs(default_outputs()).sdk_v2_kwargs()
+    assert list(v2) == ["estimator", "fit"]
+    assert "inputs" not in v2["estimator"]
+    assert v2["fit"] == {"inputs": {"training": {
+        "file_system_id": "fs-0123456789abcdef0", "file_system_type": "FSxLustre",
+        "directory_path": "/abcdefgh", "file_system_access_mode": "ro"}}}
+
+
 def test_v2_kwargs_switch_off_debugger_and_profiler_and_enable_smddp():
-    kw = TrainingJobSettings.from_outputs(default_outputs()).sdk_v2_kwargs()
+    kw = TrainingJobSettings.from_outputs(default_outputs()).sdk_v2_kwargs()["estimator"]
     assert kw["debugger_hook_config"] is False
     assert kw["disable_profiler"] is True
     assert kw["distribution"] == {"smdistributed": {"dataparallel": {"enabled": True}}}
     assert kw["checkpoint_local_path"] == CHECKPOINT_LOCAL_PATH == "/opt/ml/checkpoints"
     assert kw["checkpoint_s3_uri"].endswith("/")
     assert kw["encrypt_inter_container_traffic"] is True
-    assert kw["inputs"] == {"training": {"file_system_id": "fs-0123456789abcdef0", "file_system_type": "FSxLustre",
-                                         "directory_path": "/abcdefgh", "file_system_access_mode": "ro"}}
+    assert (kw["output_path"], kw["code_location"]) == (OUTPUT_URI, CODE_URI)
     assert set(kw) == {"role", "instance_type", "instance_count", "subnets", "security_group_ids",
-                       "checkpoint_s3_uri", "checkpoint_local_path", "debugger_hook_config", "disable_profiler",
-                       "encrypt_inter_container_traffic", "distribution", "inputs"}
+                       "checkpoint_s3_uri", "checkpoint_local_path", "output_path", "code_location",
+                       "debugger_hook_config", "disable_profiler", "encrypt_inter_container_traffic", "distribution"}
 
 
 @pytest.mark.parametrize("instance_type, launcher", [
@@ -179,19 +239,23 @@ def test_v2_kwargs_switch_off_debugger_and_profiler_and_enable_smddp():
 ])
 def test_v2_launcher_follows_the_instance_family(instance_type, launcher):
     settings = TrainingJobSettings.from_outputs(default_outputs(), instance_type=instance_type)
-    assert settings.sdk_v2_kwargs()["distribution"] == launcher
+    assert settings.sdk_v2_kwargs()["estimator"]["distribution"] == launcher
 
 
 def test_v2_distribution_is_a_copy_not_the_shared_constant():
-    kw = TrainingJobSettings.from_outputs(default_outputs()).sdk_v2_kwargs()
+    kw = TrainingJobSettings.from_outputs(default_outputs()).sdk_v2_kwargs()["estimator"]
     kw["distribution"]["smdistributed"]["dataparallel"]["enabled"] = False
     assert SMDDP_DISTRIBUTION["smdistributed"]["dataparallel"]["enabled"] is True
 
 
 def test_v3_pieces_use_model_trainer_field_names_and_say_how_to_run_smddp():
     pieces = TrainingJobSettings.from_outputs(default_outputs()).sdk_v3_pieces(channel="fsx")
-    assert set(pieces) == {"role", "compute", "networking", "checkpoint_config", "training_input_mode",
-                           "input_data_config", "distributed", "notes"}
+    assert set(pieces) == {"role", "compute", "networking", "checkpoint_config", "output_data_config",
+                           "training_input_mode", "input_data_config", "distributed", "notes"}
+    # sagemaker.core.training.configs.OutputDataConfig(s3_output_path=...); v3 has no code_location
+    assert pieces["output_data_config"] == {"s3_output_path": OUTPUT_URI}
+    assert CODE_URI not in json.dumps(pieces)
+    assert any("no code_location" in note for note in pieces["notes"])
     assert pieces["networking"] == {"subnets": ["subnet-0123456789abcdef0"],
                                     "security_group_ids": ["sg-0123456789abcdef0"],
                                     "enable_inter_container_traffic_encryption": True}
@@ -205,8 +269,9 @@ def test_v3_pieces_use_model_trainer_field_names_and_say_how_to_run_smddp():
 
 def test_boto3_fragment_has_the_network_members_and_file_mode():
     frag = TrainingJobSettings.from_outputs(default_outputs()).create_training_job_fragment()
-    assert set(frag) == {"RoleArn", "ResourceConfig", "VpcConfig", "CheckpointConfig", "InputDataConfig",
-                         "EnableInterContainerTrafficEncryption"}
+    assert set(frag) == {"RoleArn", "ResourceConfig", "VpcConfig", "CheckpointConfig", "OutputDataConfig",
+                         "InputDataConfig", "EnableInterContainerTrafficEncryption"}
+    assert frag["OutputDataConfig"] == {"S3OutputPath": OUTPUT_URI}
     assert frag["InputDataConfig"][0]["InputMode"] == "File"
     assert frag["ResourceConfig"] == {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 4}
 
@@ -214,8 +279,8 @@ def test_boto3_fragment_has_the_network_members_and_file_mode():
 def test_document_switches_for_encryption_and_isolation_reach_every_format():
     outputs = with_document(encryptInterContainerTraffic=False, enableNetworkIsolation=True)
     settings = TrainingJobSettings.from_outputs(outputs)
-    assert settings.sdk_v2_kwargs()["encrypt_inter_container_traffic"] is False
-    assert settings.sdk_v2_kwargs()["enable_network_isolation"] is True
+    assert settings.sdk_v2_kwargs()["estimator"]["encrypt_inter_container_traffic"] is False
+    assert settings.sdk_v2_kwargs()["estimator"]["enable_network_isolation"] is True
     assert settings.sdk_v3_pieces()["networking"]["enable_inter_container_traffic_encryption"] is False
     assert settings.sdk_v3_pieces()["networking"]["enable_network_isolation"] is True
     frag = settings.create_training_job_fragment()
@@ -224,7 +289,7 @@ def test_document_switches_for_encryption_and_isolation_reach_every_format():
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)
 def test_the_three_formats_agree_for_every_representative_file(config_id):
-    v2, v3, frag = (emitted(config_id, f) for f in ("v2", "v3", "boto3"))
+    (v2, fit), v3, frag = emitted(config_id, "v2").values(), emitted(config_id, "v3"), emitted(config_id, "boto3")
     channel = channel_of(config_id)
     assert v2["subnets"] == v3["networking"]["subnets"] == frag["VpcConfig"]["Subnets"]
     assert v2["security_group_ids"] == v3["networking"]["security_group_ids"] == frag["VpcConfig"]["SecurityGroupIds"]
@@ -232,9 +297,39 @@ def test_the_three_formats_agree_for_every_representative_file(config_id):
     assert v2["checkpoint_s3_uri"] == v3["checkpoint_config"]["s3_uri"] == frag["CheckpointConfig"]["S3Uri"]
     assert v2["instance_count"] == v3["compute"]["instance_count"] == frag["ResourceConfig"]["InstanceCount"]
     fs = frag["InputDataConfig"][0]["DataSource"]["FileSystemDataSource"]
-    assert v2["inputs"][channel]["file_system_id"] == v3["input_data_config"][0]["data_source"]["file_system_id"] \
+    assert fit["inputs"][channel]["file_system_id"] == v3["input_data_config"][0]["data_source"]["file_system_id"] \
         == fs["FileSystemId"]
+    # the output prefix reaches every format, or (an older stack) none
+    outputs = {v2.get("output_path"), v3.get("output_data_config", {}).get("s3_output_path"),
+               frag.get("OutputDataConfig", {}).get("S3OutputPath")}
+    assert len(outputs) == 1
+    assert ("code_location" in v2) == ("output_path" in v2)
     assert frag["InputDataConfig"][0]["ChannelName"] == v3["input_data_config"][0]["channel_name"] == channel
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_preflight_reads_the_nested_v2_output_as_the_estimator_arguments(config_id):
+    from smddp_infra.preflight.job import parse_job
+
+    v2 = emitted(config_id, "v2")
+    job = parse_job(v2, path=Path("job-v2.json"))
+    estimator = v2["estimator"]
+    assert (job.shape, job.estimator) == ("estimator", "PyTorch")
+    assert job.subnets == tuple(estimator["subnets"])
+    assert (job.checkpoint_s3_uri, job.checkpoint_local_path) == (estimator["checkpoint_s3_uri"], CHECKPOINT_LOCAL_PATH)
+    assert job.debugger_hook == "false"
+    assert job.distribution == estimator["distribution"]
+    assert (job.instance_type, job.instance_count) == (estimator["instance_type"], estimator["instance_count"])
+
+
+def test_preflight_refuses_arguments_both_nested_and_at_the_top_level():
+    from smddp_infra.preflight.errors import PreflightInputError
+    from smddp_infra.preflight.job import parse_job
+
+    v2 = emitted("default-p4d", "v2")
+    v2["checkpoint_s3_uri"] = "s3://elsewhere/checkpoints/"
+    with pytest.raises(PreflightInputError, match=r"under estimator: and also at the top level \(checkpoint_s3_uri\)"):
+        parse_job(v2, path=Path("job.json"))
 
 
 # --- bad input: one clear line, exit 2 -------------------------------------------------------
@@ -253,8 +348,19 @@ def test_the_three_formats_agree_for_every_representative_file(config_id):
     (with_document(**{"fileSystem.directoryPath": "/data"}), "fileSystem.directoryPath must start with /abcdefgh"),
     (with_document(**{"fileSystem.directoryPath": "/abcdefghij"}), "fileSystem.directoryPath must start with"),
     (with_document(**{"checkpoint.s3Uri": "s3://bucket-1/checkpoints"}), "ending in '/'"),
-    (with_document(**{"checkpoint.s3Uri": "https://bucket-1/checkpoints/"}), "checkpoint.s3Uri must be s3://"),
+    (with_document(**{"checkpoint.s3Uri": "https://bucket-1/checkpoints/"}),
+     "checkpoint.s3Uri (output CheckpointS3Uri) must be s3://"),
     (with_document(**{"checkpoint.localPath": "checkpoints"}), "checkpoint.localPath must be an absolute path"),
+    (with_document(**{"output.s3Uri": f"s3://{BUCKET}/output"}),
+     f"output.s3Uri (output OutputS3Uri) must be s3://<bucket>/<prefix>/ ending in '/' (at most 1024 characters), "
+     f"got 's3://{BUCKET}/output'"),
+    (with_document(**{"output.s3Uri": "/output/"}), "output.s3Uri (output OutputS3Uri) must be s3://"),
+    (with_document(**{"code.s3Uri": f"https://{BUCKET}.s3.amazonaws.com/code/"}),
+     "code.s3Uri (output CodeS3Uri) must be s3://<bucket>/<prefix>/ ending in '/'"),
+    (with_document(**{"code.s3Uri": 7}), "code.s3Uri (output CodeS3Uri) must be s3://<bucket>/<prefix>/ ending in '/' "
+                                         "(at most 1024 characters), got 7"),
+    (with_document(**{"code.s3Uri": f"s3://{BUCKET}/" + "c/" * 520}), "code.s3Uri (output CodeS3Uri) must be"),
+    (with_document(output=OUTPUT_URI), "TrainingJobConfig has a value of the wrong type"),
     (with_document(roleArn="arn:aws:iam::123:role/x"), "roleArn must be an IAM role ARN"),
     (with_document(instanceType="ml.g5.48xlarge"), "instanceType must be a SageMaker EFA training instance type"),
     (with_document(instanceCount=0), "instanceCount must be a whole number >= 1, got 0"),
@@ -277,6 +383,38 @@ def test_outputs_that_disagree_with_the_document_are_refused(tmp_path, capsys):
     outputs["FileSystemId"] = "fs-0fedcba9876543210"
     line = cli_error(capsys, "--outputs", str(write_outputs(tmp_path, outputs)), "--format", "v2")
     assert "output FileSystemId is 'fs-0fedcba9876543210' but TrainingJobConfig says 'fs-0123456789abcdef0'" in line
+
+
+@pytest.mark.parametrize("key, other", [("OutputS3Uri", f"s3://{BUCKET}/models/"), ("CodeS3Uri", f"s3://{BUCKET}/src/")])
+def test_location_outputs_that_disagree_with_the_document_are_refused(tmp_path, capsys, key, other):
+    outputs = default_outputs()
+    outputs[key] = other
+    line = cli_error(capsys, "--outputs", str(write_outputs(tmp_path, outputs)), "--format", "v2")
+    expected = OUTPUT_URI if key == "OutputS3Uri" else CODE_URI
+    assert f"output {key} is {other!r} but TrainingJobConfig says {expected!r}; the outputs file mixes" in line
+
+
+def test_a_location_output_the_document_lacks_is_a_disagreement(tmp_path, capsys):
+    outputs = default_outputs()
+    doc = default_document()
+    del doc["output"]
+    outputs["TrainingJobConfig"] = json.dumps(doc)
+    line = cli_error(capsys, "--outputs", str(write_outputs(tmp_path, outputs)), "--format", "v3")
+    assert f"output OutputS3Uri is {OUTPUT_URI!r} but TrainingJobConfig says nothing (it has no output.s3Uri)" in line
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("OutputS3Uri", f"s3://{BUCKET}/output", "output.s3Uri (output OutputS3Uri) must be s3://<bucket>/<prefix>/ "
+                                              "ending in '/'"),
+    ("CodeS3Uri", "code/", "code.s3Uri (output CodeS3Uri) must be s3://<bucket>/<prefix>/ ending in '/'"),
+    ("CodeS3Uri", "  ", "output CodeS3Uri must be a non-empty string"),
+])
+def test_rebuilt_location_outputs_are_validated(tmp_path, capsys, key, value, expected):
+    outputs = {k: v for k, v in default_outputs().items() if k != "TrainingJobConfig"}
+    outputs[key] = value
+    line = cli_error(capsys, "--outputs", str(write_outputs(tmp_path, outputs)), "--format", "v2",
+                     "--instance-type", "ml.p4d.24xlarge", "--instance-count", "2")
+    assert expected in line
 
 
 def test_individual_outputs_without_cluster_shape_ask_for_the_flags(capsys):
@@ -303,6 +441,33 @@ def test_missing_file_and_bad_json_are_one_line(tmp_path, capsys):
     assert "must be a JSON object of stacks" in cli_error(capsys, "--outputs", str(bad), "--format", "v2")
 
 
+def test_an_outputs_file_that_is_not_utf8_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "cdk-outputs.json"
+    content = b'{"TrainingNetworkStack": {"RoleArn": "\xff\xfe"}}'  # Latin-1 bytes, not UTF-8
+    bad.write_bytes(content)
+    line = cli_error(capsys, "--outputs", str(bad), "--format", "v2")
+    assert f"--outputs file {str(bad)!r} is not UTF-8 text (byte 0xff at offset {content.index(0xff)})" in line
+
+
+def test_an_outputs_file_in_utf16_is_one_line_in_a_real_process(tmp_path):
+    """What PowerShell's `>` writes by default; before the fix this was a traceback."""
+    bad = tmp_path / "cdk-outputs.json"
+    bad.write_text(DEFAULT_FILE.read_text(), encoding="utf-16")
+    result = run_cli("--outputs", str(bad), "--format", "boto3")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f"smddp-infra job-config: error: --outputs file {str(bad)!r} is not UTF-8 text (byte 0xff at offset 0); "
+        "it must be the JSON `cdk deploy --outputs-file` writes"]
+
+
+def test_an_outputs_file_with_a_byte_order_mark_is_read(tmp_path, capsys):
+    bom = tmp_path / "cdk-outputs.json"
+    bom.write_text(DEFAULT_FILE.read_text(), encoding="utf-8-sig")
+    assert main(["job-config", "--outputs", str(bom), "--format", "boto3"]) == 0
+    assert json.loads(capsys.readouterr().out)["OutputDataConfig"] == {"S3OutputPath": OUTPUT_URI}
+
+
 def test_a_bad_channel_name_is_refused(capsys):
     line = cli_error(capsys, "--outputs", str(DEFAULT_FILE), "--format", "boto3", "--channel", "my channel")
     assert "channel must be 1-64 letters" in line and "'my channel'" in line
@@ -325,12 +490,80 @@ def test_cli_prints_json_and_exits_zero():
     assert json.loads(result.stdout)["VpcConfig"]["Subnets"] == ["subnet-0123456789abcdef0"]
 
 
+# --- a stack deployed before the output and code prefixes ------------------------------------
+
+@pytest.mark.parametrize("fmt, missing, expected", [
+    ("v2", ("output_path", "code_location"),
+     "publishes no OutputS3Uri/CodeS3Uri (deployed before smddp-infra added them), so output_path and "
+     "code_location are left out and the SDK will fall back to its default bucket sagemaker-<region>-<account>, "
+     "which the execution role cannot write; redeploy the stack or set them yourself"),
+    ("v3", ("output_data_config",),
+     "publishes no OutputS3Uri (deployed before smddp-infra added them), so output_data_config is left out and "
+     "the SDK will fall back to its default bucket sagemaker-<region>-<account>, which the execution role cannot "
+     "write; redeploy the stack or set it yourself"),
+    ("boto3", ("OutputDataConfig",),
+     "publishes no OutputS3Uri (deployed before smddp-infra added them), so OutputDataConfig is left out; "
+     "CreateTrainingJob requires one: give it a prefix the execution role can write, or redeploy the stack"),
+])
+def test_an_older_stack_still_renders_with_one_warning_line(fmt, missing, expected):
+    result = run_cli("--outputs", str(OLDER_STACK_FILE), "--format", fmt)
+    assert result.returncode == 0
+    assert result.stderr.splitlines() == [f"smddp-infra job-config: warning: stack 'SmddpGov' {expected}"]
+    printed = json.loads(result.stdout)  # stdout stays pure JSON
+    section = printed["estimator"] if fmt == "v2" else printed
+    assert not set(missing) & set(section)
+    assert "s3://sagemaker-" not in result.stdout
+
+
+def test_a_stack_with_only_the_output_prefix_warns_about_the_code_location_for_v2_only():
+    settings = TrainingJobSettings.from_outputs(with_document(code=None))
+    assert settings.missing_locations_warning("v3") is None
+    assert settings.missing_locations_warning("boto3") is None
+    warning = settings.missing_locations_warning("v2", stack="S")
+    assert warning.startswith("stack 'S' publishes no CodeS3Uri (deployed before smddp-infra added them), "
+                              "so code_location is left out and the SDK")
+    assert warning.endswith("set it yourself")
+    assert settings.sdk_v2_kwargs()["estimator"]["output_path"] == OUTPUT_URI
+
+
+@pytest.mark.parametrize("fmt", ["v2", "v3", "boto3"])
+def test_a_current_stack_prints_no_warning(fmt):
+    result = run_cli("--outputs", str(DEFAULT_FILE), "--format", fmt)
+    assert result.returncode == 0 and result.stderr == ""
+
+
 def test_cli_bad_input_exits_2_in_a_real_process(tmp_path):
     result = run_cli("--outputs", str(tmp_path / "missing.json"), "--format", "v3")
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.startswith("smddp-infra job-config: error: --outputs file")
     assert "Traceback" not in result.stderr
+
+
+# --- the docs show what the command prints ----------------------------------------------------
+
+DOCS = (REPO / "docs" / "job-config.md").read_text()
+
+
+def test_docs_v2_example_is_what_the_command_prints():
+    import re
+
+    command = "smddp-infra job-config --outputs tests/fixtures/outputs/default-p4d.json --format v2"
+    match = re.search(r"```text\n\$ " + re.escape(command) + r"\n(.*?)```", DOCS, flags=re.S)
+    assert match, "docs/job-config.md lost the v2 example"
+    result = run_cli(*command.split()[2:])
+    assert (result.returncode, result.stderr) == (0, "")
+    assert match.group(1) == result.stdout
+
+
+def test_docs_older_stack_warning_is_what_the_command_prints(tmp_path, capsys):
+    outputs = {k: v for k, v in default_outputs().items() if k not in LOCATION_OUTPUT_KEYS}
+    doc = default_document()
+    del doc["output"], doc["code"]
+    outputs["TrainingJobConfig"] = json.dumps(doc)
+    assert main(["job-config", "--outputs", str(write_outputs(tmp_path, outputs)), "--format", "v2"]) == 0
+    (warning,) = capsys.readouterr().err.splitlines()
+    assert f"```text\n{warning}\n```" in DOCS
 
 
 def test_job_config_never_imports_aws_cdk():

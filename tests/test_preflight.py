@@ -453,3 +453,132 @@ def test_unreadable_input_raises_one_clear_error(tmp_path, name, text, message):
 def test_a_script_with_a_syntax_error_is_unreadable_input():
     with pytest.raises(PreflightInputError, match=r"syntax_error.py is not valid Python: .* at line 1"):
         run_preflight(FIXTURES / "broken" / "job.yaml")
+
+
+# ---------------------------------------------------------------- keys nobody knows (PF-UNKNOWN-KEY)
+
+
+def unknown(report) -> dict[str, str]:
+    """location key -> message of every PF-UNKNOWN-KEY finding."""
+    return {f.location.split(": ", 1)[1]: f.message for f in report.findings if f.rule_id == "PF-UNKNOWN-KEY"}
+
+
+def test_a_misspelt_batch_fact_is_a_warning_naming_the_nearest_key_instead_of_a_silent_skip(tmp_path):
+    settings = json.loads((FIXTURES / "uneven" / "job.json").read_text())
+    settings["dataset_size"] = settings.pop("num_samples")  # PF-UNEVEN-BATCHES needs num_samples
+    settings["batch_sz"] = settings.pop("batch_size")
+    report = job(tmp_path, settings)
+    assert "PF-UNEVEN-BATCHES" not in rule_ids(report)
+    found = unknown(report)
+    assert set(found) == {"dataset_size", "batch_sz"}
+    assert found["dataset_size"].endswith("did you mean num_samples?")
+    assert found["batch_sz"].endswith("did you mean batch_size?")
+    f = [f for f in report.findings if f.location.endswith("dataset_size")][0]
+    assert (f.severity, f.fix) == ("warning", "rename dataset_size to num_samples")
+    assert "PF-UNEVEN-BATCHES" in f.symptom
+    assert report.exit_code == 0  # a warning: the key may be meant for a tool of the user's
+
+
+@pytest.mark.parametrize("key, nearest", [
+    ("instance_cont", "instance_count"),
+    ("Instance-Type", "instance_type"),
+    ("checkpoint_s3_url", "checkpoint_s3_uri"),
+    ("train_instance_count", "instance_count"),  # SDK v1 name: the SDK maps it, preflight does not read it
+    ("per_device_batch_size", "batch_size"),
+    ("zzz_unrelated", None),
+])
+def test_an_unknown_key_is_named_with_its_nearest_known_key(tmp_path, key, nearest):
+    report = job(tmp_path, {"instance_type": "ml.p4d.24xlarge", key: 1})
+    [f] = [f for f in report.findings if f.rule_id == "PF-UNKNOWN-KEY"]
+    assert f.location == f"job.json: {key}"
+    if nearest:
+        assert f.message.endswith(f"did you mean {nearest}?") and f.fix == f"rename {key} to {nearest}"
+    else:
+        assert "did you mean" not in f.message and f.fix == f"remove {key}, or spell it as the SDK does"
+
+
+#: Estimator keyword arguments real jobs pass that preflight has no rule for.
+COMMON_SDK_V2_ARGS = {
+    "hyperparameters": {"epochs": 3}, "framework_version": "2.3", "py_version": "py311",
+    "role": "arn:aws:iam::123456789012:role/Training", "output_path": "s3://b/out/", "code_location": "s3://b/code/",
+    "source_dir": ".", "image_uri": "123456789012.dkr.ecr.us-east-1.amazonaws.com/train:1", "volume_size": 100,
+    "max_run": 86400, "environment": {"NCCL_DEBUG": "INFO"}, "tags": [{"Key": "team", "Value": "ml"}],
+    "base_job_name": "resnet", "subnets": ["subnet-0aaa1111"], "security_group_ids": ["sg-0123456789abcdef0"],
+    "encrypt_inter_container_traffic": True, "disable_profiler": True, "use_spot_instances": True,
+    "max_wait": 90000, "sagemaker_session": None, "keep_alive_period_in_seconds": 600, "model_dir": "/opt/ml/model",
+    "inputs": {"training": "s3://b/data/"}, "job_name": "resnet-1", "wait": False, "logs": "All",
+    "estimator": "PyTorch", "region": "us-east-1", "num_samples": 1024, "batch_size": 8, "world_size": 16,
+    "drop_last": True, "sharding": "split", "subnet_availability_zones": {"subnet-0aaa1111": "us-east-1a"},
+}
+
+
+def test_sdk_v2_estimator_and_fit_arguments_and_preflight_facts_are_not_flagged(tmp_path):
+    report = job(tmp_path, {"instance_type": "ml.p4d.24xlarge", "instance_count": 2, **COMMON_SDK_V2_ARGS})
+    assert unknown(report) == {}
+
+
+def test_model_trainer_fields_are_known_and_typos_in_its_sections_are_named_with_the_section(tmp_path):
+    settings = {
+        "role": "arn:aws:iam::123456789012:role/Training", "training_image": "img:1", "base_job_name": "llm",
+        "hyperparameters": {"lr": 0.1}, "environment": {}, "distributed": {"Torchrun": {}},
+        "training_input_mode": "File", "input_data_config": [], "stopping_condition": {}, "notes": ["from job-config"],
+        "compute": {"instance_type": "ml.p5.48xlarge", "instance_cont": 4, "volume_size_in_gb": 500},
+        "networking": {"subnets": ["subnet-0aaa1111"], "security_group_ids": ["sg-1"]},
+        "checkpoint_config": {"s3_uri": "s3://b/ckpt/", "local_pth": "/opt/ml/ckpt"},
+        "framework_version": "2.3",  # an SDK v2 argument: ModelTrainer has no such field
+    }
+    found = unknown(job(tmp_path, settings))
+    assert set(found) == {"compute.instance_cont", "checkpoint_config.local_pth", "framework_version"}
+    assert found["compute.instance_cont"].endswith("did you mean compute.instance_count?")
+    assert found["checkpoint_config.local_pth"].endswith("did you mean checkpoint_config.local_path?")
+    assert "nor a ModelTrainer setting" in found["framework_version"]
+
+
+def test_the_nested_job_config_form_is_checked_inside_estimator(tmp_path):
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps({"estimator": {"instance_type": "ml.p4d.24xlarge", "instance_cout": 2, "role": "r"},
+                                "fit": {"inputs": {"training": "s3://b/d/"}}}))
+    assert set(unknown(run_preflight(path))) == {"instance_cout"}
+
+
+def test_the_known_sdk_names_match_the_installed_sdk_signatures():
+    """The static tuples (preflight must not import sagemaker) against sagemaker itself."""
+    import inspect
+
+    from sagemaker.estimator import Estimator, EstimatorBase, Framework
+    from sagemaker.huggingface import HuggingFace
+    from sagemaker.modules.configs import CheckpointConfig, Compute, Networking, SourceCode
+    from sagemaker.modules.train import ModelTrainer
+    from sagemaker.mxnet import MXNet
+    from sagemaker.pytorch import PyTorch
+    from sagemaker.tensorflow import TensorFlow
+
+    from smddp_infra.preflight import known_keys as K
+
+    def named(function) -> set[str]:
+        return {p.name for p in inspect.signature(function).parameters.values()
+                if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+    estimators = (EstimatorBase, Framework, Estimator, PyTorch, TensorFlow, MXNet, HuggingFace)
+    assert set(K.SDK_V2_ESTIMATOR_ARGS) == set().union(*(named(c.__init__) for c in estimators))
+    assert set(K.SDK_V2_FIT_ARGS) == named(EstimatorBase.fit)
+    assert set(K.MODEL_TRAINER_ARGS) == set(ModelTrainer.model_fields)
+    sections = {"compute": Compute, "source_code": SourceCode, "checkpoint_config": CheckpointConfig, "networking": Networking}
+    assert {k: set(v) for k, v in K.MODEL_TRAINER_SECTIONS.items()} == {k: set(c.model_fields) for k, c in sections.items()}
+    # every name preflight reads is one of these or one of its own facts
+    from smddp_infra.preflight.job import MODEL_TRAINER_KEYS, V2_KEYS
+
+    assert V2_KEYS <= set(K.SDK_V2_ESTIMATOR_ARGS) and MODEL_TRAINER_KEYS <= set(K.MODEL_TRAINER_ARGS)
+    assert not set(K.PREFLIGHT_KEYS) & (set(K.SDK_V2_ESTIMATOR_ARGS) | set(K.MODEL_TRAINER_ARGS))
+    assert set(K.SYNONYMS.values()) <= set(K.PREFLIGHT_KEYS)
+
+
+def test_preflight_never_imports_sagemaker(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; from smddp_infra.preflight import run_preflight; "
+            f"run_preflight({str(FIXTURES / 'good' / 'job.yaml')!r}); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sagemaker'))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "[]", result.stderr

@@ -121,3 +121,15 @@ def test_two_file_system_groups_may_open_the_ports_to_each_other() -> None:
     b_to_a["Properties"]["SourceSecurityGroupId"] = {"Fn::GetAtt": ["A", "GroupId"]}
     template = resources(A=sg("storage a"), B=sg("storage b"), AB=a_to_b, BA=b_to_a, Fs=fs(groups=[{"Ref": "A"}, {"Ref": "B"}]))
     assert rule_hits(template, "SMDDP-FSX3") == set()
+
+
+def test_an_efa_file_system_without_a_tier_is_told_the_efa_capacity_steps() -> None:
+    # 1200 GiB is a valid PERSISTENT_2 size, but never with EfaEnabled: the message must
+    # say what is (and not send the user to the non-EFA 1200/2400 rule).
+    template = resources(Fs=fs(1200, throughput=None, EfaEnabled=True, MetadataConfiguration={"Mode": "AUTOMATIC"}))
+    messages = [f.message for f in check_template(template) if f.rule_id == "SMDDP-FSX1"]
+    (capacity,) = [m for m in messages if "StorageCapacity" in m]
+    assert "with EfaEnabled" in capacity
+    for step, tier in (("38,400", 125), ("19,200", 250), ("9,600", 500), ("4,800", 1000)):
+        assert f"{step} GiB at {tier}" in capacity
+    assert "MB/s/TiB" in capacity

@@ -16,7 +16,7 @@ import copy
 import pytest
 from botocore import xform_name
 
-from _jobconfig_helpers import CONFIG_IDS, complete_request, emitted
+from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, USER_CHOSEN_OUTPUT, complete_request, emitted
 from _sagemaker_shape_walker import all_problems, botocore_errors, sagemaker_operation, walk
 from smddp_infra.jobconfig import TrainingJobSettings
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
@@ -50,11 +50,27 @@ def test_boto3_fragment_says_what_the_troubleshooting_guide_needs(config_id):
     assert len(request["VpcConfig"]["Subnets"]) == 1  # EFA does not cross Availability Zones
 
 
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_model_artifacts_go_to_the_prefix_the_stack_publishes(config_id):
+    """OutputDataConfig is required by the API; the fragment carries the stack's output prefix
+    (the role may write only there), except for the older stack that has none."""
+    fragment = emitted(config_id, "boto3")
+    if config_id == OLDER_STACK_ID:
+        assert "OutputDataConfig" not in fragment
+        assert complete_request(fragment)["OutputDataConfig"] == {"S3OutputPath": USER_CHOSEN_OUTPUT}
+        return
+    output = fragment["OutputDataConfig"]["S3OutputPath"]
+    assert output.startswith("s3://") and output.endswith("/")
+    assert output != fragment["CheckpointConfig"]["S3Uri"]
+    assert complete_request(fragment)["OutputDataConfig"] == fragment["OutputDataConfig"]
+
+
 # The v3 pieces carry sagemaker-core field names, which are botocore's xform_name of the
 # API members; each piece maps onto one part of the CreateTrainingJob request.
 V3_TO_API = {
     "compute": "ResourceConfig",
     "checkpoint_config": "CheckpointConfig",
+    "output_data_config": "OutputDataConfig",  # absent for an older stack
 }
 NETWORKING_TO_API = {  # Networking = VpcConfig members + two top-level request members
     "subnets": ("VpcConfig", "Subnets"),
@@ -75,6 +91,8 @@ def v3_to_request(pieces: dict) -> dict:
     that is not the snake_case of a real API member."""
     request: dict = {"RoleArn": pieces["role"]}
     for piece, api in V3_TO_API.items():
+        if piece not in pieces:
+            continue
         shape = INPUT.members[api]
         request[api] = {_api_member(shape, k): v for k, v in pieces[piece].items()}
     for key, value in pieces["networking"].items():
@@ -107,9 +125,11 @@ def test_v3_field_names_are_real_api_members_and_the_request_they_make_is_valid(
 @pytest.mark.parametrize("config_id", CONFIG_IDS)
 def test_v2_kwargs_carry_the_same_network_as_the_request(config_id):
     v2, request = emitted(config_id, "v2"), good_request(config_id)
-    assert v2["subnets"] == request["VpcConfig"]["Subnets"]
-    assert v2["security_group_ids"] == request["VpcConfig"]["SecurityGroupIds"]
-    (channel,) = v2["inputs"].values()
+    estimator = v2["estimator"]
+    assert estimator["subnets"] == request["VpcConfig"]["Subnets"]
+    assert estimator["security_group_ids"] == request["VpcConfig"]["SecurityGroupIds"]
+    assert estimator.get("output_path") == emitted(config_id, "boto3").get("OutputDataConfig", {}).get("S3OutputPath")
+    (channel,) = v2["fit"]["inputs"].values()
     fs = request["InputDataConfig"][0]["DataSource"]["FileSystemDataSource"]
     assert {xform_name(k): v for k, v in fs.items()} == channel
 
@@ -153,6 +173,7 @@ WALKER_ONLY = [
     ("InputDataConfig.0.ChannelName", "c" * 65, "65 characters is above the maximum 64"),
     ("InputDataConfig.0.InputMode", "Stream", "is not one of Pipe, File, FastFile"),
     ("CheckpointConfig.S3Uri", "gs://bucket/checkpoints/", "does not match the pattern"),
+    ("OutputDataConfig.S3OutputPath", "gs://bucket/output/", "does not match the pattern"),
     ("RoleArn", "arn:aws:iam::123456789012:user/someone", "does not match the pattern"),
     ("TrainingJobName", "bad_name", "does not match the pattern"),
     ("StoppingCondition.MaxPendingTimeInSeconds", 3_000_000, "above the maximum 2419200"),

@@ -264,3 +264,21 @@ def test_equal_cost_and_throughput_goes_to_persistent_over_scratch():
     prices = dict(DEFAULT_PRICES, **{"PERSISTENT_1/200": 0.140})  # same price, same 200 MB/s/TiB as scratch
     plan = plan_lustre(100, prices=prices)
     assert (plan.deployment_type, plan.per_unit_storage_throughput, plan.storage_capacity_gib) == ("PERSISTENT_1", 200, 1200)
+
+
+@pytest.mark.parametrize("throughput", [None, 200])  # missing, or not an FSx tier: no tier to name
+def test_an_efa_capacity_that_fits_no_tier_names_every_efa_step(throughput):
+    problems = rules.validate_lustre_settings(
+        deployment_type="PERSISTENT_2", storage_capacity_gib=1200,
+        per_unit_storage_throughput=throughput, efa_enabled=True,
+    )
+    (capacity,) = [p for p in problems if p.startswith("StorageCapacity")]
+    assert capacity == (
+        "StorageCapacity 1200 GiB is not valid for any PERSISTENT_2 tier with EfaEnabled: it must be a multiple "
+        "of 38,400 GiB at 125, 19,200 GiB at 250, 9,600 GiB at 500 or 4,800 GiB at 1000 MB/s/TiB"
+    )
+
+
+def test_a_capacity_that_fits_no_tier_without_efa_keeps_its_short_message():
+    problems = rules.validate_lustre_settings(deployment_type="PERSISTENT_2", storage_capacity_gib=1000)
+    assert "StorageCapacity 1000 GiB is not valid for any PERSISTENT_2 tier" in problems

@@ -3,9 +3,11 @@
 The stack publishes everything a SageMaker training job needs from the network (subnet,
 EFA security group, role, checkpoint prefix, FSx for Lustre file system) as outputs.
 This command turns the file ``cdk deploy --outputs-file`` writes into SDK v2 Estimator
-arguments, SDK v3 ModelTrainer pieces or a CreateTrainingJob fragment, so nobody copies
-ids by hand. Pure: it never imports aws_cdk (``pip install smddp-infra`` on a laptop
-without Node is enough to run it).
+and ``fit`` arguments, SDK v3 ModelTrainer pieces or a CreateTrainingJob fragment, so nobody
+copies ids by hand. A stack deployed before the output/code prefixes existed still renders,
+with a one-line warning on stderr: the SDK would otherwise fall back to a bucket the
+execution role cannot use, and the job would fail only after it started. Pure: it never
+imports aws_cdk (``pip install smddp-infra`` on a laptop without Node is enough to run it).
 """
 
 from __future__ import annotations
@@ -42,10 +44,17 @@ def _count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from smddp_infra.jobconfig import settings_from_outputs_file
+    from smddp_infra.jobconfig import TrainingJobSettings, load_outputs_file, select_stack
 
-    settings = settings_from_outputs_file(args.outputs, stack=args.stack, instance_type=args.instance_type,
-                                          instance_count=args.instance_count)
+    name, outputs = select_stack(load_outputs_file(args.outputs), args.stack)
+    settings = TrainingJobSettings.from_outputs(outputs, stack=name, instance_type=args.instance_type,
+                                                instance_count=args.instance_count)
+    text = json.dumps(settings.render(args.fmt, channel=args.channel), indent=2) + "\n"
+    # An older stack still renders, but the job would fail late in S3: say so on stderr
+    # (stdout stays pure JSON for `> job.json`).
+    warning = settings.missing_locations_warning(args.fmt, stack=name)
+    if warning:
+        sys.stderr.write(f"smddp-infra job-config: warning: {warning}\n")
     # One write of the finished text: nothing half-printed if rendering fails.
-    sys.stdout.write(json.dumps(settings.render(args.fmt, channel=args.channel), indent=2) + "\n")
+    sys.stdout.write(text)
     return 0

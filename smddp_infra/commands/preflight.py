@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from smddp_infra.commands._output import pipe_safe_stdout
+
 HELP = ("Check a SageMaker training job file (SDK v2 Estimator arguments or ModelTrainer shape) and its "
         "training scripts against the SMDDP troubleshooting guide.")
 
@@ -32,11 +34,12 @@ def run(args: argparse.Namespace) -> int:
     from smddp_infra.preflight import run_preflight
 
     report = run_preflight(args.job_file, args.scripts, outputs=args.outputs)
-    if args.json:
-        json.dump(report.to_json(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print_human(report)
+    with pipe_safe_stdout():  # `... --json | head -1`: stop quietly, keep the exit code
+        if args.json:
+            json.dump(report.to_json(), sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            print_human(report)
     return report.exit_code
 
 

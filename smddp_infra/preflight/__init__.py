@@ -5,6 +5,7 @@ failure from SageMaker's SMDDP troubleshooting guide into a finding with the sym
 job would show and the exact fix (see docs/troubleshooting.md):
 
 * :mod:`.job` -- the job description (SDK v2 Estimator arguments or a ModelTrainer shape)
+* :mod:`.known_keys` -- the SDK's argument names, for keys nobody reads (PF-UNKNOWN-KEY)
 * :mod:`.script` -- what the training script imports, loads and writes
 * :mod:`.outputs` -- subnets and AZs from ``cdk-outputs.json``
 * :mod:`.checks` -- the rules; :mod:`.findings` -- rule ids and the finding type
@@ -84,6 +85,7 @@ def run_preflight(job_file: Path, scripts: Sequence[Path] = (), *, outputs: Opti
     facts = tuple(analyse_script(path) for path in script_paths(job, [Path(s) for s in scripts]))
     stacks: tuple[StackSubnets, ...] = read_outputs(Path(outputs)) if outputs else ()
     found = [
+        *checks.check_unknown_keys(job),
         *checks.check_debugger(job, facts),
         *checks.check_deprecated_api(facts),
         *checks.check_batches(job, facts),

@@ -47,6 +47,23 @@ def smddp_evidence(job: JobDescription, scripts: Sequence[ScriptFacts]) -> Optio
     return None
 
 
+def check_unknown_keys(job: JobDescription) -> list[Finding]:
+    """Keys neither preflight nor the SDK knows, each with the nearest known key (a warning:
+    the job may still be right, but a rule that needed the key was skipped in silence)."""
+    what = ("a ModelTrainer setting" if job.shape == "model_trainer"
+            else "an SDK v2 Estimator or fit() argument")
+    out = []
+    for unknown in job.unknown_keys:
+        hint = f"; did you mean {unknown.suggestion}?" if unknown.suggestion else ""
+        out.append(finding(
+            F.UNKNOWN_KEY, WARNING, location=f"{job.path.name}: {unknown.key}",
+            message=f"{unknown.key} is neither a setting preflight reads nor {what}: both ignore it{hint}",
+            fix=(f"rename {unknown.key} to {unknown.suggestion}" if unknown.suggestion
+                 else f"remove {unknown.key}, or spell it as the SDK does"),
+        ))
+    return out
+
+
 def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
     """Debugger hook + SageMaker checkpointing + SMDDP.
 

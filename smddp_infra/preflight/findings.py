@@ -68,6 +68,13 @@ SUBNETS_MULTI_AZ = Rule(
     "the job stalls at initialization or loses EFA bandwidth: EFA traffic does not cross Availability Zones",
     "distributed-ts-data-parallel-efa-sg",
 )
+UNKNOWN_KEY = Rule(
+    "PF-UNKNOWN-KEY",
+    "Job file key that neither preflight nor the SageMaker SDK knows",
+    ("the setting has no effect: SDK v2 estimators drop unknown keyword arguments (ModelTrainer rejects them), "
+     "and preflight skips the rules that need it (a misspelt num_samples or batch_size skips PF-UNEVEN-BATCHES)"),
+    "",  # not in the guide: it keeps the other rules from being skipped without a word
+)
 
 RULES: dict[str, Rule] = {
     rule.id: rule
@@ -79,6 +86,7 @@ RULES: dict[str, Rule] = {
         CHECKPOINT_URI_SLASH,
         CHECKPOINT_LOCAL_PATH,
         SUBNETS_MULTI_AZ,
+        UNKNOWN_KEY,
     )
 }
 

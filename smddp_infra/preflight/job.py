@@ -6,6 +6,8 @@ A job file is YAML or JSON holding what the user would pass to the SageMaker Pyt
   ``source_dir``, ``instance_type``, ``instance_count``, ``distribution``,
   ``checkpoint_s3_uri``, ``checkpoint_local_path``, ``debugger_hook_config``, ``subnets``...
   ``estimator`` names the class (default ``PyTorch``), ``region`` the session's region.
+* or the same arguments nested as ``smddp-infra job-config --format v2`` prints them:
+  ``estimator: {...constructor arguments...}`` and ``fit: {inputs: ...}``;
 * or a ``ModelTrainer`` shape (SDK v3 / ``sagemaker.modules``): ``compute: {instance_type,
   instance_count}``, ``source_code: {source_dir, entry_script}``,
   ``checkpoint_config: {s3_uri, local_path}``, ``networking: {subnets, ...}``.
@@ -15,8 +17,9 @@ plus facts preflight needs that are not SDK arguments: ``num_samples`` (dataset 
 EFA instance type), ``drop_last``, ``sharding`` (``split``: each rank reads its own part
 without padding -- the default unless the script uses a ``DistributedSampler``;
 ``distributed_sampler`` / ``even_shards``: padded or dropped to equal counts) and
-``subnet_availability_zones`` (``{subnet-id: az}``). Unknown keys are ignored: a real
-Estimator takes dozens of arguments preflight has no rule for.
+``subnet_availability_zones`` (``{subnet-id: az}``). Any other key must be an SDK argument
+(:mod:`.known_keys`); one that is not becomes a PF-UNKNOWN-KEY warning naming the nearest
+known key, because the SDK v2 drops it silently and preflight would skip the rules it feeds.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from smddp_infra.preflight.errors import PreflightInputError
+from smddp_infra.preflight.known_keys import UnknownKey, unknown_keys
 
 #: The only local path SageMaker syncs by default (CheckpointConfig.LocalPath default).
 DEFAULT_CHECKPOINT_LOCAL_PATH = "/opt/ml/checkpoints"
@@ -74,6 +78,8 @@ class JobDescription:
     world_size: Optional[int] = None
     drop_last: Optional[bool] = None
     sharding: Optional[str] = None
+    #: keys neither preflight nor the SDK knows (PF-UNKNOWN-KEY)
+    unknown_keys: tuple[UnknownKey, ...] = ()
 
     def key(self, setting: str) -> str:
         """How ``setting`` is spelled in this job file's shape (for messages and fixes)."""
@@ -143,6 +149,7 @@ def read_document(path: Path, *, what: str) -> Any:
 
 
 def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
+    doc = _unnest_job_config(doc, path=path)
     v2 = sorted(V2_KEYS & doc.keys())
     mt = sorted(MODEL_TRAINER_KEYS & doc.keys())
     if v2 and mt:
@@ -159,6 +166,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         drop_last=_opt_bool(doc, "drop_last"),
         sharding=_opt_choice(doc, "sharding", SHARDING_VALUES),
         subnet_availability_zones=_str_map(doc, "subnet_availability_zones"),
+        unknown_keys=unknown_keys(doc, model_trainer=True if mt else False if v2 else None),
     )
     if mt:
         compute = _section(doc, "compute")
@@ -196,6 +204,28 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         subnets=_str_list(doc, "subnets"),
         **common,
     )
+
+
+def _unnest_job_config(doc: Mapping[str, Any], *, path: Path) -> Mapping[str, Any]:
+    """Accept ``smddp-infra job-config --format v2`` as it is printed.
+
+    That output keeps the constructor's arguments under ``estimator`` and ``fit``'s under
+    ``fit`` (``inputs`` is not an Estimator argument). Here ``estimator`` as a mapping means
+    those arguments (the class is then ``PyTorch``); as a string it still names the class.
+    ``fit`` holds nothing preflight judges.
+    """
+    nested = doc.get("estimator")
+    if not isinstance(nested, Mapping):
+        return doc
+    both = sorted((V2_KEYS | MODEL_TRAINER_KEYS) & doc.keys())
+    if both:
+        raise PreflightInputError(
+            f"job file {path} has Estimator arguments under estimator: and also at the top level "
+            f"({', '.join(both)}); keep them in one place"
+        )
+    flat = {k: v for k, v in doc.items() if k not in ("estimator", "fit")}
+    flat.update({k: v for k, v in nested.items() if k != "estimator"})
+    return flat
 
 
 def _debugger_hook(doc: Mapping[str, Any]) -> str:

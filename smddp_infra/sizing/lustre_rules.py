@@ -236,7 +236,17 @@ def validate_lustre_settings(
     elif tier is None and settable:
         rules = {t.capacity for t in tiers_for(deployment_type, storage_type=storage_type, efa_enabled=efa_enabled)}
         if not any(r.is_valid(storage_capacity_gib) for r in rules):
-            problems.append(f"StorageCapacity {storage_capacity_gib} GiB is not valid for any {deployment_type} tier")
+            if efa_enabled:  # the EFA steps differ per tier: say which, or the fix is a guess
+                steps = [
+                    f"{t.capacity.step:,} GiB at {t.per_unit_storage_throughput}"
+                    for t in tiers_for(deployment_type, storage_type=storage_type, efa_enabled=True)
+                ]
+                problems.append(
+                    f"StorageCapacity {storage_capacity_gib} GiB is not valid for any {deployment_type} tier with "
+                    f"EfaEnabled: it must be a multiple of {', '.join(steps[:-1])} or {steps[-1]} MB/s/TiB"
+                )
+            else:
+                problems.append(f"StorageCapacity {storage_capacity_gib} GiB is not valid for any {deployment_type} tier")
 
     if storage_type == "HDD" and drive_cache_type not in DRIVE_CACHE_TYPES:
         problems.append(f"DriveCacheType must be NONE or READ for PERSISTENT_1 HDD, got {drive_cache_type!r}")

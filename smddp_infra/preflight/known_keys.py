@@ -1,0 +1,143 @@
+"""The keys a job file may hold, and the nearest known key for one it should not.
+
+Why preflight cares: SDK v2 estimators take ``**kwargs`` and silently drop any they do not
+know (sagemaker 2.257 ``EstimatorBase.__init__`` only maps the old ``train_*`` names), and
+preflight reads only the keys it knows. So ``dataset_size: 1001`` instead of
+``num_samples`` skips PF-UNEVEN-BATCHES without a word, and the job hangs at the end of
+training anyway. (ModelTrainer is a pydantic model with ``extra="forbid"``: the SDK
+rejects an unknown key there, but only at submission.)
+
+The SDK names are static tuples, not read from ``sagemaker`` at run time: the SDK is not a
+runtime dependency of preflight (it runs in CI without it). tests/test_preflight.py compares
+them with the installed SDK's signatures (sagemaker 2.257.7), so they cannot drift silently.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Optional
+
+#: Parameters of ``__init__`` of sagemaker 2.257.7 ``estimator.EstimatorBase``, ``Framework``,
+#: ``Estimator`` and of the framework estimators a job file may name with ``estimator``:
+#: ``pytorch.PyTorch``, ``tensorflow.TensorFlow``, ``mxnet.MXNet``, ``huggingface.HuggingFace``.
+SDK_V2_ESTIMATOR_ARGS = (
+    "base_job_name", "checkpoint_local_path", "checkpoint_s3_uri", "code_location",
+    "compiler_config", "container_arguments", "container_entry_point", "container_log_level",
+    "debugger_hook_config", "dependencies", "disable_output_compression", "disable_profiler",
+    "distribution", "enable_infra_check", "enable_network_isolation", "enable_remote_debug",
+    "enable_sagemaker_metrics", "enable_session_tag_chaining",
+    "encrypt_inter_container_traffic", "entry_point", "environment", "framework_version",
+    "git_config", "hyperparameters", "image_uri", "input_mode", "instance_count",
+    "instance_groups", "instance_placement_config", "instance_type",
+    "keep_alive_period_in_seconds", "max_retry_attempts", "max_run", "max_wait",
+    "metric_definitions", "model_channel_name", "model_dir", "model_uri", "output_kms_key",
+    "output_path", "profiler_config", "py_version", "pytorch_version", "recipe_overrides",
+    "role", "rules", "sagemaker_session", "security_group_ids", "source_dir", "subnets", "tags",
+    "tensorboard_output_config", "tensorflow_version", "training_plan", "training_recipe",
+    "training_repository_access_mode", "training_repository_credentials_provider_arn",
+    "transformers_version", "use_spot_instances", "volume_kms_key", "volume_size",
+)
+
+#: Parameters of sagemaker 2.257.7 ``EstimatorBase.fit`` (``inputs`` is what
+#: ``smddp-infra job-config --format v2`` writes for the FSx channel).
+SDK_V2_FIT_ARGS = ("experiment_config", "inputs", "job_name", "logs", "wait")
+
+#: Fields of sagemaker 2.257.7 ``sagemaker.modules.train.ModelTrainer`` (SDK v3's ModelTrainer
+#: descends from it).
+MODEL_TRAINER_ARGS = (
+    "algorithm_name", "base_job_name", "checkpoint_config", "compute", "distributed",
+    "environment", "hyperparameters", "input_data_config", "local_container_root", "networking",
+    "output_data_config", "role", "sagemaker_session", "source_code", "stopping_condition",
+    "tags", "training_image", "training_image_config", "training_input_mode", "training_mode",
+)
+
+#: Fields of the sagemaker 2.257.7 ``sagemaker.modules.configs`` models behind the four
+#: ModelTrainer sections preflight reads.
+MODEL_TRAINER_SECTIONS: Mapping[str, tuple[str, ...]] = {
+    "compute": (
+        "enable_managed_spot_training", "instance_count", "instance_groups",
+        "instance_placement_config", "instance_type", "keep_alive_period_in_seconds",
+        "training_plan_arn", "volume_kms_key_id", "volume_size_in_gb",
+    ),
+    "source_code": ("command", "entry_script", "ignore_patterns", "requirements", "source_dir"),
+    "checkpoint_config": ("local_path", "s3_uri"),
+    "networking": (
+        "enable_inter_container_traffic_encryption", "enable_network_isolation",
+        "security_group_ids", "subnets",
+    ),
+}
+
+#: Facts preflight reads that are not SDK arguments (see :mod:`.job`).
+PREFLIGHT_KEYS = (
+    "batch_size", "drop_last", "estimator", "num_samples", "region", "sharding",
+    "subnet_availability_zones", "world_size",
+)
+
+#: Keys ``smddp-infra job-config`` writes that are neither SDK arguments nor preflight facts
+#: (``--format v3`` adds ``notes``: how to build the SDK objects).
+JOB_CONFIG_KEYS = ("notes",)
+
+#: Names people use for the facts preflight counts with. Spelling similarity cannot see
+#: that ``dataset_size`` means ``num_samples``; this short table can.
+SYNONYMS: Mapping[str, str] = {
+    "dataset_size": "num_samples",
+    "dataset_length": "num_samples",
+    "dataset_len": "num_samples",
+    "num_examples": "num_samples",
+    "n_samples": "num_samples",
+    "samples": "num_samples",
+    "per_device_batch_size": "batch_size",
+    "per_device_train_batch_size": "batch_size",
+    "batch_size_per_gpu": "batch_size",
+    "micro_batch_size": "batch_size",
+    "num_gpus": "world_size",
+    "num_processes": "world_size",
+    "nprocs": "world_size",
+    "n_ranks": "world_size",
+}
+
+
+@dataclass(frozen=True)
+class UnknownKey:
+    """A key neither preflight nor the SDK knows, as written (``compute.instance_cont`` for a
+    section key), with the nearest known key, if any."""
+
+    key: str
+    suggestion: Optional[str]
+
+
+def unknown_keys(doc: Mapping[str, Any], *, model_trainer: Optional[bool]) -> tuple[UnknownKey, ...]:
+    """Every key of ``doc`` (and of the ModelTrainer sections preflight reads) that is not known.
+
+    ``model_trainer``: True / False for a file in that shape; None when its keys do not say
+    (then the names of both shapes are accepted).
+    """
+    v2 = (*SDK_V2_ESTIMATOR_ARGS, *SDK_V2_FIT_ARGS)
+    top = {True: MODEL_TRAINER_ARGS, False: v2, None: (*v2, *MODEL_TRAINER_ARGS)}[model_trainer]
+    found = list(_unknown(doc, (*top, *PREFLIGHT_KEYS, *JOB_CONFIG_KEYS), prefix="", synonyms=True))
+    if model_trainer:
+        for section, fields in MODEL_TRAINER_SECTIONS.items():
+            value = doc.get(section)
+            if isinstance(value, Mapping):
+                found.extend(_unknown(value, fields, prefix=f"{section}.", synonyms=False))
+    return tuple(found)
+
+
+def _unknown(doc: Mapping[str, Any], known: Iterable[str], *, prefix: str, synonyms: bool) -> Iterable[UnknownKey]:
+    names = sorted(set(known))
+    for key in doc:
+        if not isinstance(key, str):
+            yield UnknownKey(f"{prefix}{key!r}", None)
+        elif key not in names:
+            yield UnknownKey(f"{prefix}{key}", _nearest(key, names, synonyms=synonyms, prefix=prefix))
+
+
+def _nearest(key: str, names: list[str], *, synonyms: bool, prefix: str) -> Optional[str]:
+    normal = key.strip().lower().replace("-", "_")
+    if normal in names:  # Instance-Type, instance-type
+        return prefix + normal
+    if synonyms and normal in SYNONYMS:
+        return SYNONYMS[normal]
+    close = difflib.get_close_matches(normal, names, n=1)
+    return prefix + close[0] if close else None
