@@ -191,14 +191,7 @@ def test_plan_is_exactly_optimal_valid_and_meets_both_needs(r):
     assert plan.storage_capacity_gib >= r["min_capacity"]
     assert r["max_capacity"] is None or plan.storage_capacity_gib <= r["max_capacity"]
     # valid under the rules CloudFormation enforces
-    assert rules.validate_lustre_settings(
-        deployment_type=plan.deployment_type,
-        storage_capacity_gib=plan.storage_capacity_gib,
-        per_unit_storage_throughput=plan.per_unit_storage_throughput,
-        storage_type=plan.storage_type,
-        efa_enabled=plan.efa_enabled,
-        drive_cache_type=plan.drive_cache_type,
-    ) == []
+    assert plan.problems() == []
     # nothing valid is cheaper, and ties were broken as documented
     assert any(_matches(plan, option) for option in optimum), (plan, optimum)
     assert plan.monthly_cost_usd == float(optimum[0].cost)

@@ -15,7 +15,7 @@ from aws_cdk import Duration, RemovalPolicy, Tags, aws_ec2 as ec2, aws_fsx as fs
 from constructs import Construct
 
 from smddp_infra.errors import ConfigError
-from smddp_infra.sizing.lustre_rules import FILE_SYSTEM_TYPE_VERSION, PERSISTENT_TYPES, validate_lustre_settings
+from smddp_infra.sizing.lustre_rules import PERSISTENT_TYPES
 from smddp_infra.sizing.planner import LustrePlan
 
 REQUIREMENT_TAG = "smddp:requiredThroughputMBps"
@@ -63,16 +63,7 @@ class LustreFileSystem(Construct):
         """
         super().__init__(scope, id)
         persistent = plan.deployment_type in PERSISTENT_TYPES
-        problems = validate_lustre_settings(
-            deployment_type=plan.deployment_type,
-            storage_capacity_gib=plan.storage_capacity_gib,
-            per_unit_storage_throughput=plan.per_unit_storage_throughput,
-            storage_type=plan.storage_type,
-            efa_enabled=plan.efa_enabled,
-            drive_cache_type=plan.drive_cache_type,
-            file_system_type_version=FILE_SYSTEM_TYPE_VERSION,
-            has_metadata_configuration=plan.deployment_type == "PERSISTENT_2",
-        )
+        problems = plan.problems()
         if problems:
             raise ConfigError("LustreFileSystem plan: " + "; ".join(problems))
         if persistent and not 1 <= backup_retention_days <= 90:

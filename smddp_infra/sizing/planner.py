@@ -91,6 +91,20 @@ class LustrePlan:
     warnings: tuple[str, ...] = ()
     explanation: str = field(default="", compare=False)
 
+    def problems(self) -> list[str]:
+        """Every reason CloudFormation would reject this plan as the file-system construct emits
+        it (FileSystemTypeVersion 2.15, MetadataConfiguration on PERSISTENT_2); [] when valid."""
+        return rules.validate_lustre_settings(
+            deployment_type=self.deployment_type,
+            storage_capacity_gib=self.storage_capacity_gib,
+            per_unit_storage_throughput=self.per_unit_storage_throughput,
+            storage_type=self.storage_type,
+            efa_enabled=self.efa_enabled,
+            drive_cache_type=self.drive_cache_type,
+            file_system_type_version=rules.FILE_SYSTEM_TYPE_VERSION,
+            has_metadata_configuration=self.deployment_type == rules.PERSISTENT_2,
+        )
+
     @property
     def headroom(self) -> float:
         """Spare baseline throughput as a fraction of the requirement (0.25 = 25 % more)."""
