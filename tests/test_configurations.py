@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import App, Environment, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import App, Environment, Stack, Validations, aws_ec2 as ec2, aws_kms as kms, aws_s3 as s3
 
 from conftest import ROOT, cdk_context
 from smddp_infra.constructs.training_network import SmddpTrainingNetwork

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aws_cdk import Validations
 
 from conftest import Synthesized

@@ -33,7 +33,6 @@ import copy
 import inspect
 import json
 import types
-from pathlib import Path
 from typing import Any, Iterator
 
 import boto3

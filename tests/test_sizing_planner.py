@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from smddp_infra.errors import ConfigError, SizingError
 from smddp_infra.sizing import best_per_deployment_type, plan_lustre
-from smddp_infra.sizing import lustre_rules as rules
 from smddp_infra.sizing.prices import DEFAULT_PRICES
 from smddp_infra.sizing.workload import MB_PER_GIB, throughput_from_cluster, throughput_from_epoch
 
