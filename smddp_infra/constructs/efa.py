@@ -103,7 +103,7 @@ class EfaSecurityGroup(Construct):
         self.security_group: ec2.ISecurityGroup = security_group
         add_self_rules(self, "Efa", security_group)
 
-        for index, endpoint_group in enumerate(endpoint_security_groups):
+        for endpoint_group in endpoint_security_groups:
             security_group.add_egress_rule(endpoint_group, HTTPS, "HTTPS to VPC interface endpoints")
         if s3_prefix_list_id:
             security_group.add_egress_rule(ec2.Peer.prefix_list(s3_prefix_list_id), HTTPS, "HTTPS to S3 through the gateway endpoint")

@@ -197,13 +197,12 @@ class TrainingExecutionRole(Construct):
                 )
             )
         if dataset_bucket is not None:
-            prefix = dataset_prefix.strip("/")
             statements += [
                 iam.PolicyStatement(sid="DatasetList", actions=["s3:ListBucket"], resources=[dataset_bucket.bucket_arn]),
                 iam.PolicyStatement(
                     sid="DatasetRead",
                     actions=["s3:GetObject"],
-                    resources=[dataset_bucket.arn_for_objects(f"{prefix}/*" if prefix else "*")],
+                    resources=[dataset_bucket.arn_for_objects(_objects(dataset_prefix))],
                 ),
             ]
         if encryption_keys:
