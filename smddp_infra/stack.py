@@ -14,6 +14,8 @@ from constructs import Construct
 
 from smddp_infra.constructs.training_network import SmddpTrainingNetwork
 from smddp_infra.errors import SizingError
+# TODO(contract): import OUTPUT_LAUNCH_POLICY from smddp_infra.contract once it lands on main.
+OUTPUT_LAUNCH_POLICY = "LaunchPolicyArn"
 from smddp_infra.settings import NetworkSettings
 from smddp_infra.sizing.planner import LustrePlan, plan_lustre
 
@@ -82,6 +84,8 @@ class TrainingNetworkStack(Stack):
             s3_prefix_list_id=settings.s3_prefix_list_id,
         )
 
+        #: The launch guardrail: attach it (by the LaunchPolicyArn output) to whoever starts jobs.
+        self.launch_policy = self.network.launch_policy()
         job = self.network.job_settings()
         document = self.to_json_string(job.to_document())
         self.job_config_parameter = ssm.StringParameter(
@@ -102,6 +106,7 @@ class TrainingNetworkStack(Stack):
             "FileSystemDirectoryPath": job.file_system_directory_path,
             "TrainingJobConfig": document,
             "TrainingJobConfigParameterName": self.job_config_parameter.parameter_name,
+            OUTPUT_LAUNCH_POLICY: self.launch_policy.managed_policy_arn,
         }
         for key_name, value in outputs.items():
             CfnOutput(self, key_name, value=value)

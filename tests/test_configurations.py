@@ -197,7 +197,7 @@ def test_dataset_bucket_is_linked_and_readable(app) -> None:
     (dra,) = of_type(t, "AWS::FSx::DataRepositoryAssociation").values()
     assert dra["Properties"]["DataRepositoryPath"] == "s3://my-training-data/imagenet/"
     assert dra["Properties"]["FileSystemPath"] == "/dataset"
-    (policy,) = of_type(t, "AWS::IAM::ManagedPolicy").values()
+    (policy,) = [p for p in of_type(t, "AWS::IAM::ManagedPolicy").values() if "Roles" in p["Properties"]]  # the role's
     sids = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
     assert sids["DatasetRead"]["Action"] == "s3:GetObject"
     assert "imagenet/*" in str(sids["DatasetRead"]["Resource"])

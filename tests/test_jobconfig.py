@@ -142,6 +142,7 @@ def test_default_fixture_is_what_the_reviewed_template_outputs():
         ("AWS::FSx::FileSystem", "Ref"): outputs["FileSystemId"],
         ("AWS::FSx::FileSystem", "LustreMountName"): outputs["FileSystemMountName"],
         ("AWS::SSM::Parameter", "Ref"): outputs["TrainingJobConfigParameterName"],
+        ("AWS::IAM::ManagedPolicy", "Ref"): outputs["LaunchPolicyArn"],
     }
     resolved = {key: _resolve(out["Value"], template, ids) for key, out in template["Outputs"].items()}
     assert resolved == outputs

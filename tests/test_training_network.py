@@ -166,13 +166,14 @@ def test_role_trusts_only_sagemaker_for_this_account_and_has_no_managed_policies
     assert statement["Principal"] == {"Service": "sagemaker.amazonaws.com"}
     assert statement["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
     assert "ManagedPolicyArns" not in role["Properties"]  # no AWS managed policies
-    (policy,) = default_app.resources("AWS::IAM::ManagedPolicy").values()
+    (policy,) = [p for p in default_app.resources("AWS::IAM::ManagedPolicy").values() if "Roles" in p["Properties"]]
     assert policy["Properties"]["Roles"] == [{"Ref": next(iter(default_app.resources("AWS::IAM::Role")))}]
 
 
 def test_role_policy_has_exactly_the_vpc_training_permissions(default_app: Synthesized) -> None:
     assert not default_app.resources("AWS::IAM::Policy"), "no inline policies"
-    (policy,) = default_app.resources("AWS::IAM::ManagedPolicy").values()
+    # the execution role's policy (the other managed policy is the launch guardrail, attached to nobody)
+    (policy,) = [p for p in default_app.resources("AWS::IAM::ManagedPolicy").values() if "Roles" in p["Properties"]]
     statements = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
     actions = {a for s in statements.values() for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
     assert actions == {

@@ -84,6 +84,17 @@ WILDCARD_REASONS = {
     "DatasetRead": "Training reads every object under the dataset prefix (read-only).",
 }
 
+#: Why each wildcard resource of the launch policy (``TrainingLaunchPolicy``) is as narrow as IAM
+#: allows (statement sid -> reason). Sids are those of :mod:`smddp_infra.guardrails`.
+LAUNCH_WILDCARD_REASONS = {
+    "LaunchTrainingInNetwork": "Job names are chosen at each launch, so the ARN ends in training-job/*; the conditions "
+    "(subnet, security groups, instance types, encryption, file system, key) scope what may start.",
+    "ManageTrainingJobs": "Describe, stop and tag apply to the jobs the principal starts, whose names are chosen per launch.",
+    "TrainingCodeUpload": "The SDK uploads each job's script under the code prefix with a per-job name.",
+    "ModelOutputRead": "SageMaker writes each job's model artifacts under the output prefix with a per-job name.",
+    "TrainingLogsRead": "SageMaker names one log stream per job instance under the /aws/sagemaker/TrainingJobs log group.",
+}
+
 
 def acknowledge(construct: IConstruct, key: str) -> None:
     """Apply the table entry ``key`` on ``construct``'s CfnResource (the narrowest construct)."""
@@ -101,4 +112,6 @@ def markdown_table() -> str:
             rows.append(f"| {rule_id} | {entry.resource} | {entry.reason} |")
     for sid, reason in WILDCARD_REASONS.items():
         rows.append(f"| AwsSolutions-IAM5[Resource::...] | execution role policy, statement {sid} | {reason} |")
+    for sid, reason in LAUNCH_WILDCARD_REASONS.items():
+        rows.append(f"| AwsSolutions-IAM5[Resource::...] | launch policy, statement {sid} | {reason} |")
     return "\n".join(rows) + "\n"

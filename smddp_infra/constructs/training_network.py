@@ -11,7 +11,7 @@ of the public contract: they feed logical IDs, and changing one replaces a state
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from aws_cdk import RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
@@ -26,6 +26,9 @@ from smddp_infra.jobconfig import TrainingJobSettings
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
 from smddp_infra.sizing.catalog import efa_instance
 from smddp_infra.sizing.planner import LustrePlan, plan_lustre
+
+if TYPE_CHECKING:
+    from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
 
 
 class SmddpTrainingNetwork(Construct):
@@ -281,6 +284,44 @@ class SmddpTrainingNetwork(Construct):
             role=role,
         )
         self.role: iam.IRole = self.execution_role.role
+
+    def launch_policy(self, **overrides: Any) -> "TrainingLaunchPolicy":
+        """The network's launch guardrail (created once, as ``LaunchPolicy``): a customer-managed
+        policy that lets its holders start training jobs only inside this network.
+
+        :param overrides: :class:`TrainingLaunchPolicy` props to change on first creation
+            (e.g. ``include_tuning_jobs=True``, ``instance_types=[...]``).
+        """
+        from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
+
+        existing = self.node.try_find_child("LaunchPolicy")
+        if existing is not None:
+            if overrides:
+                raise ConfigError("launch_policy() was already created; pass its overrides on the first call only")
+            assert isinstance(existing, TrainingLaunchPolicy)
+            return existing
+        props: dict[str, Any] = {
+            "training_subnets": [self.training_subnet],
+            "security_groups": list(self.security_groups),
+            "role": self.role,
+            "instance_types": [self.instance_type],
+            "encrypt_inter_container_traffic": True,  # as job_settings() publishes it
+            "file_system_id": self.file_system.file_system_id,
+            "file_system_mount_name": self.file_system.mount_name,
+            "file_system_access_mode": self.file_system_access_mode,
+            "encryption_key": self.encryption_key,
+            "job_bucket": self.checkpoint_bucket,
+            "code_prefix": self.checkpoints.code_prefix,
+            "output_prefix": self.checkpoints.output_prefix,
+        }
+        props.update(overrides)
+        return TrainingLaunchPolicy(self, "LaunchPolicy", **props)
+
+    def grant_launch(self, principal: Any) -> "TrainingLaunchPolicy":
+        """Let ``principal`` (an IAM role, user or group) start training jobs, only inside this network."""
+        policy = self.launch_policy()
+        policy.grant(principal)
+        return policy
 
     def job_settings(self) -> TrainingJobSettings:
         """The training-job settings (tokens until deploy) for outputs, SSM or another construct."""

@@ -1,7 +1,8 @@
 """The two-minute Markdown summary of one synthesized stack.
 
 Sections, in the order a security or platform reviewer asks: what is created, the
-diagram, who can talk to whom (security-group rules with the reason each exists), the file
+diagram, who can talk to whom (security-group rules with the reason each exists), who may
+start jobs in the network (the launch guardrail: what it allows and refuses), the file
 system's sizing and cost, the endpoints, the execution role's permissions, and what the
 rule packs said, with every acknowledgement and its reason.
 """
@@ -15,7 +16,7 @@ from smddp_infra.review.assembly import CloudAssembly, StackArtifact
 from smddp_infra.review.diagram import build_graph, to_mermaid
 from smddp_infra.review.filesystems import file_system_sizing, price_note
 from smddp_infra.review.network import endpoints, security_group_rules
-from smddp_infra.review.permissions import role_permissions, role_trusts
+from smddp_infra.review.permissions import launch_guardrails, role_permissions, role_trusts
 from smddp_infra.review.template import TemplateView
 
 #: The one summary line that depends on the machine (is Graphviz installed?).
@@ -75,6 +76,8 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
             f"| {rule.protocol} | {rule.ports} | {_cell(rule.why)} |"
         )
     out.append("")
+
+    out += _guardrail_section(view, h)
 
     # File system sizing
     sizings = file_system_sizing(view)
@@ -167,6 +170,27 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
     else:
         out.append("None.")
     out.append("")
+    return out
+
+
+def _guardrail_section(view: TemplateView, h: str) -> list[str]:
+    """The launch guardrail beside the group rules: the rules hold only for jobs that use the
+    network, and this policy is what makes a job use it."""
+    guardrails = launch_guardrails(view)
+    out = [f"{h} Launch guardrail ({len(guardrails)})", ""]
+    if not guardrails:
+        return out + ["No launch policy in this template: anyone who may call sagemaker:CreateTrainingJob can start a "
+                      "job outside the network (another subnet or AZ, the default security group, another role).", ""]
+    for g in guardrails:
+        who = ", ".join(g.attached_to) if g.attached_to else "nobody yet (attach it by the `LaunchPolicyArn` output)"
+        out += [f"**{_cell(view.label(g.policy))}** (customer managed), attached to {who}. It allows:", ""]
+        out += ["| Sid | Actions | Resources | Conditions |", "|---|---|---|---|"]
+        for p in g.statements:
+            out.append(f"| {p.sid} | {_cell('<br>'.join(p.actions))} | {_cell('<br>'.join(p.resources))} | "
+                       f"{_cell(p.conditions.replace('; ', '<br>'))} |")
+        out += ["", "It refuses (each line is one condition of the launch or pass-role statement):", ""]
+        out += [f"- {_cell(line)}" for line in g.refuses]
+        out.append("")
     return out
 
 
