@@ -86,10 +86,11 @@ def resolved(default_app: Synthesized) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def job_request(resolved: dict[str, Any]) -> dict[str, Any]:
     """The CreateTrainingJob request `smddp-infra job-config --format boto3` renders for the network."""
-    from smddp_infra.jobconfig import TrainingJobSettings
+    from smddp_infra.contract import parse_document
+    from smddp_infra.jobconfig.render import create_training_job_fragment
 
-    settings = TrainingJobSettings.from_document(resolved["document"])
-    return {"TrainingJobName": "llm-pretrain-1", **settings.create_training_job_fragment()}
+    document = parse_document(resolved["document"], where="TrainingJobConfig: ")
+    return {"TrainingJobName": "llm-pretrain-1", **create_training_job_fragment(document)}
 
 
 def launch(policy: dict[str, Any], request: dict[str, Any]) -> Decision:
