@@ -25,6 +25,7 @@ COMMANDS = {
     "preflight": "preflight",
     "check": "check",
     "review": "review",
+    "guardrails": "guardrails",
 }
 
 

@@ -33,9 +33,11 @@ style grants PassRole of the execution role only).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
+from smddp_infra.contract import JobDocument
 from smddp_infra.errors import ConfigError
 
 #: Service principal the execution role may be passed to (``iam:PassedToService``).
@@ -309,3 +311,53 @@ def refusal(operator: str, key: str, values: str) -> str:
     """What one condition of an Allow refuses, in words (a generic line for conditions we did not write)."""
     template = _REFUSALS.get((operator, key))
     return template.format(v=values) if template else f"a request that fails {operator} {key} = {values}"
+
+
+_ROLE_ARN = re.compile(r"arn:(?P<partition>aws[a-z-]*):iam::(?P<account>\d{12}):role/[\w+=,.@/-]+")
+
+
+def _bucket_and_prefix(uri: str, setting: str) -> tuple[str, str]:
+    if not uri.startswith("s3://") or len(uri) <= len("s3://"):
+        raise ConfigError(f"{setting} must be an s3://bucket/prefix/ URI, got {uri!r}")
+    bucket, _, prefix = uri[len("s3://"):].partition("/")
+    return bucket, prefix.strip("/")
+
+
+def scope_from_document(doc: JobDocument, *, where: str = "", instance_types: Sequence[str] = (),
+                        include_tuning_jobs: bool = False) -> LaunchScope:
+    """The launch scope of a deployed network (real ids from cdk-outputs.json).
+
+    Partition and account come from the execution role's ARN (the document has no account);
+    ``instance_types`` replaces the document's one type when given.
+    """
+    match = _ROLE_ARN.fullmatch(doc.role_arn)
+    if match is None:
+        raise ConfigError(f"{where}roleArn must be an IAM role ARN (arn:<partition>:iam::<12-digit account>:role/...), "
+                          f"got {doc.role_arn!r}")
+    bucket: Optional[str] = None
+    prefixes: dict[str, str] = {}
+    for name, uri in (("code.s3Uri", doc.code_s3_uri), ("output.s3Uri", doc.output_s3_uri)):
+        if uri is None:
+            continue
+        this_bucket, prefixes[name] = _bucket_and_prefix(uri, f"{where}{name}")
+        if bucket is not None and this_bucket != bucket:
+            raise ConfigError(f"{where}code.s3Uri and output.s3Uri must be in one job bucket, got {bucket!r} and {this_bucket!r}")
+        bucket = this_bucket
+    return LaunchScope(
+        partition=match["partition"],
+        region=doc.region,
+        account=match["account"],
+        subnet_ids=tuple(doc.subnets),
+        security_group_ids=tuple(doc.security_group_ids),
+        role_arn=doc.role_arn,
+        instance_types=tuple(instance_types) or (doc.instance_type,),
+        encrypt_inter_container_traffic=doc.encrypt_inter_container_traffic,
+        file_system_id=doc.file_system.id,
+        file_system_mount_name=doc.file_system.mount_name,
+        file_system_access_mode=doc.file_system.access_mode,
+        kms_key_arn=doc.kms_key_arn,
+        bucket_name=bucket,
+        code_prefix=prefixes.get("code.s3Uri"),
+        output_prefix=prefixes.get("output.s3Uri"),
+        include_tuning_jobs=include_tuning_jobs,
+    )
