@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import App, Environment, Stack, Validations, aws_ec2 as ec2, aws_kms as kms, aws_s3 as s3
+from aws_cdk import App, Environment, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 
 from conftest import ROOT, cdk_context
 from smddp_infra.constructs.training_network import SmddpTrainingNetwork
@@ -57,6 +57,10 @@ class PlatformStack(Stack):
             encryption_key=key, dataset_bucket=bucket, dataset_prefix="llm/", required_throughput_mbps=4000,
             dataset_gib=10_000, deployment_types=["PERSISTENT_2"],
         )
+        # The platform's launcher role and a team group may start jobs, only inside the first network.
+        self.launchers = iam.Role.from_role_arn(self, "Launchers", "arn:aws:iam::123456789012:role/ml-platform/JobLaunchers")
+        self.network.grant_launch(self.launchers)
+        self.network.grant_launch(iam.Group.from_group_name(self, "Team", "ml-team-a"))
         self.second = SmddpTrainingNetwork(
             self, "SecondCluster", vpc=vpc, training_subnet=subnet, instance_type="ml.trn1.32xlarge", allow_https_egress=True,
             instance_count=2, read_mbps_per_gpu=25,
@@ -197,7 +201,8 @@ def test_dataset_bucket_is_linked_and_readable(app) -> None:
     (dra,) = of_type(t, "AWS::FSx::DataRepositoryAssociation").values()
     assert dra["Properties"]["DataRepositoryPath"] == "s3://my-training-data/imagenet/"
     assert dra["Properties"]["FileSystemPath"] == "/dataset"
-    (policy,) = [p for p in of_type(t, "AWS::IAM::ManagedPolicy").values() if "Roles" in p["Properties"]]  # the role's
+    (policy,) = [p for p in of_type(t, "AWS::IAM::ManagedPolicy").values()
+                 if "Roles" in p["Properties"] and "guardrail" not in p["Properties"]["Description"]]  # the role's
     sids = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
     assert sids["DatasetRead"]["Action"] == "s3:GetObject"
     assert "imagenet/*" in str(sids["DatasetRead"]["Resource"])
@@ -270,3 +275,50 @@ def test_bad_construct_props_raise_a_config_error_naming_the_prop(props: dict[st
     with pytest.raises(ConfigError) as excinfo:
         SmddpTrainingNetwork(stack, "Net", **kwargs)
     assert message in str(excinfo.value)
+
+
+# --- the launch guardrail across configurations -------------------------------------------------
+
+def launch_policies(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    from smddp_infra.guardrails import SID_LAUNCH
+
+    return {k: v for k, v in of_type(template, "AWS::IAM::ManagedPolicy").items()
+            if any(s.get("Sid") == SID_LAUNCH for s in v["Properties"]["PolicyDocument"]["Statement"])}
+
+
+def test_every_default_stack_configuration_carries_one_launch_policy(app) -> None:
+    for name in CONFIGS:
+        assert len(launch_policies(app[1][name])) == 1, name
+
+
+def test_grant_launch_attaches_one_policy_to_the_role_and_the_group(app) -> None:
+    (policy,) = launch_policies(app[1]["Platform"]).values()
+    assert policy["Properties"]["Roles"] == ["JobLaunchers"]
+    assert policy["Properties"]["Groups"] == ["ml-team-a"]
+    statements = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
+    groups = statements["LaunchTrainingInNetwork"]["Condition"]["ForAllValues:StringEquals"]["sagemaker:VpcSecurityGroupIds"]
+    assert len(groups) == 2 and "sg-0fedcba9876543210" in groups  # the EFA group and the platform's group
+    # the platform's imported key: a job naming another volume/output key is refused, and the
+    # SDK may use the key for the code upload through S3 only
+    key = "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555"
+    assert statements["LaunchTrainingInNetwork"]["Condition"]["ArnEqualsIfExists"] == {
+        "sagemaker:VolumeKmsKey": key, "sagemaker:OutputKmsKey": key}
+    assert statements["JobBucketKey"]["Resource"] == key
+
+
+def test_created_key_configuration_scopes_the_launch_to_that_key(app) -> None:
+    t = app[1]["Kms"]
+    (key_id,) = of_type(t, "AWS::KMS::Key")
+    (policy,) = launch_policies(t).values()
+    launch = policy["Properties"]["PolicyDocument"]["Statement"][0]
+    assert launch["Condition"]["ArnEqualsIfExists"]["sagemaker:OutputKmsKey"] == {"Fn::GetAtt": [key_id, "Arn"]}
+
+
+def test_grant_launch_refuses_a_principal_a_managed_policy_cannot_attach_to() -> None:
+    stack = Stack(App(), "Grant", env=Environment(region="us-east-1"))
+    network = SmddpTrainingNetwork(stack, "Net", availability_zone="us-east-1a", read_mbps_per_gpu=50)
+    with pytest.raises(ConfigError, match="grant_launch needs an IAM role, user or group"):
+        network.grant_launch(iam.ServicePrincipal("lambda.amazonaws.com"))
+    assert network.launch_policy() is network.launch_policy()
+    with pytest.raises(ConfigError, match="already created"):
+        network.launch_policy(include_tuning_jobs=True)
