@@ -149,3 +149,10 @@ def test_bad_role_arn_in_the_document_names_the_setting(capsys, tmp_path: Path) 
     path.write_text(json.dumps(data))
     code, _, err = cli(capsys, "--outputs", str(path))
     assert code == 2 and "roleArn" in err and "'arn:aws:iam::123:role/x'" in err, err
+
+
+def test_security_md_shows_the_cli_output_for_the_representative_outputs_file(capsys) -> None:
+    code, out, _ = cli(capsys, "--outputs", str(DEFAULT))
+    assert code == 0
+    text = (ROOT / "docs" / "security.md").read_text()
+    assert f"```json\n{out}```" in text, "docs/security.md's guardrail JSON is stale: paste `smddp-infra guardrails --outputs tests/fixtures/outputs/default-p4d.json`"

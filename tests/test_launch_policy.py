@@ -409,3 +409,22 @@ def test_every_condition_key_is_one_aws_documents_for_its_actions() -> None:
                 multi = types.get(key, "").startswith("ArrayOf")
                 assert operator.startswith(("ForAllValues:", "ForAnyValue:")) == multi or operator == "Null", \
                     (statement["Sid"], operator, key, types.get(key))
+
+
+def test_the_refused_request_of_security_md(resolved: dict[str, Any], job_request: dict[str, Any],
+                                            deny_document: dict[str, Any]) -> None:
+    """Two AZs and the default group: every network condition it breaks fails, and the deny style says which."""
+    from _iam_model import condition_holds
+
+    request = copy.deepcopy(job_request)
+    _second_az(request)
+    _default_group(request)
+    ctx = training_job_context(request)
+    conditions = resolved["policy"]["Statement"][0]["Condition"]
+    failing = {(op, key) for op, pairs in conditions.items() for key, values in pairs.items()
+               if not condition_holds(op, key, values, ctx)}
+    assert failing == {("ForAllValues:StringEquals", "sagemaker:VpcSubnets"),
+                       ("ForAllValues:StringEquals", "sagemaker:VpcSecurityGroupIds"),
+                       ("ForAnyValue:StringEquals", "sagemaker:VpcSecurityGroupIds")}
+    decision = evaluate([FULL_ACCESS, deny_document], Request("sagemaker:CreateTrainingJob", JOB_ARN, ctx))
+    assert decision.sid == "DenyForeignSubnets"
