@@ -21,6 +21,7 @@ _LAZY = {
     "LustreFileSystem": "smddp_infra.constructs.filesystem",
     "CheckpointBucket": "smddp_infra.constructs.checkpoints",
     "TrainingExecutionRole": "smddp_infra.constructs.role",
+    "TrainingLaunchPolicy": "smddp_infra.constructs.launch_policy",
     "TrainingNetworkStack": "smddp_infra.stack",
     "SmddpChecks": "smddp_infra.checks",
     "plan_lustre": "smddp_infra.sizing.planner",

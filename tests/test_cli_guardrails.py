@@ -156,3 +156,19 @@ def test_security_md_shows_the_cli_output_for_the_representative_outputs_file(ca
     assert code == 0
     text = (ROOT / "docs" / "security.md").read_text()
     assert f"```json\n{out}```" in text, "docs/security.md's guardrail JSON is stale: paste `smddp-infra guardrails --outputs tests/fixtures/outputs/default-p4d.json`"
+
+
+def test_guardrails_command_and_builder_never_import_cdk() -> None:
+    """Pure: the CLI renders the policy without aws_cdk, jsii or constructs (a laptop without Node)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from smddp_infra.cli import main\n"
+        f"rc = main(['guardrails', '--outputs', {str(DEFAULT)!r}, '--deny-style'])\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('aws_cdk', 'jsii', 'constructs', 'cdk_nag'))\n"
+        "sys.stderr.write(repr(bad)); sys.exit(rc if not bad else 99)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
