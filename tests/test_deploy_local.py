@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -298,13 +299,40 @@ def test_role_carries_every_statement_of_the_template(deployed: Deployed) -> Non
     wanted = []
     for type_name in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
         for resource in deployed.of_type(type_name).values():
-            wanted += statements(resource["Properties"]["PolicyDocument"])
+            if "Roles" in resource["Properties"]:  # the launch guardrail is attached to nobody
+                wanted += statements(resource["Properties"]["PolicyDocument"])
     assert wanted
 
     def key(s: dict[str, Any]) -> tuple[Any, ...]:
         return s.get("Sid"), s["Effect"], tuple(sorted(as_list(s["Action"])))
 
     assert sorted(map(key, _role_statements(deployed, role_name)), key=str) == sorted(map(key, wanted), key=str)
+
+
+def test_launch_policy_is_deployed_with_the_network_ids_and_admits_the_job_config_request(deployed: Deployed) -> None:
+    """The LaunchPolicyArn output names a real managed policy whose launch statement carries the
+    deployed subnet, group and role; the job `job-config --format boto3` renders from the same
+    outputs is allowed by it (IAM evaluation model, tests/_iam_model.py), a second AZ is not."""
+    from _iam_model import Request, evaluate, training_job_context
+    from smddp_infra.contract import parse_document
+    from smddp_infra.guardrails import SID_LAUNCH
+    from smddp_infra.jobconfig.render import create_training_job_fragment
+
+    iam = deployed.client("iam")
+    arn = deployed.d.outputs["LaunchPolicyArn"]
+    policy = iam.get_policy(PolicyArn=arn)["Policy"]
+    document = iam.get_policy_version(PolicyArn=arn, VersionId=policy["DefaultVersionId"])["PolicyVersion"]["Document"]
+    if isinstance(document, str):
+        document = json.loads(urllib.parse.unquote(document))
+    launch = next(s for s in document["Statement"] if s["Sid"] == SID_LAUNCH)
+    assert as_list(launch["Condition"]["ForAllValues:StringEquals"]["sagemaker:VpcSubnets"]) == [deployed.training_subnet_id]
+    assert deployed.efa_group_id in as_list(launch["Condition"]["ForAnyValue:StringEquals"]["sagemaker:VpcSecurityGroupIds"])
+    request = {"TrainingJobName": "job-1", **create_training_job_fragment(
+        parse_document(deployed.d.outputs["TrainingJobConfig"], where="TrainingJobConfig: "))}
+    job_arn = f"arn:aws:sagemaker:{deployed.d.region}:{request['RoleArn'].split(':')[4]}:training-job/job-1"
+    assert evaluate([document], Request("sagemaker:CreateTrainingJob", job_arn, training_job_context(request))).allowed
+    request["VpcConfig"]["Subnets"].append("subnet-0ffffffffffffffff")
+    assert not evaluate([document], Request("sagemaker:CreateTrainingJob", job_arn, training_job_context(request))).allowed
 
 
 # --- network ---------------------------------------------------------------------------------
