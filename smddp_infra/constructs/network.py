@@ -14,10 +14,16 @@ from typing import Optional, Sequence
 from aws_cdk import Stack, Tags, aws_ec2 as ec2, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import secure_log_bucket
 from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
+from smddp_infra.errors import ConfigError
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, FILE_SYSTEM_IPS, plan_subnet_mask
+
+#: aws-cdk-lib's feature flag that makes an S3 flow-log destination grant
+#: delivery.logs.amazonaws.com in the bucket policy; pinned on for this construct's subtree.
+CREATE_DEFAULT_LOGGING_POLICY = "@aws-cdk/aws-s3:createDefaultLoggingPolicy"
 
 TRAINING_SUBNET_GROUP = "Training"
 
@@ -46,6 +52,7 @@ class TrainingVpc(Construct):
         interface_endpoints: Optional[Sequence[str]] = None,
         flow_log_bucket: Optional[s3.IBucket] = None,
         restrict_default_security_group: bool = False,
+        availability_zone_id_prefix: Optional[str] = None,
     ) -> None:
         """
         :param availability_zone: AZ name of the training subnet, e.g. ``us-east-1a``. Default: none
@@ -67,23 +74,50 @@ class TrainingVpc(Construct):
         :param restrict_default_security_group: strip the default group's rules with CDK's
             custom-resource Lambda. Default: False (nothing uses the default group; the stack
             stays free of Lambdas).
+        :param availability_zone_id_prefix: the region's AZ ID prefix (``use1``) the AZ ID is checked
+            against. Default: the built-in table (UNCONFIRMED; regions outside it are not checked).
         """
-        super().__init__(scope, id)
+        v.az_name_shape("availability_zone", availability_zone)
+        v.az_id_shape("availability_zone_id", availability_zone_id)
+        v.az_id_prefix("availability_zone_id_prefix", availability_zone_id_prefix)
         if (availability_zone is None) == (availability_zone_id is None):
-            from smddp_infra.errors import ConfigError
-
             raise ConfigError(
                 "TrainingVpc needs exactly one of availability_zone or availability_zone_id, "
                 f"got availability_zone={availability_zone!r}, availability_zone_id={availability_zone_id!r}"
             )
+        v.whole("max_instance_count", max_instance_count, minimum=1)
+        v.whole("ips_per_instance", ips_per_instance, minimum=5,
+                why=" (SageMaker: a training instance that uses EFA needs at least 5 private IPs)")
+        v.whole("file_system_ips", file_system_ips, minimum=0)
+        network = v.vpc_cidr("cidr", cidr)
+        v.flag("nat_gateway", nat_gateway)
+        v.flag("restrict_default_security_group", restrict_default_security_group)
+        v.text_list("interface_endpoints", interface_endpoints)
+        v.require("flow_log_bucket", flow_log_bucket, "IBucket")
         if interface_endpoints is None:
             interface_endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS
         endpoint_ips = len(interface_endpoints)
-        mask = plan_subnet_mask(
-            instances=max_instance_count,
-            ips_per_instance=ips_per_instance,
-            other_ips=endpoint_ips + file_system_ips,
-        )
+        try:
+            mask = plan_subnet_mask(
+                instances=max_instance_count,
+                ips_per_instance=ips_per_instance,
+                other_ips=endpoint_ips + file_system_ips,
+            )
+        except ConfigError as exc:
+            raise ConfigError(f"max_instance_count={max_instance_count} is too large for one training subnet: {exc}") from None
+        needed = 2 ** (32 - mask) + (16 if nat_gateway else 0)
+        if needed > network.num_addresses:
+            parts = f"a /{mask} training subnet" + (" and a /28 NAT subnet" if nat_gateway else "")
+            raise ConfigError(f"cidr {cidr} is too small for {parts} (max_instance_count={max_instance_count}, "
+                              f"ips_per_instance={ips_per_instance}); use a larger block")
+        super().__init__(scope, id)
+        # Same posture whatever the app's feature flags (docs/embedding.md): the flow-log
+        # destination grant for delivery.logs.amazonaws.com is written into the bucket policy
+        # explicitly, as the recommended flag does, instead of being left to the service.
+        self.node.set_context(CREATE_DEFAULT_LOGGING_POLICY, True)
+        region = v.concrete_region(self)
+        v.az_in_region("availability_zone", availability_zone, region)
+        v.az_id_in_region("availability_zone_id", availability_zone_id, region, prefix=availability_zone_id_prefix)
 
         subnets = [ec2.SubnetConfiguration(
             name=TRAINING_SUBNET_GROUP,

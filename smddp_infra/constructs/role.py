@@ -17,7 +17,9 @@ from typing import Optional, Sequence
 from aws_cdk import Acknowledgment, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS
+from smddp_infra.errors import ConfigError
 
 #: AWS Deep Learning Containers registry account (PyTorch + SMDDP images). UNCONFIRMED for
 #: every partition; override with ``ecr_repository_arns``.
@@ -90,6 +92,20 @@ class TrainingExecutionRole(Construct):
             AWS Deep Learning Containers account in this region.
         :param role: escape hatch: an existing role; the policy is attached to it. Default: a new role.
         """
+        v.require("training_subnet", training_subnet, "ISubnet", optional=False)
+        groups = v.require_each("security_groups", security_groups, "ISecurityGroup")
+        if not 1 <= len(groups) <= 5:
+            raise ConfigError(f"security_groups must list 1 to 5 groups (VpcConfig.SecurityGroupIds), got {len(groups)}")
+        v.require("checkpoint_bucket", checkpoint_bucket, "IBucket", optional=False)
+        v.text("checkpoint_prefix", checkpoint_prefix, optional=False)
+        v.text("output_prefix", output_prefix)
+        v.text("code_prefix", code_prefix)
+        v.text("file_system_id", file_system_id, allow_token=True)
+        v.require("dataset_bucket", dataset_bucket, "IBucket")
+        v.text("dataset_prefix", dataset_prefix, optional=False)
+        v.require_each("encryption_keys", encryption_keys, "IKey")
+        v.text_list("ecr_repository_arns", ecr_repository_arns)
+        v.require("role", role, "IRole")
         super().__init__(scope, id)
         stack = Stack.of(self)
         if role is None:

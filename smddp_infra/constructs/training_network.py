@@ -11,21 +11,21 @@ of the public contract: they feed logical IDs, and changing one replaces a state
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from aws_cdk import RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
-from smddp_infra.constructs.efa import EfaSecurityGroup, add_self_rules
+from smddp_infra.constructs import _training_network_validation as _validation_l3
+from smddp_infra.constructs.efa import EfaSecurityGroup
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.network import TrainingVpc
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.errors import ConfigError
 from smddp_infra.jobconfig import TrainingJobSettings
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
-from smddp_infra.sizing.catalog import efa_instance
-from smddp_infra.sizing.planner import LustrePlan, plan_lustre
+from smddp_infra.sizing.planner import LustrePlan
 
 
 class SmddpTrainingNetwork(Construct):
@@ -72,6 +72,8 @@ class SmddpTrainingNetwork(Construct):
         ips_per_instance: Optional[int] = None,
         restrict_default_security_group: bool = False,
         file_system_access_mode: str = "ro",
+        monthly_cost_warning_usd: Optional[float] = None,
+        availability_zone_id_prefix: Optional[str] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -125,32 +127,24 @@ class SmddpTrainingNetwork(Construct):
         :param restrict_default_security_group: strip the created VPC's default group of its
             rules (CDK's custom-resource Lambda). Default: False.
         :param file_system_access_mode: ``ro`` or ``rw`` for the job's FSx channel. Default: ``ro``.
+        :param monthly_cost_warning_usd: a file system costing more per month is a synth warning
+            (a warning, not a cap: ``max_capacity_gib`` refuses). Default: the
+            ``smddp:monthlyCostWarningUSD`` context value, else 20,000.
+        :param availability_zone_id_prefix: the stack region's AZ ID prefix (``use1``) that
+            ``availability_zone_id`` is checked against. Default: the ``smddp:availabilityZoneIdPrefix``
+            context value, else the built-in table (UNCONFIRMED; regions outside it are not checked).
         """
+        props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
+        instance = _validation_l3.check_values(props)  # plain values, before any jsii call
         super().__init__(scope, id)
         stack = Stack.of(self)
-        instance = efa_instance(instance_type, setting="instance_type")
-        if isinstance(instance_count, bool) or not isinstance(instance_count, int) or instance_count < 1:
-            raise ConfigError(f"instance_count must be a whole number >= 1, got {instance_count!r}")
-        if file_system_access_mode not in ("ro", "rw"):
-            raise ConfigError(f"file_system_access_mode must be 'ro' or 'rw', got {file_system_access_mode!r}")
+        self._validate_props(props)
         self.instance_type = instance_type
         self.instance_count = instance_count
         self.file_system_access_mode = file_system_access_mode
 
         if lustre_plan is None:
-            if required_throughput_mbps is None:
-                if read_mbps_per_gpu is None:
-                    raise ConfigError("SmddpTrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none")
-                from smddp_infra.sizing.workload import throughput_from_cluster
-
-                required_throughput_mbps = throughput_from_cluster(instance_type, instance_count, read_mbps_per_gpu)
-            lustre_plan = plan_lustre(
-                required_throughput_mbps,
-                dataset_gib,
-                efa_enabled=efa_file_system,
-                deployment_types=deployment_types,
-                max_capacity_gib=max_capacity_gib,
-            )
+            lustre_plan = _validation_l3.plan_from_props(props, instance)
         self.lustre_plan = lustre_plan
 
         # --- encryption -------------------------------------------------------------------
@@ -184,6 +178,7 @@ class SmddpTrainingNetwork(Construct):
                 max_instance_count=instance_count,
                 ips_per_instance=instance.private_ips if ips_per_instance is None else ips_per_instance,
                 restrict_default_security_group=restrict_default_security_group,
+                availability_zone_id_prefix=_validation_l3.az_id_prefix_for(self, availability_zone_id_prefix),
                 cidr=vpc_cidr,
                 nat_gateway=nat_gateway,
                 interface_endpoints=endpoints,
@@ -197,7 +192,8 @@ class SmddpTrainingNetwork(Construct):
         else:
             if training_subnet is None:
                 raise ConfigError("vpc was given without training_subnet: pass the private subnet (one AZ) for jobs and FSx")
-            self.availability_zone = availability_zone or training_subnet.availability_zone
+            # validated in _validate_props: the subnet has an AZ and availability_zone (if given) is it
+            self.availability_zone = training_subnet.availability_zone
         endpoint_groups.extend(endpoint_security_groups)
         if allow_https_egress is None:
             if self.network is None and not endpoint_security_groups:
@@ -235,11 +231,10 @@ class SmddpTrainingNetwork(Construct):
             allow_https_to_anywhere=allow_https_egress,
         )
         self.efa_security_group: ec2.ISecurityGroup = self.efa.security_group
-        for index, group in enumerate(additional_security_groups):
-            add_self_rules(self, f"AdditionalGroup{index + 1}", group)
+        # Groups in additional_security_groups are left exactly as given: security groups are
+        # evaluated as a union per interface, so the EFA group's self rules admit the EFA
+        # traffic whatever else the job carries (docs/embedding.md, "Change only what you own").
         self.security_groups: tuple[ec2.ISecurityGroup, ...] = (self.efa_security_group, *additional_security_groups)
-        if len(self.security_groups) > 5:
-            raise ConfigError(f"a training job takes at most 5 security groups (VpcConfig.SecurityGroupIds), got {len(self.security_groups)}")
 
         # --- file system --------------------------------------------------------------------
         self.file_system = LustreFileSystem(
@@ -252,6 +247,7 @@ class SmddpTrainingNetwork(Construct):
             dataset_bucket=dataset_bucket,
             dataset_prefix=dataset_prefix,
             kms_key=encryption_key,
+            monthly_cost_warning_usd=monthly_cost_warning_usd,
         )
 
         # --- checkpoints and role -------------------------------------------------------------
@@ -281,6 +277,12 @@ class SmddpTrainingNetwork(Construct):
             role=role,
         )
         self.role: iam.IRole = self.execution_role.role
+
+    def _validate_props(self, props: dict[str, Any]) -> None:
+        """The checks that need the app (region, the VPC's subnets, the group's mutability), in the
+        manner of aws-cdk-lib's ``validateProps()``: one small validator per rule, all before any
+        resource is created (see :mod:`smddp_infra.constructs._training_network_validation`)."""
+        _validation_l3.check_against_app(self, props)
 
     def job_settings(self) -> TrainingJobSettings:
         """The training-job settings (tokens until deploy) for outputs, SSM or another construct."""
