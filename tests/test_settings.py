@@ -125,3 +125,27 @@ def test_app_exits_2_with_one_line_on_bad_context(args: list[str], expected: str
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("smddp_infra: error:")]
     assert len(lines) == 1, result.stderr
+
+
+def test_az_id_prefix_table_covers_the_regions_of_the_s3_prefix_list_table() -> None:
+    from smddp_infra.settings import AZ_ID_PREFIXES, S3_PREFIX_LISTS
+
+    assert set(S3_PREFIX_LISTS) <= set(AZ_ID_PREFIXES)
+    assert AZ_ID_PREFIXES["us-gov-west-1"] == "usgw1" and az_id_prefix("xx-nowhere-9") is None
+    assert az_id_prefix("us-east-1", {"us-east-1": "abc1"}) == "abc1"
+
+
+def test_an_az_id_of_another_region_names_the_key_and_the_override() -> None:
+    with pytest.raises(ConfigError, match=r"smddp:availabilityZoneId must be an AZ ID of us-east-1 like use1-az1, got 'usw2-az1'.*"
+                                          r"set smddp:availabilityZoneIdPrefix"):
+        parse(**{"smddp:availabilityZoneId": "usw2-az1"})
+    settings = parse(**{"smddp:availabilityZoneId": "xyz9-az1", "smddp:availabilityZoneIdPrefix": "xyz9"})
+    assert settings.availability_zone_id == "xyz9-az1" and settings.availability_zone_id_prefix == "xyz9"
+
+
+def test_the_monthly_cost_warning_context_key_is_parsed_and_checked() -> None:
+    assert parse(**{"smddp:monthlyCostWarningUSD": "5000"}).monthly_cost_warning_usd == 5000
+    with pytest.raises(ConfigError, match=r"smddp:monthlyCostWarningUSD must be a number > 0, got '-1'"):
+        parse(**{"smddp:monthlyCostWarningUSD": "-1"})
+    with pytest.raises(ConfigError, match=r"smddp:availabilityZoneIdPrefix must be an AZ ID prefix like use1"):
+        parse(**{"smddp:availabilityZoneIdPrefix": "use-1"})

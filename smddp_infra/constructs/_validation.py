@@ -23,7 +23,7 @@ import ipaddress
 import math
 import re
 from numbers import Real
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from aws_cdk import Annotations, Stack, Token, aws_ec2 as ec2
 from constructs import IConstruct
@@ -369,8 +369,3 @@ def distinct_groups(prop: str, groups: Sequence[Any], stack: Stack) -> None:
             raise ConfigError(f"{prop} names security group {group.security_group_id!r} twice (a job's groups are a set)")
         seen[key] = index
 
-
-def run(validators: Sequence[Callable[[], Any]]) -> None:
-    """Run validators in order (the first failing one raises)."""
-    for validator in validators:
-        validator()

@@ -59,6 +59,12 @@ ACKNOWLEDGEMENTS: dict[str, Acknowledged] = {
         "S3 server access log delivery only supports SSE-S3 on the target bucket; logs are encrypted at rest "
         "with S3-managed keys.",
     ),
+    "flow-log-bucket-access-logs": Acknowledged(
+        ("AwsSolutions-S1", "NIST.800.53.R5-S3BucketLoggingEnabled", "HIPAA.Security-S3BucketLoggingEnabled"),
+        "flow-log bucket of a TrainingVpc used alone",
+        "The bucket only receives VPC flow logs (a log bucket); server access logs of a log bucket would need "
+        "yet another bucket. In SmddpTrainingNetwork the flow logs share the access-log bucket instead.",
+    ),
     "checkpoint-bucket-sse-s3": Acknowledged(
         ("NIST.800.53.R5-S3DefaultEncryptionKMS", "HIPAA.Security-S3DefaultEncryptionKMS"),
         "checkpoint bucket (default configuration only)",

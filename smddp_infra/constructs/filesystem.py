@@ -83,6 +83,13 @@ class LustreFileSystem(Construct):
         self.alerts = plan_alerts(plan, monthly_cost_warning_usd=monthly_cost_warning_usd, cost_setting=cost_setting)
         for alert in self.alerts:
             Annotations.of(self).add_warning_v2(alert.id, alert.message)
+        if not v.group_takes_rules(security_group):
+            # aws-cdk-lib's L2 adds a self rule for TCP 988-1023; an immutable import drops it.
+            Annotations.of(self).add_warning_v2(
+                "smddp:lustreGroupImmutable",
+                f"security_group {security_group.security_group_id} was imported with mutable=False: it must already admit "
+                "TCP 988 and 1018-1023 from itself (FSx refuses to create a file system whose groups do not admit 988)",
+            )
 
         lustre = fsx.LustreConfiguration(
             deployment_type=fsx.LustreDeploymentType[plan.deployment_type],

@@ -163,6 +163,7 @@ class TrainingVpc(Construct):
 
         if flow_log_bucket is None:
             flow_log_bucket = secure_log_bucket(self, "FlowLogBucket")
+            acknowledge(flow_log_bucket, "flow-log-bucket-access-logs")
         self.flow_log_bucket = flow_log_bucket
         self.vpc.add_flow_log(
             "FlowLog",

@@ -95,14 +95,18 @@ class SmddpTrainingNetwork(Construct):
         :param efa_file_system: an EFA-enabled PERSISTENT_2 file system. Default: False.
         :param nat_gateway: public subnet + NAT gateway instead of interface endpoints. Default: False.
         :param vpc_cidr: CIDR of a created VPC. Default: 10.0.0.0/16.
-        :param vpc: escape hatch: an existing VPC (then ``training_subnet`` is required). Default: a new
-            :class:`TrainingVpc`.
-        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx. Default: the
+        :param vpc: escape hatch: an existing VPC in the stack's region (then ``training_subnet`` is
+            required). Default: a new :class:`TrainingVpc`.
+        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx: one of
+            ``vpc``'s subnets, imported with its AZ (``Subnet.from_subnet_attributes(...,
+            availability_zone=...)``); ``availability_zone``, if given, must be its AZ. Default: the
             new VPC's training subnet (required when ``vpc`` is given).
         :param security_group: escape hatch: an existing group to use as the EFA group (the
-            self rules are added to it). Default: a new group.
-        :param additional_security_groups: more groups the job carries (e.g. the platform's own);
-            each gets the self ingress/egress rules too, as the guide requires. Default: none.
+            self rules and HTTPS egress are added to it, so it must take rules: a group imported
+            with ``mutable=False`` is refused). Default: a new group.
+        :param additional_security_groups: more groups the job carries (e.g. the platform's own),
+            left exactly as given: security groups are evaluated as a union per interface, so
+            the EFA group's self rules admit the EFA traffic. At most 4. Default: none.
         :param checkpoint_bucket: escape hatch: an existing bucket. Default: a new, secure bucket.
         :param checkpoint_noncurrent_days: days old checkpoint versions are kept. Default: 30.
         :param dataset_bucket: dataset bucket, linked into FSx and readable by the role. Default: none.

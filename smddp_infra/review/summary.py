@@ -105,6 +105,13 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
                 out.append(f"Note on {view.label(s.logical_id)}: {s.note}.")
         out.append("")
 
+    # Synth warnings (Annotations: quota and cost of the file system, unverifiable inputs)
+    warnings = _synth_warnings(stack)
+    if warnings:
+        out += [f"{h} Synth warnings ({len(warnings)})", ""]
+        out += [f"- `{_cell(_short_path(path))}`: {_cell(message)}" for path, message in warnings]
+        out.append("")
+
     # Endpoints
     found = endpoints(view)
     out += [f"{h} VPC endpoints ({len(found)})", ""]
@@ -192,6 +199,17 @@ def _smddp_rules(stack: StackArtifact, template: dict) -> list[str]:
         out.append(f"| {rule.id} | {rule.severity.value} | {_cell(rule.title)} | {result} |")
     out.append("")
     return out
+
+
+def _synth_warnings(stack: StackArtifact) -> list[tuple[str, str]]:
+    """``aws:cdk:warning`` metadata (what ``cdk synth`` prints as warnings), by construct path."""
+    found = []
+    for path, entries in sorted(stack.metadata.items()):
+        for entry in entries:
+            if entry.get("type") == "aws:cdk:warning":
+                message = str(entry.get("data", ""))
+                found.append((path, message.rsplit(" [ack: ", 1)[0]))
+    return found
 
 
 def _cell(text: str) -> str:
