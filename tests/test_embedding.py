@@ -516,3 +516,24 @@ def test_the_documented_node_for_jsii_is_the_pinned_one_and_supported():
     node = subprocess.run([sys.executable, "-c", command], capture_output=True, text=True, check=True).stdout.strip()
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     assert int(version.lstrip("v").split(".")[0]) >= 22, version
+
+
+def test_a_subnet_not_among_the_imported_vpcs_subnets_is_refused():
+    from aws_cdk import aws_ec2 as ec2
+
+    def foreign(stack):
+        return ec2.Subnet.from_subnet_attributes(stack, "Foreign", subnet_id="subnet-0ffffffffffffffff",
+                                                 availability_zone="us-east-1a")
+
+    message = _error(training_subnet=foreign)
+    assert message.startswith("training_subnet PlatformTraining/Foreign is not a subnet of vpc PlatformTraining/PlatformVpc")
+    assert "subnet-0aa11bb22cc33dd44, subnet-0bb, subnet-0cc" in message and "add it to Vpc.from_vpc_attributes" in message
+
+
+def test_a_subnet_imported_with_attributes_but_no_az_is_refused_too():
+    from aws_cdk import aws_ec2 as ec2
+
+    def no_az(stack):
+        return ec2.Subnet.from_subnet_attributes(stack, "NoAz", subnet_id="subnet-0aa11bb22cc33dd44")
+
+    assert "has no Availability Zone" in _error(training_subnet=no_az)

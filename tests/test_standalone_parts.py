@@ -201,6 +201,7 @@ BAD: list[tuple[str, dict[str, Any], type, str]] = [
     ("Efa", {"description": "café"}, ValueError, "description must be 1-255 characters"),
     ("FileSystem", {"plan": {"deployment_type": "SCRATCH_2"}}, TypeError, "plan must be a LustrePlan"),
     ("FileSystem", {"subnet": SUBNET}, TypeError, "subnet must be an aws_ec2.ISubnet"),
+    ("FileSystem", {"subnet": "foreign"}, ValueError, "subnet Bad/Foreign is not a subnet of vpc Bad/Vpc"),
     ("FileSystem", {"backup_retention_days": 120, "plan": "persistent"}, ValueError, "backup_retention_days must be a whole number from 1 to 90"),
     ("FileSystem", {"monthly_cost_warning_usd": -1}, ValueError, "monthly_cost_warning_usd must be a number > 0"),
     ("Checkpoints", {"noncurrent_version_expiration_days": 0}, ValueError, "noncurrent_version_expiration_days must be a whole number >= 1, got 0"),
@@ -227,6 +228,9 @@ def _construct_with(name: str, overrides: dict[str, Any]) -> None:
     imports = _imports(stack)
     if overrides.get("security_group") == "frozen":
         overrides["security_group"] = ec2.SecurityGroup.from_security_group_id(stack, "Frozen", "sg-0ffffffffffffffff", mutable=False)
+    if overrides.get("subnet") == "foreign":
+        overrides["subnet"] = ec2.Subnet.from_subnet_attributes(stack, "Foreign", subnet_id="subnet-0ffffffffffffffff",
+                                                                availability_zone="us-east-1a")
     if overrides.get("plan") == "persistent":
         overrides["plan"] = plan_lustre(1600, 2000, deployment_types=["PERSISTENT_2"])
     cls, base = {

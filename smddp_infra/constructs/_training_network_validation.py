@@ -91,7 +91,12 @@ def _check_subnet_fits(p: Mapping[str, Any], instance: InstanceType) -> None:
 
 
 def _check_combinations(p: Mapping[str, Any], extra: list[Any]) -> None:
+    if p["encryption_key"] is not None and p["create_encryption_key"]:
+        raise ConfigError("create_encryption_key=True was given with encryption_key: pass one (the given key is used)")
     if p["lustre_plan"] is not None:
+        problems = p["lustre_plan"].problems()
+        if problems:
+            raise ConfigError("lustre_plan is not a file system CloudFormation accepts: " + "; ".join(problems))
         given = [name for name in _SIZING_PROPS if p[name] is not None] + (["dataset_gib"] if p["dataset_gib"] else [])
         if given:
             raise ConfigError(f"lustre_plan was given with {', '.join(given)}: the plan fixes the file system's size "

@@ -269,43 +269,49 @@ def _all_subnets(vpc: Any) -> list[Any]:
     return [*vpc.public_subnets, *vpc.private_subnets, *vpc.isolated_subnets]
 
 
-def subnet_in_vpc(subnet: Any, vpc: Any) -> Optional[bool]:
-    """Is ``subnet`` one of ``vpc``'s subnets? True/False when the app knows, None when it cannot.
+def subnet_in_vpc(subnet: Any, vpc: Any) -> tuple[Optional[bool], str]:
+    """Is ``subnet`` one of ``vpc``'s subnets? (True/False when the app says, None when it cannot; why)
 
     Known: the same subnet object (or the same literal id) is among the VPC's subnets; a subnet
     created in the app names its VpcId; a VPC created in the app has only the subnets it
-    creates, so a subnet imported by id cannot be one of them. Unknown: an imported VPC whose
-    subnets were not all listed in ``from_vpc_attributes``.
+    creates, so a subnet imported by id cannot be one of them; a VPC imported with its subnet
+    ids (``Vpc.from_vpc_attributes(private_subnet_ids=...)``) has exactly those. Unknown: an
+    imported VPC that lists no subnets, or a subnet id that is a token.
     """
     stack = Stack.of(subnet)
     subnets = _all_subnets(vpc)
     if any(s.node.path == subnet.node.path for s in subnets):
-        return True
+        return True, ""
     subnet_id = subnet.subnet_id
-    if not Token.is_unresolved(subnet_id) and subnet_id in [s.subnet_id for s in subnets]:
-        return True
+    literal_ids = [s.subnet_id for s in subnets if not Token.is_unresolved(s.subnet_id)]
+    if not Token.is_unresolved(subnet_id) and subnet_id in literal_ids:
+        return True, ""
     cfn = subnet.node.default_child if isinstance(subnet, ec2.Subnet) else None
     if isinstance(cfn, ec2.CfnSubnet):
-        same_stack = Stack.of(cfn) is Stack.of(vpc)
-        return same_stack and stack.resolve(cfn.vpc_id) == stack.resolve(vpc.vpc_id)
+        same = Stack.of(cfn) is Stack.of(vpc) and stack.resolve(cfn.vpc_id) == stack.resolve(vpc.vpc_id)
+        return same, "" if same else "the subnet is created in this app with another VpcId"
     if isinstance(vpc, ec2.Vpc):
-        return False
-    return None
+        return False, "the VPC is created by this app, so its subnets are the ones it creates, and this one is not among them"
+    if Token.is_unresolved(subnet_id) or not subnets:
+        return None, ""
+    listed = ", ".join(literal_ids) if literal_ids else "only tokens"
+    return False, (f"the VPC was imported with the subnets {listed}, and {subnet_id} is not one of them "
+                   "(if it is in that VPC, add it to Vpc.from_vpc_attributes)")
 
 
-def check_subnet_in_vpc(scope: IConstruct, subnet: Any, vpc: Any) -> None:
-    found = subnet_in_vpc(subnet, vpc)
+def check_subnet_in_vpc(scope: IConstruct, subnet: Any, vpc: Any, *, subnet_prop: str = "training_subnet") -> None:
+    found, why = subnet_in_vpc(subnet, vpc)
     if found is False:
         raise ConfigError(
-            f"training_subnet {subnet.node.path} is not a subnet of vpc {vpc.node.path}: FSx for Lustre and the job's "
-            "interfaces must be in the VPC the security group belongs to; pass one of the VPC's own subnets "
+            f"{subnet_prop} {subnet.node.path} is not a subnet of vpc {vpc.node.path}: {why}; FSx for Lustre and the "
+            "job's interfaces must be in the VPC the EFA group belongs to: pass one of the VPC's own subnets "
             "(vpc.private_subnets / vpc.isolated_subnets / vpc.select_subnets(...))"
         )
     if found is None and _all_subnets(vpc):
         Annotations.of(scope).add_warning_v2(
             WARN_SUBNET_UNVERIFIED,
-            f"training_subnet {subnet.subnet_id} is not among the subnets the imported vpc {vpc.vpc_id} lists; it cannot "
-            "be checked at synth: make sure it is a subnet of that VPC (or list it in Vpc.from_vpc_attributes)",
+            f"{subnet_prop} {subnet.node.path} cannot be checked against the subnets of vpc {vpc.node.path} at synth "
+            "(its id is a token): make sure it is a subnet of that VPC",
         )
 
 

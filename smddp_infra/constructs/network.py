@@ -132,7 +132,7 @@ class TrainingVpc(Construct):
             "Vpc",
             ip_addresses=ec2.IpAddresses.cidr(cidr),
             # The AZ ID case starts from the name slot and is rewritten below.
-            availability_zones=[availability_zone or availability_zone_id],
+            availability_zones=[str(availability_zone or availability_zone_id)],
             subnet_configuration=subnets,
             nat_gateways=1 if nat_gateway else 0,
             # A custom resource Lambda would strip the default group's rules; it brings a
@@ -151,9 +151,10 @@ class TrainingVpc(Construct):
         cfn_subnet = self.training_subnet.node.default_child
         assert isinstance(cfn_subnet, ec2.CfnSubnet)
         self.cfn_training_subnet = cfn_subnet
-        self.availability_zone = cfn_subnet.attr_availability_zone if availability_zone_id else availability_zone
+        self.availability_zone: str = cfn_subnet.attr_availability_zone if availability_zone_id else str(availability_zone)
         for subnet in (*self.vpc.private_subnets, *self.vpc.isolated_subnets, *self.vpc.public_subnets):
             cfn = subnet.node.default_child
+            assert isinstance(cfn, ec2.CfnSubnet)
             if availability_zone_id is not None:  # every subnet, the NAT's public one included
                 cfn.add_property_deletion_override("AvailabilityZone")
                 cfn.add_property_override("AvailabilityZoneId", availability_zone_id)

@@ -234,6 +234,7 @@ class TrainingExecutionRole(Construct):
         self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[role],
                                         description="SMDDP training job: network, FSx, checkpoints, logs, images")
         cfn_policy = self.policy.node.default_child
+        assert cfn_policy is not None
         reasons: dict[str, list[str]] = {}
         for statement in statements:
             reason = WILDCARD_REASONS.get(statement.sid or "")

@@ -16,8 +16,8 @@ from typing import Any, Optional, Sequence
 from aws_cdk import RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
-from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs import _training_network_validation as _validation_l3
+from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.network import TrainingVpc
