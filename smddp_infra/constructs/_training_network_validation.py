@@ -51,6 +51,11 @@ def check_values(p: Mapping[str, Any]) -> InstanceType:
     for name in ("efa_file_system", "nat_gateway", "create_encryption_key", "restrict_default_security_group"):
         v.flag(name, p[name])
     v.flag("allow_https_egress", p["allow_https_egress"], optional=True)
+    for name in ("encrypt_inter_container_traffic", "publish_job_config"):
+        if name in p:
+            v.flag(name, p[name])
+    if p.get("job_config_output_id") is not None:
+        v.text("job_config_output_id", p["job_config_output_id"])
     v.vpc_cidr("vpc_cidr", p["vpc_cidr"])
     v.require("vpc", p["vpc"], "IVpc")
     v.require("training_subnet", p["training_subnet"], "ISubnet")

@@ -21,11 +21,11 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import acknowledge
+from smddp_infra.contract import TAG_ROLE, TAG_ROLE_TRAINING
 from smddp_infra.errors import ConfigError
 
 #: Tag that marks a training security group for smddp_infra.rules (any template).
-ROLE_TAG_KEY = "smddp:role"
-ROLE_TAG_VALUE = "training"
+ROLE_TAG_KEY, ROLE_TAG_VALUE = TAG_ROLE, TAG_ROLE_TRAINING
 
 HTTPS = ec2.Port.tcp(443)
 

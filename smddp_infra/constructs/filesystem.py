@@ -16,12 +16,13 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs._training_network_validation import context_cost_warning
+from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.sizing.guards import plan_alerts
 from smddp_infra.sizing.lustre_rules import MAX_BACKUP_RETENTION_DAYS, PERSISTENT_TYPES
 from smddp_infra.sizing.planner import LustrePlan
 
-REQUIREMENT_TAG = "smddp:requiredThroughputMBps"
+REQUIREMENT_TAG = TAG_REQUIRED_THROUGHPUT
 #: Where the dataset bucket appears inside the file system when linked.
 DATASET_PATH = "/dataset"
 
