@@ -138,6 +138,8 @@ class NetworkSettings:
     s3_prefix_list_id: Optional[str] = None
     vpc_cidr: str = "10.0.0.0/16"
     max_capacity_gib: Optional[float] = None
+    #: Checked here; the constructs read the same two context keys themselves (so an embedding
+    #: app's cdk.json works too), with the prop winning when both are set.
     availability_zone_id_prefix: Optional[str] = None
     monthly_cost_warning_usd: Optional[float] = None
 

@@ -253,3 +253,13 @@ def test_each_part_names_the_bad_prop(name, props, kind, start):
         _construct_with(name, dict(props))
     assert isinstance(info.value, SmddpError)
     assert str(info.value).startswith(start), str(info.value)
+
+
+def test_training_vpc_takes_the_az_id_prefix_from_context_too():
+    from aws_cdk import App, Environment, Stack
+
+    from smddp_infra.constructs.network import TrainingVpc
+
+    stack = Stack(App(context=cdk_context(**{"smddp:availabilityZoneIdPrefix": "xyz9"})), "Ctx", env=Environment(**ENV))
+    vpc = TrainingVpc(stack, "Training", availability_zone_id="xyz9-az2")
+    assert vpc.training_subnet is not None

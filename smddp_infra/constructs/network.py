@@ -15,6 +15,7 @@ from aws_cdk import Stack, Tags, aws_ec2 as ec2, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
+from smddp_infra.constructs._training_network_validation import az_id_prefix_for
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import secure_log_bucket
 from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
@@ -75,7 +76,8 @@ class TrainingVpc(Construct):
             custom-resource Lambda. Default: False (nothing uses the default group; the stack
             stays free of Lambdas).
         :param availability_zone_id_prefix: the region's AZ ID prefix (``use1``) the AZ ID is checked
-            against. Default: the built-in table (UNCONFIRMED; regions outside it are not checked).
+            against. Default: the ``smddp:availabilityZoneIdPrefix`` context value, else the built-in
+            table (UNCONFIRMED; regions outside it are not checked).
         """
         v.az_name_shape("availability_zone", availability_zone)
         v.az_id_shape("availability_zone_id", availability_zone_id)
@@ -117,7 +119,8 @@ class TrainingVpc(Construct):
         self.node.set_context(CREATE_DEFAULT_LOGGING_POLICY, True)
         region = v.concrete_region(self)
         v.az_in_region("availability_zone", availability_zone, region)
-        v.az_id_in_region("availability_zone_id", availability_zone_id, region, prefix=availability_zone_id_prefix)
+        v.az_id_in_region("availability_zone_id", availability_zone_id, region,
+                          prefix=az_id_prefix_for(self, availability_zone_id_prefix))
 
         subnets = [ec2.SubnetConfiguration(
             name=TRAINING_SUBNET_GROUP,
