@@ -537,3 +537,18 @@ def test_a_subnet_imported_with_attributes_but_no_az_is_refused_too():
         return ec2.Subnet.from_subnet_attributes(stack, "NoAz", subnet_id="subnet-0aa11bb22cc33dd44")
 
     assert "has no Availability Zone" in _error(training_subnet=no_az)
+
+
+@pytest.mark.slow
+def test_cdk_synth_prints_the_quota_and_cost_warnings_and_succeeds(tmp_path):
+    """The real cdk CLI on the default app with a 10 PB dataset: a warning, not a failure."""
+    import subprocess
+
+    cdk = ROOT / "node_modules" / ".bin" / "cdk"
+    result = subprocess.run([str(cdk), "synth", "--no-notices", "--quiet", "--output", str(tmp_path / "cdk.out"),
+                             "-c", f"smddp:datasetGiB={10 * 1024 * 1024}"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    assert "above the default regional FSx for Lustre storage quota of 100,800 GiB" in result.stderr
+    assert "above the $20,000/month warning threshold" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -78,7 +78,8 @@ class LustreFileSystem(Construct):
         self.plan = plan
         if monthly_cost_warning_usd is None:
             monthly_cost_warning_usd = context_cost_warning(self)
-            cost_setting = "context smddp:monthlyCostWarningUSD" if monthly_cost_warning_usd is not None else "monthly_cost_warning_usd"
+            cost_setting = ("context smddp:monthlyCostWarningUSD" if monthly_cost_warning_usd is not None
+                            else "default; set monthly_cost_warning_usd or smddp:monthlyCostWarningUSD")
         else:
             cost_setting = "monthly_cost_warning_usd"
         #: Quota and spend alerts, also shown as synth warnings on this construct.

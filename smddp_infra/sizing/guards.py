@@ -43,7 +43,7 @@ def monthly_cost_threshold(value: Any, *, setting: str = "monthly_cost_warning_u
 
 
 def plan_alerts(plan: LustrePlan, *, monthly_cost_warning_usd: Optional[float] = None,
-                cost_setting: str = "monthly_cost_warning_usd") -> tuple[PlanAlert, ...]:
+                cost_setting: str = "monthly_cost_warning_usd / smddp:monthlyCostWarningUSD") -> tuple[PlanAlert, ...]:
     """Quota and spend alerts for ``plan`` (empty for an ordinary plan)."""
     threshold = monthly_cost_threshold(monthly_cost_warning_usd, setting=cost_setting)
     alerts: list[PlanAlert] = []
@@ -53,14 +53,14 @@ def plan_alerts(plan: LustrePlan, *, monthly_cost_warning_usd: Optional[float] =
             QUOTA_ALERT_ID,
             f"FSx for Lustre file system of {size:,} GiB is above the default regional FSx for Lustre storage "
             f"quota of {DEFAULT_REGIONAL_QUOTA_GIB:,} GiB: raise the quota in Service Quotas before deploying, "
-            "or cap the plan with max_capacity_gib",
+            "or cap the plan with max_capacity_gib (smddp:maxCapacityGiB)",
         ))
     if plan.monthly_cost_usd > threshold:
         alerts.append(PlanAlert(
             COST_ALERT_ID,
             f"FSx for Lustre file system of {size:,} GiB ({plan.tier_key}) costs about "
             f"${plan.monthly_cost_usd:,.0f}/month at ${plan.price_usd_per_gb_month:.3f}/GB-month, above the "
-            f"${threshold:,.0f}/month warning threshold ({cost_setting}); cap it with max_capacity_gib if "
-            "that is not intended (prices UNCONFIRMED list prices)",
+            f"${threshold:,.0f}/month warning threshold ({cost_setting}); cap it with max_capacity_gib "
+            "(smddp:maxCapacityGiB) if that is not intended (prices: UNCONFIRMED list prices)",
         ))
     return tuple(alerts)
