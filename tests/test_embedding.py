@@ -552,3 +552,15 @@ def test_cdk_synth_prints_the_quota_and_cost_warnings_and_succeeds(tmp_path):
     assert "above the default regional FSx for Lustre storage quota of 100,800 GiB" in result.stderr
     assert "above the $20,000/month warning threshold" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_efa_group_that_allows_all_outbound_is_a_synth_warning():
+    from aws_cdk import aws_ec2 as ec2
+    from aws_cdk.assertions import Annotations, Match
+
+    def open_group(stack):
+        return ec2.SecurityGroup.from_security_group_id(stack, "Open", "sg-0eeeeeeeeeeeeeeee")  # allow_all_outbound default
+
+    _, stack, _ = _network(security_group=open_group)
+    found = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("CDK drops the HTTPS egress rules"))
+    assert len(found) == 1, found

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Sequence
 
-from aws_cdk import Tags, aws_ec2 as ec2
+from aws_cdk import Annotations, Tags, aws_ec2 as ec2
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
@@ -115,6 +115,14 @@ class EfaSecurityGroup(Construct):
         if security_group is not None:
             # A group imported with mutable=False drops every rule added to it, silently.
             v.check_group_takes_rules("security_group", security_group)
+            if security_group.allow_all_outbound:
+                Annotations.of(self).add_warning_v2(
+                    "smddp:efaGroupAllowsAllOutbound",
+                    f"security_group {security_group.security_group_id} allows all outbound traffic (allow_all_outbound=True, "
+                    "the default of SecurityGroup and of its imports): CDK drops the HTTPS egress rules added to it, and "
+                    "egress is wider than the network's own EFA group; import or create it with allow_all_outbound=False "
+                    "(the EFA self rules are separate resources and are kept either way)",
+                )
         if security_group is None:
             security_group = ec2.SecurityGroup(
                 self,
