@@ -76,7 +76,7 @@ PREFLIGHT_KEYS = (
 
 #: Keys ``smddp-infra job-config`` writes that are neither SDK arguments nor preflight facts
 #: (``--format v3`` adds ``notes``: how to build the SDK objects).
-JOB_CONFIG_KEYS = ("notes",)
+JOB_CONFIG_KEYS = ("notes", "session")
 
 #: Names people use for the facts preflight counts with. Spelling similarity cannot see
 #: that ``dataset_size`` means ``num_samples``; this short table can.
