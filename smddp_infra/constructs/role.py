@@ -4,10 +4,17 @@ Permissions (REFERENCE section 5, SageMaker's "CreateTrainingJob API: Execution 
 Permissions" for VPC jobs): the EC2 network-interface actions SageMaker uses to attach the
 job to the training subnet, ``fsx:DescribeFileSystems`` (without it Lustre over EFA silently
 falls back to TCP), read on the dataset bucket, read/write on the checkpoint prefix, the
-job's CloudWatch log group, ECR pulls, and ``cloudwatch:PutMetricData`` in SageMaker's
-namespaces (training metrics; SDK v3's ModelTrainer refuses a role without it). No AWS managed policies (AwsSolutions-IAM4).
-Wildcards remain only where the API has no resource-level permissions; each is
-acknowledged on this construct with the reason.
+job's CloudWatch log group, ECR pulls, and ``cloudwatch:PutMetricData`` (training metrics).
+No AWS managed policies (AwsSolutions-IAM4).
+
+SDK v3's ModelTrainer checks the role before it submits: it simulates its "smoke-test" actions
+(``sagemaker.core.helper.iam_role_resolver._get_smoke_test_actions("training")``: the EC2
+network-interface actions, PutMetricData, ecr:GetAuthorizationToken) with no resource and no
+context, and refuses the role on an implicit deny. Those actions are therefore granted on ``*``
+without conditions (docs/security.md weighs what the earlier subnet/group scoping protected;
+the binding of jobs to this network belongs on the caller's CreateTrainingJob). Other
+wildcards remain only where the API has no resource-level permissions or names are per job;
+each is acknowledged on this construct with the reason.
 """
 
 from __future__ import annotations
