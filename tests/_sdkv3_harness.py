@@ -31,6 +31,7 @@ import io
 import json
 import socket
 import sys
+import threading
 import traceback
 import urllib.parse
 from collections.abc import Callable
@@ -45,18 +46,46 @@ from _iam_simulator import simulate
 BLOCKED: list[str] = []
 
 
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+#: TEST-NET-1 (RFC 5737), never routed: the probe that proves the guard is live.
+PROBE = ("192.0.2.1", 443)
+
+
 def _guard_sockets() -> None:
-    """Refuse and record every non-loopback connection (telemetry swallows errors: record)."""
+    """Refuse and record every non-loopback connection and name lookup (SDK telemetry and
+    botocore's credential fetchers swallow errors, so refusing alone would go unnoticed)."""
     real_connect = socket.socket.connect
+    real_getaddrinfo = socket.getaddrinfo
 
     def connect(sock: socket.socket, address: Any) -> Any:
         host = address[0] if isinstance(address, tuple) else address
-        if sock.family != getattr(socket, "AF_UNIX", None) and host not in ("127.0.0.1", "::1", "localhost"):
+        if sock.family != getattr(socket, "AF_UNIX", None) and host not in LOOPBACK:
             BLOCKED.append(f"connect {address}")
             raise OSError(f"_sdkv3_harness blocked a connection to {address}")
         return real_connect(sock, address)
 
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name is not None and name not in LOOPBACK:
+            BLOCKED.append(f"getaddrinfo {name}")
+            raise socket.gaierror(f"_sdkv3_harness blocked a name lookup of {name}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
     socket.socket.connect = connect  # type: ignore[method-assign]
+    socket.getaddrinfo = getaddrinfo
+
+
+def _probe_guard() -> bool:
+    """True when a connection to an unroutable address is refused by the guard, not the OS."""
+    before = len(BLOCKED)
+    with socket.socket() as sock:
+        try:
+            sock.connect(PROBE)
+        except OSError:
+            pass
+    caught = len(BLOCKED) == before + 1
+    del BLOCKED[before:]
+    return caught
 
 
 _guard_sockets()
@@ -291,8 +320,13 @@ def run_job(sdk: dict[str, Any], job: dict[str, Any], source_dir: str) -> dict[s
     aws = OfflineAws(job)
     cfg = job["v3"]
     outcome: dict[str, Any] = {"error": None}
+    blocked_before = len(BLOCKED)
+    session_args = dict(cfg.get("session", {}))
+    if job.get("telemetry_on"):  # control: the SDK's switch is what keeps telemetry quiet
+        session_args["sagemaker_config"] = {"SchemaVersion": "1.0",
+                                            "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": False}}}}
     try:
-        session = sdk["Session"](boto_session=aws.boto_session, **cfg.get("session", {}))
+        session = sdk["Session"](boto_session=aws.boto_session, **session_args)
         arguments = _trainer_arguments(sdk, cfg)
         trainer = sdk["ModelTrainer"](
             sagemaker_session=session,
@@ -302,9 +336,13 @@ def run_job(sdk: dict[str, Any], job: dict[str, Any], source_dir: str) -> dict[s
             **arguments,
         )
         trainer.train(wait=False, logs=False)
+        for thread in threading.enumerate():  # telemetry is sent from a daemon thread
+            if thread.name.startswith("sagemaker-telemetry"):
+                thread.join(timeout=30)
     except Exception as exc:  # noqa: BLE001 - reported to the pytest side, which decides what is expected
         outcome["error"] = f"{type(exc).__name__}: {exc}"
         outcome["traceback"] = traceback.format_exc(limit=6)
+    outcome["blocked"] = BLOCKED[blocked_before:]
     outcome.update(requests=aws.create_requests, simulations=aws.simulations, uploads=aws.uploads,
                    small_files=aws.small_files, escaped=aws.escaped)
     return outcome
@@ -334,6 +372,7 @@ def main(argv: list[str]) -> int:
         "signatures": signatures(sdk),
         "jobs": {job["name"]: run_job(sdk, job, spec["source_dir"]) for job in spec["jobs"]},
         "blocked": BLOCKED,
+        "guard_live": _probe_guard(),
     }
     out = io.StringIO()
     json.dump(result, out, indent=1, default=str)

@@ -45,6 +45,8 @@ SIMULATES, CANNOT_SIMULATE = "simulates", "cannot-simulate"
 DEFAULT_UNSIMULATED = "default-p4d/" + CANNOT_SIMULATE
 #: Control: the default job with the role policy this project shipped before SDK v3 was tested.
 OLD_POLICY = "default-p4d/old-scoped-policy"
+#: Control: the default job with the SDK's telemetry switch left on.
+TELEMETRY_ON = "default-p4d/telemetry-on"
 
 #: The earlier role statements that SDK v3's check refuses (resource-scoped ENI actions, a
 #: conditioned PutMetricData), as they were synthesized (account/region resolved).
@@ -110,6 +112,7 @@ def v3_run(default_app, tmp_path_factory) -> dict[str, Any]:
     jobs = [_job(default_app, c, SIMULATES, c) for c in CONFIG_IDS]
     jobs.append(_job(default_app, "default-p4d", CANNOT_SIMULATE, DEFAULT_UNSIMULATED))
     jobs.append(_job(default_app, "default-p4d", SIMULATES, OLD_POLICY, statements=OLD_SCOPED_STATEMENTS))
+    jobs.append(dict(_job(default_app, "default-p4d", SIMULATES, TELEMETRY_ON), telemetry_on=True))
     spec = work / "spec.json"
     spec.write_text(json.dumps({"source_dir": str(source), "jobs": jobs}))
     config = work / "sagemaker-config.yaml"
@@ -147,9 +150,19 @@ def _channels(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
 # --- nothing left the machine -------------------------------------------------------------------
 
 def test_the_harness_answered_every_call_and_nothing_reached_the_network(v3_run):
-    assert v3_run["blocked"] == []
-    assert {name: job["escaped"] for name, job in v3_run["jobs"].items() if job["escaped"]} == {}
+    assert v3_run["guard_live"], "the harness's socket guard did not catch its probe"
+    quiet = {name: job for name, job in v3_run["jobs"].items() if name != TELEMETRY_ON}
+    assert {name: job["blocked"] for name, job in quiet.items() if job["blocked"]} == {}
+    assert {name: job["escaped"] for name, job in quiet.items() if job["escaped"]} == {}
     assert v3_run["seconds"] < 120
+
+
+def test_the_guard_catches_real_sdk_telemetry_if_it_were_on(v3_run):
+    """Control for the test above: ``train`` IS instrumented, so the SDK's TelemetryOptOut
+    switch (set in the environment's SDK config) is what keeps every other job quiet."""
+    job = v3_run["jobs"][TELEMETRY_ON]
+    assert job["error"] is None
+    assert job["blocked"], "with telemetry on the SDK tried nothing: the control proves nothing"
 
 
 def test_the_v3_venv_has_the_pinned_sdk(v3_run):
