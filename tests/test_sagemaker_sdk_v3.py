@@ -45,6 +45,8 @@ SIMULATES, CANNOT_SIMULATE = "simulates", "cannot-simulate"
 DEFAULT_UNSIMULATED = "default-p4d/" + CANNOT_SIMULATE
 #: Control: the default job with the role policy this project shipped before SDK v3 was tested.
 OLD_POLICY = "default-p4d/old-scoped-policy"
+#: Control: the default job with a role that trusts another service, not SageMaker.
+UNTRUSTED = "default-p4d/trust-not-sagemaker"
 #: Control: the default job with the SDK's telemetry switch left on.
 TELEMETRY_ON = "default-p4d/telemetry-on"
 
@@ -113,6 +115,9 @@ def v3_run(default_app, tmp_path_factory) -> dict[str, Any]:
     jobs.append(_job(default_app, "default-p4d", CANNOT_SIMULATE, DEFAULT_UNSIMULATED))
     jobs.append(_job(default_app, "default-p4d", SIMULATES, OLD_POLICY, statements=OLD_SCOPED_STATEMENTS))
     jobs.append(dict(_job(default_app, "default-p4d", SIMULATES, TELEMETRY_ON), telemetry_on=True))
+    untrusted = _job(default_app, "default-p4d", SIMULATES, UNTRUSTED)
+    untrusted["trust"] = json.loads(json.dumps(untrusted["trust"]).replace("sagemaker.amazonaws.com", "ec2.amazonaws.com"))
+    jobs.append(untrusted)
     spec = work / "spec.json"
     spec.write_text(json.dumps({"source_dir": str(source), "jobs": jobs}))
     config = work / "sagemaker-config.yaml"
@@ -333,6 +338,14 @@ def test_the_earlier_scoped_policy_is_refused_by_the_sdk(v3_run):
     assert job["error"].startswith("RoleValidationError: ")
     assert f"Missing permissions: {', '.join(denied)}" in job["error"]
     assert job["requests"] == [] and job["uploads"] == []
+
+
+def test_the_sdk_read_the_synthesized_trust_policy(v3_run):
+    """Control: the same role trusting ec2.amazonaws.com instead is refused, so the trust check
+    above passed on the real document (sagemaker.amazonaws.com, aws:SourceAccount condition)."""
+    error = v3_run["jobs"][UNTRUSTED]["error"]
+    assert error.startswith("RoleValidationError: ") and "trust policy does not allow" in error
+    assert v3_run["jobs"][UNTRUSTED]["requests"] == []
 
 
 def test_a_caller_that_cannot_simulate_is_let_through_with_a_warning(v3_run):
