@@ -22,8 +22,9 @@ CDK_FLAGS := --no-notices --no-version-reporting --ci
 .PHONY: setup synth test deploy deploy-local review diff clean
 
 CHECKOV_STAMP := .venv-checkov/.installed
+SDKV3_STAMP := .venv-sdkv3/.installed
 
-setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP)
+setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +40,13 @@ $(NODE_STAMP): package.json package-lock.json $(STAMP)
 $(CHECKOV_STAMP): requirements-checkov.txt
 	test -x .venv-checkov/bin/python || $(PYTHON) -m venv .venv-checkov
 	.venv-checkov/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
+	touch $@
+
+# SageMaker Python SDK v3 (sagemaker-train): its own venv, like checkov's, because v2 in .venv owns
+# the same `sagemaker` import name. Used by tests/test_sagemaker_sdk_v3.py.
+$(SDKV3_STAMP): requirements-sdkv3.txt
+	test -x .venv-sdkv3/bin/python || $(PYTHON) -m venv .venv-sdkv3
+	.venv-sdkv3/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sdkv3.txt
 	touch $@
 
 synth: $(STAMP) $(NODE_STAMP)

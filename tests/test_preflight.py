@@ -562,9 +562,9 @@ def test_the_known_sdk_names_match_the_installed_sdk_signatures():
     estimators = (EstimatorBase, Framework, Estimator, PyTorch, TensorFlow, MXNet, HuggingFace)
     assert set(K.SDK_V2_ESTIMATOR_ARGS) == set().union(*(named(c.__init__) for c in estimators))
     assert set(K.SDK_V2_FIT_ARGS) == named(EstimatorBase.fit)
-    assert set(K.MODEL_TRAINER_ARGS) == set(ModelTrainer.model_fields)
+    assert set(K.SDK_V2_MODEL_TRAINER_ARGS) == set(ModelTrainer.model_fields)  # v3: test_sagemaker_sdk_v3.py
     sections = {"compute": Compute, "source_code": SourceCode, "checkpoint_config": CheckpointConfig, "networking": Networking}
-    assert {k: set(v) for k, v in K.MODEL_TRAINER_SECTIONS.items()} == {k: set(c.model_fields) for k, c in sections.items()}
+    assert {k: set(v) for k, v in K.SDK_V2_MODEL_TRAINER_SECTIONS.items()} == {k: set(c.model_fields) for k, c in sections.items()}
     # every name preflight reads is one of these or one of its own facts
     from smddp_infra.preflight.job import MODEL_TRAINER_KEYS, V2_KEYS
 

@@ -4,10 +4,17 @@ Permissions (REFERENCE section 5, SageMaker's "CreateTrainingJob API: Execution 
 Permissions" for VPC jobs): the EC2 network-interface actions SageMaker uses to attach the
 job to the training subnet, ``fsx:DescribeFileSystems`` (without it Lustre over EFA silently
 falls back to TCP), read on the dataset bucket, read/write on the checkpoint prefix, the
-job's CloudWatch log group, ECR pulls, and ``cloudwatch:PutMetricData`` in SageMaker's
-namespaces (training metrics; SDK v3's ModelTrainer refuses a role without it). No AWS managed policies (AwsSolutions-IAM4).
-Wildcards remain only where the API has no resource-level permissions; each is
-acknowledged on this construct with the reason.
+job's CloudWatch log group, ECR pulls, and ``cloudwatch:PutMetricData`` (training metrics).
+No AWS managed policies (AwsSolutions-IAM4).
+
+SDK v3's ModelTrainer checks the role before it submits: it simulates its "smoke-test" actions
+(``sagemaker.core.helper.iam_role_resolver._get_smoke_test_actions("training")``: the EC2
+network-interface actions, PutMetricData, ecr:GetAuthorizationToken) with no resource and no
+context, and refuses the role on an implicit deny. Those actions are therefore granted on ``*``
+without conditions (docs/security.md weighs what the earlier subnet/group scoping protected;
+the binding of jobs to this network belongs on the caller's CreateTrainingJob). Other
+wildcards remain only where the API has no resource-level permissions or names are per job;
+each is acknowledged on this construct with the reason.
 """
 
 from __future__ import annotations
@@ -75,8 +82,9 @@ class TrainingExecutionRole(Construct):
         role: Optional[iam.IRole] = None,
     ) -> None:
         """
-        :param training_subnet: the subnet jobs run in (scopes ec2:CreateNetworkInterface).
-        :param security_groups: the job's groups (scopes ec2:CreateNetworkInterface).
+        :param training_subnet: the subnet jobs run in (kept on the construct as ``training_subnet``;
+            the network-interface grant is not scoped to it, see docs/security.md).
+        :param security_groups: the job's groups (kept as ``security_groups``; not a scope either).
         :param checkpoint_bucket: read/write under ``checkpoint_prefix``.
         :param checkpoint_prefix: key prefix of checkpoints (read/write).
         :param output_prefix: key prefix in the same bucket where SageMaker writes model
@@ -120,6 +128,8 @@ class TrainingExecutionRole(Construct):
                 ),
             )
         self.role: iam.IRole = role
+        self.training_subnet = training_subnet
+        self.security_groups = tuple(security_groups)
 
         def arn(service: str, resource: str, name: str = "*", sep: str = "/") -> str:
             return stack.format_arn(service=service, resource=resource, resource_name=name,
@@ -139,22 +149,18 @@ class TrainingExecutionRole(Construct):
                 resources=["*"],  # EC2 Describe* actions have no resource-level permissions
             ),
             iam.PolicyStatement(
-                sid="CreateJobNetworkInterfaces",
-                actions=["ec2:CreateNetworkInterface"],
-                resources=[
-                    arn("ec2", "network-interface"),
-                    arn("ec2", "subnet", training_subnet.subnet_id),
-                    *(arn("ec2", "security-group", g.security_group_id) for g in security_groups),
-                ],
-            ),
-            iam.PolicyStatement(
-                sid="ManageJobNetworkInterfaces",
+                sid="JobNetworkInterfaces",
                 actions=[
+                    "ec2:CreateNetworkInterface",
                     "ec2:CreateNetworkInterfacePermission",
                     "ec2:DeleteNetworkInterface",
                     "ec2:DeleteNetworkInterfacePermission",
                 ],
-                resources=[arn("ec2", "network-interface")],  # ENI ids exist only once SageMaker creates them
+                # "*", not the subnet/group/ENI ARNs: SDK v3 checks the role by simulating these
+                # actions with no resource, and a scoped grant is then a definitive deny. The job's
+                # subnet and groups are bound where IAM can check them: the caller's
+                # CreateTrainingJob (sagemaker:VpcSubnets, sagemaker:VpcSecurityGroupIds).
+                resources=["*"],
             ),
             iam.PolicyStatement(
                 sid="TrainingLogs",
@@ -166,8 +172,9 @@ class TrainingExecutionRole(Construct):
             iam.PolicyStatement(
                 sid="TrainingMetrics",
                 actions=["cloudwatch:PutMetricData"],
-                resources=["*"],  # no resource-level permissions; the namespace condition scopes it
-                conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
+                # No resource-level permissions. No namespace condition either: SDK v3 simulates
+                # the action with an empty context, where any condition fails.
+                resources=["*"],
             ),
             iam.PolicyStatement(sid="EcrAuth", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
             iam.PolicyStatement(
@@ -201,6 +208,19 @@ class TrainingExecutionRole(Construct):
                 actions=["s3:GetObject"],
                 resources=[checkpoint_bucket.arn_for_objects(_objects(code_prefix))],
             ))
+        if output_prefix and output_prefix.strip("/") and code_prefix and code_prefix.strip("/"):
+            # SDK v3 stages code and drivers under OutputDataConfig's prefix when the CALLER can
+            # simulate and the role cannot write the whole session bucket (ModelTrainer's
+            # _resolve_staging_bucket): <output>/<default_bucket_prefix = code prefix>/...
+            staged = _objects(f"{output_prefix.strip('/')}/{code_prefix.strip('/')}".strip("/"))
+            statements += [
+                iam.PolicyStatement(sid="StagedCodeRead", actions=["s3:GetObject"],
+                                    resources=[checkpoint_bucket.arn_for_objects(staged)]),
+                # ...and read-only, like the code prefix: a job cannot rewrite what the next one runs.
+                iam.PolicyStatement(sid="StagedCodeNoWrite", effect=iam.Effect.DENY,
+                                    actions=["s3:PutObject", "s3:DeleteObject"],
+                                    resources=[checkpoint_bucket.arn_for_objects(staged)]),
+            ]
         if file_system_id is not None:
             statements.append(
                 iam.PolicyStatement(
