@@ -179,7 +179,7 @@ def prefix_list_id(prop: str, value: Any) -> Optional[str]:
     text(prop, value, allow_token=True)
     if not Token.is_unresolved(value) and not re.fullmatch(r"pl-[0-9a-f]{8,17}", value):
         raise ConfigError(f"{prop} must be a managed prefix list id like pl-63a5400a, got {value!r}")
-    return value
+    return str(value)
 
 
 def az_id_prefix(prop: str, value: Any) -> Optional[str]:
@@ -188,7 +188,7 @@ def az_id_prefix(prop: str, value: Any) -> Optional[str]:
     text(prop, value)
     if not re.fullmatch(r"[a-z]+\d+", value):
         raise ConfigError(f"{prop} must be an AZ ID prefix like use1 (the part before -az in use1-az4), got {value!r}")
-    return value
+    return str(value)
 
 
 def az_name_shape(prop: str, value: Any) -> Optional[str]:
@@ -197,13 +197,13 @@ def az_name_shape(prop: str, value: Any) -> Optional[str]:
         return None
     text(prop, value, allow_token=True)
     if Token.is_unresolved(value):
-        return value
+        return str(value)
     if is_az_id(value):
         raise ConfigError(f"{prop} must be an Availability Zone name like us-east-1a, got the AZ ID {value!r}: "
                           "pass it as availability_zone_id")
     if not is_az_name(value):
         raise ConfigError(f"{prop} must be an Availability Zone name like us-east-1a, got {value!r}")
-    return value
+    return str(value)
 
 
 def az_id_shape(prop: str, value: Any) -> Optional[str]:
@@ -211,12 +211,12 @@ def az_id_shape(prop: str, value: Any) -> Optional[str]:
         return None
     text(prop, value, allow_token=True)
     if Token.is_unresolved(value):
-        return value
+        return str(value)
     if is_az_name(value):
         raise ConfigError(f"{prop} must be an AZ ID like use1-az4, got the AZ name {value!r}: pass it as availability_zone")
     if not is_az_id(value):
         raise ConfigError(f"{prop} must be an AZ ID like use1-az4, got {value!r}")
-    return value
+    return str(value)
 
 
 # --- checks against the app ------------------------------------------------------------------------

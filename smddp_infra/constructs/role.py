@@ -19,9 +19,9 @@ each is acknowledged on this construct with the reason.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
-from aws_cdk import Acknowledgment, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
@@ -44,14 +44,14 @@ def nag_resource_finding(stack: Stack, value: str) -> str:
     return _render(stack.resolve(value))
 
 
-def _render(value) -> str:
+def _render(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and "Fn::Join" in value:
         sep, parts = value["Fn::Join"]
-        return sep.join(_render(p) for p in parts)
+        return str(sep).join(_render(p) for p in parts)
     if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return "<" + ".".join(value["Fn::GetAtt"]) + ">"
+        return "<" + ".".join(str(part) for part in value["Fn::GetAtt"]) + ">"
     if isinstance(value, dict) and "Ref" in value:
         return f"<{value['Ref']}>"
     return str(value)
@@ -272,7 +272,6 @@ class TrainingExecutionRole(Construct):
         return self.role.role_arn
 
 
-def _arn_format(sep: str):
-    from aws_cdk import ArnFormat
+def _arn_format(sep: str) -> ArnFormat:
 
     return ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME
