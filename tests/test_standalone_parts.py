@@ -180,8 +180,10 @@ def test_role_alone_is_a_role_and_its_managed_policy(templates):
     t = templates["Role"]
     assert _types(t) == {"AWS::IAM::Role", "AWS::IAM::ManagedPolicy"}
     (policy,) = _of_type(t, "AWS::IAM::ManagedPolicy").values()
-    sids = {s["Sid"] for s in policy["Properties"]["PolicyDocument"]["Statement"]}
-    assert {"CreateJobNetworkInterfaces", "CheckpointReadWrite", "DescribeFileSystem"} <= sids
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    actions = {a for st in statements for a in ([st["Action"]] if isinstance(st["Action"], str) else st["Action"])}
+    assert {"ec2:CreateNetworkInterface", "s3:PutObject", "fsx:DescribeFileSystems"} <= actions
+    assert policy["Properties"]["Roles"] == [{"Ref": next(iter(_of_type(t, "AWS::IAM::Role")))}]
 
 
 # --- each part validates its own props ----------------------------------------------------------
