@@ -81,9 +81,14 @@ EXCLUDED_EFA_TYPES: Mapping[str, str] = MappingProxyType({
     **{f"ml.g5.{size}": _G for size in ("8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")},
     **{f"ml.g6.{size}": _G for size in ("8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")},
     **{f"ml.g6e.{size}": _G for size in ("8xlarge", "12xlarge", "16xlarge", "24xlarge", "48xlarge")},
+    # New GPU families whose EFA sizes are not confirmed for SageMaker training: listed so that
+    # a size gaining EFA is a decision, not an accident.
+    **{f"ml.{family}.{size}": _G + " (EFA support on these sizes UNCONFIRMED)"
+       for family in ("g7", "g7e") for size in ("8xlarge", "12xlarge", "24xlarge", "48xlarge")},
     **{name: _CPU for name in (
         "ml.c5n.9xlarge", "ml.c5n.18xlarge", "ml.c6i.32xlarge", "ml.m6i.32xlarge", "ml.r6i.32xlarge",
         "ml.c7i.48xlarge", "ml.m7i.48xlarge", "ml.r7i.48xlarge",
+        *(f"ml.{family}.{size}" for family in ("c8i", "m8i", "r8i") for size in ("48xlarge", "96xlarge")),
     )},
 })
 
