@@ -564,3 +564,13 @@ def test_an_efa_group_that_allows_all_outbound_is_a_synth_warning():
     _, stack, _ = _network(security_group=open_group)
     found = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("CDK drops the HTTPS egress rules"))
     assert len(found) == 1, found
+
+
+def test_a_network_created_on_the_app_instead_of_a_stack_is_one_line():
+    from aws_cdk import App
+
+    from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+    from smddp_infra.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^SmddpTrainingNetwork 'Training' is not inside a Stack: pass a Stack"):
+        SmddpTrainingNetwork(App(context=cdk_context()), "Training", read_mbps_per_gpu=50, availability_zone="us-east-1a")

@@ -265,3 +265,15 @@ def test_training_vpc_takes_the_az_id_prefix_from_context_too():
     stack = Stack(App(context=cdk_context(**{"smddp:availabilityZoneIdPrefix": "xyz9"})), "Ctx", env=Environment(**ENV))
     vpc = TrainingVpc(stack, "Training", availability_zone_id="xyz9-az2")
     assert vpc.training_subnet is not None
+
+
+@pytest.mark.parametrize("name", ["Vpc", "Efa", "FileSystem", "Checkpoints", "Role"])
+def test_each_part_created_outside_a_stack_is_one_line(name):
+    from aws_cdk import App, Environment, Stack
+
+    from smddp_infra.errors import ConfigError
+
+    app = App(context=cdk_context())
+    imports = _imports(Stack(app, "Imports", env=Environment(**ENV)))
+    with pytest.raises(ConfigError, match=r"is not inside a Stack: pass a Stack"):
+        BUILDERS[name](app, imports)

@@ -14,7 +14,6 @@ import ipaddress
 import math
 from typing import Any, Mapping
 
-from aws_cdk import Stack
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
@@ -146,7 +145,7 @@ def _check_deployment_types(value: Any, *, efa: bool) -> None:
 
 def check_against_app(network: Construct, p: Mapping[str, Any]) -> None:
     """Region, VPC/subnet and group checks; raises before the first resource is created."""
-    stack = Stack.of(network)
+    stack = v.stack_of(network)
     region = v.concrete_region(network)
     prefix = az_id_prefix_for(network, p["availability_zone_id_prefix"])
     v.az_in_region("availability_zone", p["availability_zone"], region)

@@ -222,9 +222,20 @@ def az_id_shape(prop: str, value: Any) -> Optional[str]:
 # --- checks against the app ------------------------------------------------------------------------
 
 
+def stack_of(scope: IConstruct) -> Stack:
+    """``Stack.of``, with one line instead of jsii's trace when the construct is not in a stack."""
+    try:
+        return Stack.of(scope)
+    except RuntimeError:
+        raise ConfigError(
+            f"{type(scope).__name__} {scope.node.path!r} is not inside a Stack: pass a Stack (or a construct "
+            "inside one) as its scope, not the App or a Stage"
+        ) from None
+
+
 def concrete_region(scope: IConstruct) -> Optional[str]:
     """The stack's region, or None in an environment-agnostic stack (nothing regional is checked)."""
-    region = Stack.of(scope).region
+    region = stack_of(scope).region
     return None if Token.is_unresolved(region) else region
 
 

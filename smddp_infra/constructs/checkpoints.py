@@ -118,6 +118,7 @@ class CheckpointBucket(Construct):
         for name, value in (("prefix", prefix), ("output_prefix", output_prefix), ("code_prefix", code_prefix)):
             v.text(name, value, optional=False)
         super().__init__(scope, id)
+        v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         self.prefix = prefix.strip("/")
         self.output_prefix = output_prefix.strip("/")
         self.code_prefix = code_prefix.strip("/")

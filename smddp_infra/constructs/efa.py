@@ -112,6 +112,7 @@ class EfaSecurityGroup(Construct):
         v.flag("allow_https_to_anywhere", allow_https_to_anywhere)
         _check_description(description)
         super().__init__(scope, id)
+        v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         if security_group is not None:
             # A group imported with mutable=False drops every rule added to it, silently.
             v.check_group_takes_rules("security_group", security_group)

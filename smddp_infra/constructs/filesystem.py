@@ -73,6 +73,7 @@ class LustreFileSystem(Construct):
                          dataset_prefix=dataset_prefix, kms_key=kms_key, backup_retention_days=backup_retention_days,
                          monthly_cost_warning_usd=monthly_cost_warning_usd)
         super().__init__(scope, id)
+        v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         v.check_subnet_in_vpc(self, subnet, vpc, subnet_prop="subnet")
         persistent = plan.deployment_type in PERSISTENT_TYPES
         self.plan = plan

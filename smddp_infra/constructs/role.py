@@ -115,7 +115,7 @@ class TrainingExecutionRole(Construct):
         v.text_list("ecr_repository_arns", ecr_repository_arns)
         v.require("role", role, "IRole")
         super().__init__(scope, id)
-        stack = Stack.of(self)
+        stack = v.stack_of(self)
         if role is None:
             role = iam.Role(
                 self,

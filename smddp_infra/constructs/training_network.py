@@ -151,8 +151,8 @@ class SmddpTrainingNetwork(Construct):
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
         super().__init__(scope, id)
-        stack = Stack.of(self)
         self._validate_props(props)
+        stack = Stack.of(self)
         self.instance_type = instance_type
         self.instance_count = instance_count
         self.file_system_access_mode = file_system_access_mode
