@@ -574,3 +574,20 @@ def test_a_network_created_on_the_app_instead_of_a_stack_is_one_line():
 
     with pytest.raises(ConfigError, match=r"^SmddpTrainingNetwork 'Training' is not inside a Stack: pass a Stack"):
         SmddpTrainingNetwork(App(context=cdk_context()), "Training", read_mbps_per_gpu=50, availability_zone="us-east-1a")
+
+
+def test_a_network_given_an_existing_checkpoint_bucket_passes_every_rule_pack():
+    """Its log bucket then only receives flow logs (nothing logs into it): acknowledged, not failed."""
+    from aws_cdk import App, Environment, Stack, Validations, aws_s3 as s3
+    from cdk_nag import AwsSolutionsChecks, HIPAASecurityChecks, NIST80053R5Checks
+
+    from smddp_infra.checks import SmddpChecks
+    from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+
+    app = App(context=cdk_context())
+    stack = Stack(app, "OwnBucket", env=Environment(**PLATFORM_ENV))
+    bucket = s3.Bucket.from_bucket_name(stack, "Checkpoints", "acme-ml-checkpoints")
+    SmddpTrainingNetwork(stack, "Training", read_mbps_per_gpu=50, availability_zone="us-east-1a", checkpoint_bucket=bucket)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app), NIST80053R5Checks(app), HIPAASecurityChecks(app), SmddpChecks(app))
+    template = app.synth().get_stack_by_name("OwnBucket").template  # a finding raises here
+    assert len(_resources(template, "AWS::S3::Bucket")) == 1

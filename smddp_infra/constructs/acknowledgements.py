@@ -61,9 +61,10 @@ ACKNOWLEDGEMENTS: dict[str, Acknowledged] = {
     ),
     "flow-log-bucket-access-logs": Acknowledged(
         ("AwsSolutions-S1", "NIST.800.53.R5-S3BucketLoggingEnabled", "HIPAA.Security-S3BucketLoggingEnabled"),
-        "flow-log bucket of a TrainingVpc used alone",
+        "flow-log bucket (TrainingVpc alone, or a network given an existing checkpoint bucket)",
         "The bucket only receives VPC flow logs (a log bucket); server access logs of a log bucket would need "
-        "yet another bucket. In SmddpTrainingNetwork the flow logs share the access-log bucket instead.",
+        "yet another bucket. When the network also creates the checkpoint bucket, the same log bucket "
+        "receives its access logs and this acknowledgement is not made.",
     ),
     "checkpoint-bucket-sse-s3": Acknowledged(
         ("NIST.800.53.R5-S3DefaultEncryptionKMS", "HIPAA.Security-S3DefaultEncryptionKMS"),

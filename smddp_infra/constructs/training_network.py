@@ -17,6 +17,7 @@ from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_
 from constructs import Construct
 
 from smddp_infra.constructs import _training_network_validation as _validation_l3
+from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
 from smddp_infra.constructs.filesystem import LustreFileSystem
@@ -177,6 +178,8 @@ class SmddpTrainingNetwork(Construct):
 
         # --- logs bucket (access logs + flow logs) and checkpoints --------------------------
         log_bucket = secure_log_bucket(self, "Logs") if checkpoint_bucket is None or vpc is None else None
+        if log_bucket is not None and checkpoint_bucket is not None:
+            acknowledge(log_bucket, "flow-log-bucket-access-logs")  # flow logs only: nothing logs into it
 
         # --- network ------------------------------------------------------------------------
         self.network: Optional[TrainingVpc] = None
