@@ -1,0 +1,139 @@
+"""SageMaker API JSON: a ``CreateTrainingJob`` request or a ``DescribeTrainingJob`` response.
+
+The post-mortem path ("my job stalled at init, why?"): ``aws sagemaker describe-training-job``
+prints what SageMaker really ran, whatever SDK built it. Recognised by its keys (both
+documents carry ``AlgorithmSpecification`` and ``ResourceConfig``; only a response carries
+``TrainingJobStatus`` / ``TrainingJobArn`` / ``CreationTime``), and read as the API means it:
+
+* ``DebugHookConfig`` present = the Debugger is on; absent = off (the API has no default
+  hook: the SDK v2 default is a ``DebugHookConfig {S3OutputPath}`` it adds to the request).
+* SMDDP = hyperparameter ``sagemaker_distributed_dataparallel_enabled`` "true" (what SDK v2
+  writes for ``distribution={"smdistributed": {"dataparallel": ...}}``); SDK v2 JSON-encodes
+  hyperparameter values (``"\\"train.py\\""``), so they are decoded when they are JSON.
+* ``sagemaker_program`` is the entry point; ``sagemaker_submit_directory`` the uploaded
+  ``sourcedir.tar.gz`` (an S3 archive preflight does not download: pass the scripts).
+* the framework version comes from ``AlgorithmSpecification.TrainingImage``'s tag.
+
+The document is checked against botocore's service model when botocore is installed
+(``CreateTrainingJob`` input shape for a request, ``DescribeTrainingJob`` output shape for
+a response; botocore checks required keys, unknown keys and types, not enums or patterns).
+botocore is not a dependency of smddp-infra (``pip install smddp-infra[api]`` adds it);
+without it the report says the shape check was not evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from smddp_infra.preflight.job import JobDescription, framework_from_image
+
+CREATE = "create_training_job"
+DESCRIBE = "describe_training_job"
+_RESPONSE_ONLY = ("TrainingJobStatus", "TrainingJobArn", "CreationTime", "SecondaryStatus", "ModelArtifacts")
+SMDDP_HYPERPARAMETER = "sagemaker_distributed_dataparallel_enabled"
+
+
+@dataclass(frozen=True)
+class ShapeProblem:
+    """One thing botocore's validator reports, in its words."""
+
+    message: str
+
+
+def api_kind(document: Any) -> Optional[str]:
+    if not isinstance(document, Mapping):
+        return None
+    if "AlgorithmSpecification" in document and "ResourceConfig" in document:
+        return DESCRIBE if any(k in document for k in _RESPONSE_ONLY) else CREATE
+    return None
+
+
+def hyperparameter(document: Mapping[str, Any], name: str) -> Any:
+    values = document.get("HyperParameters") or {}
+    if not isinstance(values, Mapping) or name not in values:
+        return None
+    raw = values[name]
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
+def job_from_api(document: Mapping[str, Any], *, path: Path, kind: str) -> JobDescription:
+    resource = document.get("ResourceConfig") if isinstance(document.get("ResourceConfig"), Mapping) else {}
+    checkpoint = document.get("CheckpointConfig") if isinstance(document.get("CheckpointConfig"), Mapping) else {}
+    vpc = document.get("VpcConfig") if isinstance(document.get("VpcConfig"), Mapping) else {}
+    algorithm = document.get("AlgorithmSpecification") if isinstance(document.get("AlgorithmSpecification"), Mapping) else {}
+    unknown: dict[str, str] = {}
+    instance_type = resource.get("InstanceType") if isinstance(resource.get("InstanceType"), str) else None
+    instance_count = resource.get("InstanceCount") if isinstance(resource.get("InstanceCount"), int) else None
+    if instance_type is None and resource.get("InstanceGroups"):
+        unknown["instance_type"] = "ResourceConfig.InstanceGroups is used (heterogeneous cluster)"
+    smddp = hyperparameter(document, SMDDP_HYPERPARAMETER)
+    smddp_on = smddp is True or (isinstance(smddp, str) and smddp.lower() == "true")
+    program = hyperparameter(document, "sagemaker_program")
+    submit = hyperparameter(document, "sagemaker_submit_directory")
+    image = algorithm.get("TrainingImage")
+    region = None
+    arn = document.get("TrainingJobArn")
+    if isinstance(arn, str) and arn.count(":") >= 4:
+        region = arn.split(":")[3] or None
+    elif isinstance(image, str) and ".dkr.ecr." in image:
+        region = image.split(".dkr.ecr.", 1)[1].split(".", 1)[0] or None
+    subnets = vpc.get("Subnets")
+    s3_uri = checkpoint.get("S3Uri") if isinstance(checkpoint.get("S3Uri"), str) else None
+    local = checkpoint.get("LocalPath") if isinstance(checkpoint.get("LocalPath"), str) and checkpoint.get("LocalPath") else None
+    name = document.get("TrainingJobName")
+    return JobDescription(
+        path=path,
+        shape="api",
+        estimator="CreateTrainingJob",
+        entry_point=program if isinstance(program, str) and program else None,
+        source_dir=submit if isinstance(submit, str) and submit else None,
+        instance_type=instance_type,
+        instance_count=instance_count,
+        checkpoint_s3_uri=s3_uri if s3_uri and s3_uri.startswith("s3://") else None,
+        checkpoint_local_path=local,
+        debugger_hook="configured" if document.get("DebugHookConfig") else "false",
+        region=region,
+        subnets=tuple(s for s in subnets if isinstance(s, str)) if isinstance(subnets, list) else (),
+        kind=kind,
+        label=f"training job {name}" if isinstance(name, str) else None,
+        unknown=unknown,
+        smddp_setting=f'HyperParameters.{SMDDP_HYPERPARAMETER}="{str(smddp).lower()}"' if smddp_on else None,
+        framework=framework_from_image(image) if isinstance(image, str) else None,
+        base_dir=path.parent,
+    )
+
+
+def shape_problems(document: Mapping[str, Any], kind: str) -> Optional[tuple[ShapeProblem, ...]]:
+    """botocore's findings on the document, or None when botocore is not installed."""
+    try:
+        import botocore.session
+        from botocore.validate import ParamValidator
+    except ImportError:
+        return None
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    if kind == CREATE:
+        shape = model.operation_model("CreateTrainingJob").input_shape
+    else:
+        shape = model.operation_model("DescribeTrainingJob").output_shape
+    params = {k: v for k, v in document.items() if k != "ResponseMetadata"}
+    report = ParamValidator().validate(params, shape)
+    if not report.has_errors():
+        return ()
+    lines = report.generate_report().splitlines()
+    return tuple(ShapeProblem(line.strip()) for line in lines if line.strip())
+
+
+def botocore_version() -> Optional[str]:
+    try:
+        import botocore
+    except ImportError:
+        return None
+    return str(botocore.__version__)
