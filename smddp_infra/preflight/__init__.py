@@ -386,7 +386,7 @@ class _Scripts:
             else:
                 missing.append(shown)
                 self.notes.append(f"script rules not evaluated for {(Path(call.cwd) / call.script).as_posix()} "
-                                  f"({where} line {call.line}): not found under {root}")
+                                  f"({where} line {call.line}): not found under {root.name}/")
         return followed, missing
 
 

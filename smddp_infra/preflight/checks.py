@@ -116,7 +116,7 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
                 message=(f"{hook}, but with checkpoint_s3_uri and checkpoint_local_path both set and SMDDP on "
                          f"({smddp}) the {job.estimator} estimator silently replaces it with False: "
                          "the job runs without the Debugger you configured"),
-                fix=("set debugger_hook_config: false to say so; to keep Debugger, remove checkpoint_s3_uri and "
+                fix=(f"set {job.assign('debugger_hook_config', False)} to say so; to keep Debugger, remove checkpoint_s3_uri and "
                      "checkpoint_local_path and checkpoint manually in the script"),
             )]
         return [finding(
@@ -124,7 +124,7 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
             message=(f"{hook}; the {job.estimator} estimator turns it off only because both checkpoint_s3_uri and "
                      "checkpoint_local_path are set -- another estimator class, ModelTrainer or a raw "
                      "CreateTrainingJob request would not"),
-            fix="set debugger_hook_config: false explicitly",
+            fix=f"set {job.assign('debugger_hook_config', False)} explicitly",
         )]
     why = (f"the {job.estimator} estimator never turns the Debugger off" if job.estimator not in AUTO_DISABLING_ESTIMATORS
            else "the SDK turns the Debugger off only when checkpoint_local_path is set as well")
@@ -132,7 +132,7 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
         F.DEBUGGER_CHECKPOINT, ERROR, location=location,
         message=(f"Debugger ({hook}), SageMaker checkpointing (checkpoint_s3_uri={job.checkpoint_s3_uri}) "
                  f"and SMDDP ({smddp}) are all on, and {why}"),
-        fix=("set debugger_hook_config: false (or, to keep Debugger, remove checkpoint_s3_uri and write "
+        fix=(f"set {job.assign('debugger_hook_config', False)} (or, to keep Debugger, remove checkpoint_s3_uri and write "
              "checkpoints manually in the training script)"),
     )]
 
@@ -242,7 +242,7 @@ def check_checkpoint_uri(job: JobDescription) -> list[Finding]:
     return [finding(
         F.CHECKPOINT_URI_SLASH, WARNING, location=job.where("checkpoint_s3_uri"),
         message=f"{key} {uri} does not end in '/': S3 treats it as a key prefix that also matches {uri}-old/...",
-        fix=f"{key}: {uri}/",
+        fix=job.assign("checkpoint_s3_uri", f"{uri}/"),
     )]
 
 
@@ -352,14 +352,14 @@ def check_smddp_instance(job: JobDescription, scripts: Sequence[ScriptFacts]) ->
             F.SMDDP_INSTANCE, WARNING, location=location,
             message=(f"SMDDP ({smddp}) on {job.instance_type}: a legacy SMDDP instance type that gets no new "
                      f"optimisations; current releases target {current}"),
-            fix=f"{job.key('instance_type')}: ml.p4d.24xlarge (or ml.p4de.24xlarge)",
+            fix=f"{job.assign('instance_type', 'ml.p4d.24xlarge')} (or ml.p4de.24xlarge)",
         )]
     if level == "older-releases":
         return [finding(
             F.SMDDP_INSTANCE, WARNING, location=location,
             message=(f"SMDDP ({smddp}) on {job.instance_type}: the SDK v2 allow-list admits it, but only older SMDDP "
                      f"releases served it; current releases support {current}"),
-            fix=f"{job.key('instance_type')}: ml.p4d.24xlarge (or ml.p4de.24xlarge)",
+            fix=f"{job.assign('instance_type', 'ml.p4d.24xlarge')} (or ml.p4de.24xlarge)",
         )]
     return [finding(
         F.SMDDP_INSTANCE, ERROR, location=location,
@@ -368,7 +368,7 @@ def check_smddp_instance(job: JobDescription, scripts: Sequence[ScriptFacts]) ->
         fix=(f"keep {job.instance_type} and use NCCL on the same EFA network: distribution="
              '{"torch_distributed": {"enabled": True}} (ModelTrainer: distributed=Torchrun()) and '
              'torch.distributed.init_process_group(backend="nccl") in the script; or '
-             f"{job.key('instance_type')}: ml.p4d.24xlarge to keep SMDDP"),
+             f"{job.assign('instance_type', 'ml.p4d.24xlarge')} to keep SMDDP"),
     )]
 
 

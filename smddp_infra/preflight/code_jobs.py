@@ -45,7 +45,8 @@ class _Reader:
         self.locations: dict[str, str] = {}
 
     def site(self, setting: str, written: str, site: Optional[Site]) -> None:
-        self.locations[setting] = f"{site or self.job.site}: {written}"
+        guess = self.job.provenance.get(written)
+        self.locations[setting] = f"{site or self.job.site}: {written}" + (f" ({guess})" if guess else "")
 
     def value(self, setting: str, written: str, raw: Any, site: Optional[Site], *, absent: bool = False) -> Any:
         self.site(setting, written, site)

@@ -35,6 +35,7 @@ SDK_OBJECTS = frozenset({
     "StoppingCondition", "OutputDataConfig", "Session", "TensorBoardOutputConfig", "ProfilerConfig",
 })
 _MAX_CALL_DEPTH = 8
+_BUILTINS = frozenset({"dict", "str", "int", "float", "bool", "list", "tuple", "len", "print", "open", "range"})
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ class ExtractedJob:
     variable: Optional[str] = None
     #: ``.fit(...)`` / ``.train(...)`` calls on it: (method, kwargs, site)
     runs: list[tuple[str, dict[str, Any], Site]] = field(default_factory=list)
+    #: argument -> where its value is a guess: "argparse default of --instance-type"
+    provenance: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_trainer(self) -> bool:
@@ -185,6 +188,7 @@ class Extractor:
         self._seen_calls: set[tuple[int, int, int]] = set()
         self._functions: list[_Function] = []
         self._depth = 0
+        self._provenance: dict[str, str] = {}
         self.unit: Unit = Unit("", "")
 
     # ------------------------------------------------------------------ statements
@@ -335,6 +339,8 @@ class Extractor:
         if isinstance(node, ast.Name):
             if node.id in env:
                 return env[node.id]
+            if node.id in _BUILTINS:
+                return Ref(node.id)
             return Unknown(f"{node.id} is not assigned before line {node.lineno}")
         if isinstance(node, ast.JoinedStr):
             parts = []
@@ -507,6 +513,7 @@ class Extractor:
         kwargs: dict[str, Any] = {}
         sites: dict[str, Site] = {}
         opaque: Optional[str] = None
+        provenance: dict[str, str] = {}
         for kw in node.keywords:
             value = self._eval(kw.value, env)
             if kw.arg is None:
@@ -520,6 +527,11 @@ class Extractor:
                 continue
             kwargs[kw.arg] = value
             sites[kw.arg] = Site(self.unit, kw.value.lineno)
+            if isinstance(kw.value, ast.Attribute):
+                owner = self._eval(kw.value.value, env)
+                if isinstance(owner, _Namespace) and kw.value.attr in owner.defaults:
+                    provenance[kw.arg] = f"the argparse default of {owner.defaults[kw.value.attr][1]}"
+        self._provenance = provenance  # read by _call_ref right after (nested calls are done)
         return args, kwargs, sites, opaque
 
     def _call(self, node: ast.Call, env: dict[str, Any]) -> Any:
@@ -576,8 +588,10 @@ class Extractor:
                     returned.append(self._eval(stmt.value, local))
                     break
                 self._stmt(stmt, local)
-            # a function handing back the job it built: `est = make_estimator()`
-            if len(returned) == 1 and isinstance(returned[0], _JobHandle):
+            nested = any(isinstance(n, ast.Return) for stmt in func.node.body if not isinstance(stmt, ast.Return)
+                         for n in ast.walk(stmt))
+            # `args = parse_args()`, `est = make_estimator()`: one unconditional return
+            if len(returned) == 1 and (not nested or isinstance(returned[0], _JobHandle)):
                 return returned[0]
             return Unknown(f"the result of {func.node.name}()")
         finally:
@@ -595,7 +609,7 @@ class Extractor:
                 kwargs = {"entry_point": args[0], **kwargs}  # Framework's first positional parameter
                 sites = {"entry_point": site, **sites}
             job = ExtractedJob(cls=leaf, module=dotted.rsplit(".", 1)[0], site=site, kwargs=kwargs,
-                               sites=sites, opaque_unpack=opaque)
+                               sites=sites, opaque_unpack=opaque, provenance=dict(self._provenance))
             self.jobs.append(job)
             return _JobHandle(job)
         if func.is_sagemaker and leaf in SDK_OBJECTS:

@@ -107,6 +107,15 @@ class JobDescription:
             return f"{self.label} {self.key(setting)}"
         return f"{self.path.name}: {self.key(setting)}"
 
+    def assign(self, setting: str, value: Any) -> str:
+        """The fix as the user writes it: ``key: value`` in a job file, ``key=value`` in code."""
+        key = self.key(setting)
+        if self.kind in ("notebook", "launcher"):
+            return f"{key}={value!r}" if not isinstance(value, bool) else f"{key}={value}"
+        if isinstance(value, bool):
+            value = str(value).lower()
+        return f"{key}: {value}"
+
     def key(self, setting: str) -> str:
         """How ``setting`` is spelled in this job file's shape (for messages and fixes)."""
         if self.shape == "api":
