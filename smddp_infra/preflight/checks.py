@@ -69,7 +69,7 @@ def _unknown_message(job: JobDescription, key: str, note: Optional[str], hint: s
     if job.kind not in ("notebook", "launcher"):
         return f"{key} is neither a setting preflight reads nor {what}: both ignore it{hint}"
     if job.shape == "model_trainer":
-        drop = "ModelTrainer rejects it when the cell runs (pydantic extra=forbid)"
+        drop = "ModelTrainer rejects it when this code runs (pydantic extra=forbid)"
         where = "ModelTrainer" if "." not in key else key.split(".", 1)[0]
         return f"{key}= is not a {where} field: {drop}{hint}"
     if note:
