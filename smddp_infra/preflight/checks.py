@@ -346,7 +346,7 @@ def check_smddp_instance(job: JobDescription, scripts: Sequence[ScriptFacts]) ->
     if level == "current":
         return []
     location = job.where("instance_type")
-    current = ", ".join(t for t, lvl in SMDDP_INSTANCE_TYPES.items() if lvl == "current")
+    current = ", ".join(sorted(SMDDP_INSTANCE_TYPES))
     if level == "legacy":
         return [finding(
             F.SMDDP_INSTANCE, WARNING, location=location,

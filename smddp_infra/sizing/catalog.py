@@ -56,27 +56,17 @@ def efa_instance(name: str, *, setting: str = "instance type") -> InstanceType:
         raise ConfigError(f"{setting} must be a SageMaker EFA training instance type ({known}), got {name!r}") from None
 
 
-#: Where the SMDDP library (``smdistributed.dataparallel``) runs, and how well.
-#:
-#: * ``current``: AWS's docs say "The SMDDP library supports P4 and P4de instances";
-#:   every SMDDP release up to the last one (v2.5.0, PyTorch 2.4.1) serves them.
-#: * ``legacy``: ml.p3dn.24xlarge still runs it, without the newer optimisations.
-#: * ``older-releases``: SageMaker Python SDK v2's allow-list
-#:   (``fw_utils.SM_DATAPARALLEL_SUPPORTED_INSTANCE_TYPES``) also admits ml.p3.16xlarge,
-#:   which only older SMDDP releases served.
-#:
-#: Any other type (p5, p6, g5, trn...) has no SMDDP: there the same EFA network runs NCCL
-#: (torch_distributed / Torchrun with ``backend="nccl"``). One list, read by preflight
-#: (PF-SMDDP-INSTANCE) and by job-config.
-SMDDP_INSTANCE_TYPES: dict[str, str] = {
-    "ml.p4d.24xlarge": "current",
-    "ml.p4de.24xlarge": "current",
-    "ml.p3dn.24xlarge": "legacy",
-    "ml.p3.16xlarge": "older-releases",
-}
 SMDDP_SUPPORT_LEVELS = ("current", "legacy", "older-releases")
 
 
 def smddp_support(instance_type: str) -> str | None:
-    """``current`` / ``legacy`` / ``older-releases`` for a type SMDDP runs on, else None."""
-    return SMDDP_INSTANCE_TYPES.get(instance_type)
+    """How SMDDP runs on ``instance_type``, from the three sets above: ``current``
+    (:data:`SMDDP_INSTANCE_TYPES`), ``legacy``, ``older-releases``; None where it has no SMDDP
+    (p5, p6, g5, trn...: the same EFA network runs NCCL there)."""
+    if instance_type in SMDDP_INSTANCE_TYPES:
+        return "current"
+    if instance_type in SMDDP_LEGACY_INSTANCE_TYPES:
+        return "legacy"
+    if instance_type in SMDDP_OLDER_RELEASE_INSTANCE_TYPES:
+        return "older-releases"
+    return None
