@@ -427,7 +427,7 @@ class _Analyser:
         if isinstance(parent, ast.Attribute) or isinstance(parent, (ast.Compare, ast.If, ast.BoolOp, ast.UnaryOp, ast.Expr)):
             return []  # loader.sampler.set_epoch(e), `if loader is None`: not an iteration
         if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.IfExp, ast.Return)):
-            return None if depth < 4 and not isinstance(parent, ast.Return) else [("unclear", line)]
+            return None if depth < 4 else [("unclear", line)]
         return [("unclear", line)]
 
     # ------------------------------------------------------------------ DDP state_dict
