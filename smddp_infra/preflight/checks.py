@@ -309,6 +309,8 @@ def check_subnets(job: JobDescription, stacks: Iterable[StackSubnets], *, output
     zones.update(job.subnet_availability_zones)  # the job file wins where both know a subnet
     if job.subnets:
         subnets, source = job.subnets, job.where("subnets")
+    elif job.kind != "job_file":
+        return []  # a job built in code or sent to the API without subnets runs outside the VPC
     else:
         subnets = tuple(s for stack in stacks for s in stack.subnets)
         names = ", ".join(f"{stack.stack}.TrainingJobConfig" for stack in stacks)
@@ -326,7 +328,8 @@ def check_subnets(job: JobDescription, stacks: Iterable[StackSubnets], *, output
         F.SUBNETS_MULTI_AZ, ERROR, location=source,
         message=(f"the job's subnets span {len(by_zone)} Availability Zones ({spread}); SageMaker may place "
                  "instances in any of them, and EFA traffic does not cross AZs"),
-        fix=f"{job.key('subnets')}: [{', '.join(by_zone[keep])}] (only the subnets in {keep})",
+        fix=(f"{job.key('subnets')}={by_zone[keep]!r}" if job.kind in ("notebook", "launcher")
+             else f"{job.key('subnets')}: [{', '.join(by_zone[keep])}]") + f" (only the subnets in {keep})",
     )]
 
 
