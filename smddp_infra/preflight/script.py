@@ -152,13 +152,14 @@ class _Analyser:
         self.sampler_names: dict[str, str] = {}  # variable -> dotted name of the callee that built it
 
     def run(self) -> ScriptFacts:
+        self.nodes: list[ast.AST] = list(ast.walk(self.tree))  # walked once, read by every pass
         self._collect_names()
         self.parents: dict[ast.AST, ast.AST] = {}
-        for parent in ast.walk(self.tree):
+        for parent in self.nodes:
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {
-            node.name: node for node in ast.walk(self.tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            node.name: node for node in self.nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         deprecated: list[DeprecatedUse] = []
         loaders: list[LoaderCall] = []
@@ -166,7 +167,7 @@ class _Analyser:
         evidence: Optional[str] = None
         dist_sampler = even = False
 
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if is_deprecated(alias.name):
@@ -224,7 +225,7 @@ class _Analyser:
     # ------------------------------------------------------------------ names
 
     def _collect_names(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -246,7 +247,7 @@ class _Analyser:
                         text = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
                         self.constants[target.id] = None if target.id in self.constants else text
         # Variables built by a sampler call anywhere: sampler = DistributedSampler(ds)
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 callee = self._dotted(node.value.func) or ""
                 for target in node.targets:
@@ -265,7 +266,9 @@ class _Analyser:
         return DeprecatedUse(line=node.lineno, module=module, code=self._code(node))
 
     def _code(self, node: ast.AST) -> str:
-        line = self.source.splitlines()[node.lineno - 1] if node.lineno else ""
+        if not hasattr(self, "_lines"):
+            self._lines = self.source.splitlines()
+        line = self._lines[node.lineno - 1] if node.lineno and node.lineno <= len(self._lines) else ""
         return line.strip()
 
     # ------------------------------------------------------------------ calls
@@ -370,7 +373,7 @@ class _Analyser:
             return
         names, returned_from = self._bound_names(node)
         if returned_from is not None:
-            for call in ast.walk(self.tree):
+            for call in self.nodes:
                 if isinstance(call, ast.Call) and isinstance(call.func, (ast.Name, ast.Attribute)) and _leaf(call.func) == returned_from:
                     if self._guarded(call):
                         yield "guarded", call.lineno
@@ -381,7 +384,7 @@ class _Analyser:
         for name in names:
             attr = name[1:] if name.startswith(".") else None
             area = self.tree if attr is not None else scope
-            for use in ast.walk(area):
+            for use in (self.nodes if area is self.tree else ast.walk(area)):
                 if attr is not None:
                     match = isinstance(use, ast.Attribute) and use.attr == attr and isinstance(use.ctx, ast.Load)
                 else:
@@ -435,7 +438,7 @@ class _Analyser:
     def _state_dicts(self) -> tuple[tuple[StateSave, ...], tuple[StateLoad, ...]]:
         wrapped: set[str] = set()
         loaded: set[str] = set()
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 callee = self._dotted(node.value.func) or ""
                 if callee.rsplit(".", 1)[-1] == "DistributedDataParallel":
@@ -447,7 +450,7 @@ class _Analyser:
                 loaded.update(n.lstrip(".") for t in node.targets for n in _target_names(t))
         fixes_prefix = any(
             isinstance(n, ast.Call) and _leaf(n.func) in {"strip_ddp_prefix", "consume_prefix_in_state_dict_if_present"}
-            for n in ast.walk(self.tree)
+            for n in self.nodes
         )
         states: set[str] = set()
 
@@ -462,11 +465,11 @@ class _Analyser:
                 return expr.id
             return None
 
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Assign) and wrapped_state(node.value):
                 states.update(n.lstrip(".") for t in node.targets for n in _target_names(t))
         saves, loads = [], []
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if not isinstance(node, ast.Call):
                 continue
             callee = self._dotted(node.func) or ""
@@ -493,7 +496,7 @@ class _Analyser:
         return tuple(saves), tuple(loads)
 
     def _load_basename(self, name: str) -> Optional[str]:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
                     (self._dotted(node.value.func) or "") == "torch.load" and \
                     any(name in _target_names(t) for t in node.targets) and node.value.args:
