@@ -428,3 +428,37 @@ def test_how_a_loader_is_used_decides_the_finding(tmp_path, body, use):
     findings = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-DATALOADER-SAMPLER")
     expected = {"iterated": ["warning"], "unclear": ["info"]}.get(use, [])
     assert [f.severity for f in findings] == expected
+
+
+# ---------------------------------------------------------------- a live SDK object
+
+
+def test_check_estimator_reads_a_live_sdk_v2_estimator_and_model_trainer(tmp_path, monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
+    from sagemaker.modules.configs import CheckpointConfig, Compute, SourceCode
+    from sagemaker.modules.train import ModelTrainer
+    from sagemaker.pytorch import PyTorch
+
+    from smddp_infra.preflight import check_estimator
+
+    (tmp_path / "train.py").write_text("import torch.distributed as dist\ndist.init_process_group(backend='smddp')\n")
+    estimator = PyTorch(entry_point="train.py", source_dir=str(tmp_path), role="arn:aws:iam::123456789012:role/R",
+                        instance_type="ml.p5.48xlarge", instance_count=2, framework_version="2.2.0", py_version="py310",
+                        distribution={"smdistributed": {"dataparallel": {"enabled": True}}},
+                        checkpoint_s3_uri="s3://b/ckpt/")
+    report = check_estimator(estimator)
+    assert {f.rule_id: f.severity for f in report.findings} == {"PF-DEBUGGER-CHECKPOINT": "error", "PF-SMDDP-INSTANCE": "error"}
+    assert by_rule(report, "PF-SMDDP-INSTANCE")[0].location == "PyTorch object: instance_type"
+    assert [s.path for s in report.scripts] == [tmp_path / "train.py"]
+    # its post-init asks STS for a default bucket: the one AWS call, replaced (preflight makes none)
+    monkeypatch.setattr(ModelTrainer, "_fetch_bucket_name_and_prefix", lambda self, *a, **k: None)
+    trainer = ModelTrainer(training_image="img:1", role="arn:aws:iam::123456789012:role/R",
+                           compute=Compute(instance_type="ml.p4d.24xlarge", instance_count=2),
+                           source_code=SourceCode(source_dir=str(tmp_path), entry_script="train.py"),
+                           checkpoint_config=CheckpointConfig(s3_uri="s3://b/ckpt", local_path="/opt/ml/checkpoints"))
+    report = check_estimator(trainer)
+    assert [f.rule_id for f in report.findings] == ["PF-CHECKPOINT-URI-SLASH"]
+    assert report.findings[0].location == "ModelTrainer object: checkpoint_config.s3_uri"
+    with pytest.raises(PreflightInputError, match="takes a SageMaker SDK estimator or ModelTrainer, got builtins.dict"):
+        check_estimator({})

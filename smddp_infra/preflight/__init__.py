@@ -29,7 +29,8 @@ from smddp_infra.preflight.job import JobDescription, parse_job
 from smddp_infra.preflight.outputs import StackSubnets, read_outputs
 from smddp_infra.preflight.script import ScriptFacts, analyse_script, analyse_source
 
-__all__ = ["JobReport", "PreflightInputError", "PreflightReport", "RULES", "Finding", "JobDescription", "run_preflight"]
+__all__ = ["JobReport", "PreflightInputError", "PreflightReport", "RULES", "Finding", "JobDescription",
+           "check_estimator", "run_preflight"]
 
 #: Version of the ``--json`` document (docs/troubleshooting.md describes it). Keys are only added.
 JSON_VERSION = 2
@@ -409,8 +410,11 @@ def run_preflight(path: Path, scripts: Sequence[Path] = (), *, outputs: Optional
     """
     path = Path(path)
     found = read_input(path)
+    return _judge(path, found, [Path(s) for s in scripts], outputs)
+
+
+def _judge(path: Path, found: _Input, explicit: Sequence[Path], outputs: Optional[Path]) -> PreflightReport:
     stacks: tuple[StackSubnets, ...] = read_outputs(Path(outputs)) if outputs else ()
-    explicit = [Path(s) for s in scripts]
     reports = []
     for job in found.jobs:
         resolver = _Scripts(job, found.files)
@@ -439,3 +443,15 @@ def run_preflight(path: Path, scripts: Sequence[Path] = (), *, outputs: Optional
         reports.append(JobReport(job, facts, tuple(found_here), tuple(not_evaluated)))
     return PreflightReport(path=path, kind=found.kind, jobs=tuple(reports),
                            outputs=Path(outputs) if outputs else None, notes=found.notes)
+
+
+def check_estimator(estimator: Any, scripts: Sequence[Path] = (), *, outputs: Optional[Path] = None) -> PreflightReport:
+    """Check a live SDK v2 estimator or SDK v3 ``ModelTrainer`` before ``.fit()`` / ``.train()``.
+
+    Reads the object's attributes only (no AWS call, no import of ``sagemaker`` by preflight):
+    ``est = PyTorch(...); check_estimator(est).exit_code`` in a notebook cell, then ``est.fit()``.
+    """
+    from smddp_infra.preflight.live import job_from_object
+
+    job = job_from_object(estimator)
+    return _judge(job.path, _Input("live", (job,)), [Path(s) for s in scripts], outputs)

@@ -103,14 +103,14 @@ class JobDescription:
         """Where ``setting`` was written: the cell/line for code, ``file: key`` for documents."""
         if setting in self.locations:
             return self.locations[setting]
-        if self.label and self.kind in ("notebook", "launcher"):
-            return f"{self.label} {self.key(setting)}"
+        if self.label and self.kind in ("notebook", "launcher", "live"):
+            return f"{self.label}: {self.key(setting)}"
         return f"{self.path.name}: {self.key(setting)}"
 
     def assign(self, setting: str, value: Any) -> str:
         """The fix as the user writes it: ``key: value`` in a job file, ``key=value`` in code."""
         key = self.key(setting)
-        if self.kind in ("notebook", "launcher"):
+        if self.kind in ("notebook", "launcher", "live"):
             return f"{key}={value!r}" if not isinstance(value, bool) else f"{key}={value}"
         if isinstance(value, bool):
             value = str(value).lower()
