@@ -65,10 +65,8 @@ def hyperparameter(document: Mapping[str, Any], name: str) -> Any:
 
 
 def job_from_api(document: Mapping[str, Any], *, path: Path, kind: str) -> JobDescription:
-    resource = document.get("ResourceConfig") if isinstance(document.get("ResourceConfig"), Mapping) else {}
-    checkpoint = document.get("CheckpointConfig") if isinstance(document.get("CheckpointConfig"), Mapping) else {}
-    vpc = document.get("VpcConfig") if isinstance(document.get("VpcConfig"), Mapping) else {}
-    algorithm = document.get("AlgorithmSpecification") if isinstance(document.get("AlgorithmSpecification"), Mapping) else {}
+    resource, checkpoint = _section(document, "ResourceConfig"), _section(document, "CheckpointConfig")
+    vpc, algorithm = _section(document, "VpcConfig"), _section(document, "AlgorithmSpecification")
     unknown: dict[str, str] = {}
     instance_type = resource.get("InstanceType") if isinstance(resource.get("InstanceType"), str) else None
     instance_count = resource.get("InstanceCount") if isinstance(resource.get("InstanceCount"), int) else None
@@ -111,11 +109,16 @@ def job_from_api(document: Mapping[str, Any], *, path: Path, kind: str) -> JobDe
     )
 
 
+def _section(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = document.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
 def shape_problems(document: Mapping[str, Any], kind: str) -> Optional[tuple[ShapeProblem, ...]]:
     """botocore's findings on the document, or None when botocore is not installed."""
     try:
-        import botocore.session
-        from botocore.validate import ParamValidator
+        import botocore.session  # type: ignore[import-untyped]
+        from botocore.validate import ParamValidator  # type: ignore[import-untyped]
     except ImportError:
         return None
     model = botocore.session.get_session().get_service_model("sagemaker")

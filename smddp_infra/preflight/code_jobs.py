@@ -77,7 +77,7 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             self.unknown[setting] = f"{written} is {plain(value)!r}, not a whole number >= 1"
             return None
-        return value
+        return int(value)
 
     def strings(self, setting: str, written: str, raw: Any, site: Optional[Site], *, absent: bool = False) -> tuple[str, ...]:
         value = self.value(setting, written, raw, site, absent=absent)

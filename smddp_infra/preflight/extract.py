@@ -356,8 +356,7 @@ class Extractor:
                     unknown = unknown or (value if _is_unknown(value) else Unknown("an f-string part"))
                     continue
                 try:
-                    value = {115: str, 114: repr, 97: ascii}.get(part.conversion, lambda v: v)(value)
-                    parts.append(format(value, spec))
+                    parts.append(format(_convert(value, part.conversion), spec))
                 except (TypeError, ValueError):
                     unknown = unknown or Unknown("an f-string part preflight cannot format")
             return unknown if unknown is not None else "".join(parts)
@@ -688,6 +687,17 @@ class Extractor:
                 copied.sites = dict(getattr(owner, "sites", {}))
                 return copied
         return Unknown(f".{name}()")
+
+
+def _convert(value: Any, conversion: int) -> Any:
+    """f-string ``!s`` / ``!r`` / ``!a`` (``conversion`` is the character's code, -1 for none)."""
+    if conversion == ord("s"):
+        return str(value)
+    if conversion == ord("r"):
+        return repr(value)
+    if conversion == ord("a"):
+        return ascii(value)
+    return value
 
 
 def _merge_into(env: dict[str, Any], branches: list[dict[str, Any]]) -> None:

@@ -206,7 +206,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
             f"job file {path} mixes SDK v2 Estimator arguments ({', '.join(v2)}) with ModelTrainer "
             f"settings ({', '.join(mt)}); describe the job in one of the two shapes"
         )
-    common = dict(
+    common: dict[str, Any] = dict(
         path=path,
         region=_opt_str(doc, "region"),
         num_samples=_opt_int(doc, "num_samples", minimum=0),
@@ -330,7 +330,7 @@ def _opt_int(doc: Mapping[str, Any], key: str, *, minimum: int, prefix: str = ""
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise PreflightInputError(f"{prefix}{key} must be a whole number >= {minimum}, got {value!r}")
-    return value
+    return int(value)
 
 
 def _opt_bool(doc: Mapping[str, Any], key: str) -> Optional[bool]:
@@ -346,7 +346,7 @@ def _opt_choice(doc: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> O
         return None
     if value not in allowed:
         raise PreflightInputError(f"{key} must be one of {', '.join(allowed)}, got {value!r}")
-    return value
+    return str(value)
 
 
 def _str_list(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> tuple[str, ...]:

@@ -263,12 +263,13 @@ class _Analyser:
         return None
 
     def _use(self, node: ast.AST, module: str) -> DeprecatedUse:
-        return DeprecatedUse(line=node.lineno, module=module, code=self._code(node))
+        return DeprecatedUse(line=getattr(node, "lineno", 0), module=module, code=self._code(node))
 
     def _code(self, node: ast.AST) -> str:
         if not hasattr(self, "_lines"):
             self._lines = self.source.splitlines()
-        line = self._lines[node.lineno - 1] if node.lineno and node.lineno <= len(self._lines) else ""
+        number = int(getattr(node, "lineno", 0) or 0)
+        line = self._lines[number - 1] if 0 < number <= len(self._lines) else ""
         return line.strip()
 
     # ------------------------------------------------------------------ calls
@@ -298,7 +299,7 @@ class _Analyser:
         elif sampler is None and batch_sampler is None:
             distributed = False
         else:
-            distributed = self._sampler_kind(sampler if sampler is not None else batch_sampler)
+            distributed = self._sampler_kind(sampler if sampler is not None else batch_sampler)  # type: ignore[arg-type]
         use, use_line = self._loader_use(node)
         return LoaderCall(line=node.lineno, code=self._code(node), distributed=distributed, drop_last=drop_last,
                           use=use, use_line=use_line)
