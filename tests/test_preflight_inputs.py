@@ -111,6 +111,8 @@ def test_notebook_through_the_cli(capsys):
     assert [j["label"] for j in report["jobs"]] == ["estimator (launch.ipynb cell 6 line 1)", "hf (launch.ipynb cell 8 line 2)"]
     assert report["summary"] == {"error": 1, "warning": 3, "info": 0}
     assert any("PF-SMDDP-INSTANCE not evaluated: instance_type unknown" in n for n in report["not_evaluated"])
+    # the rank-guarded, never-iterated and step-bounded loaders of the %%writefile script
+    assert "PF-DATALOADER-SAMPLER" not in {f["rule_id"] for f in report["findings"]}
     human = main(["preflight", str(FIXTURES / "notebook" / "launch.ipynb")])
     out = capsys.readouterr().out
     assert human == 1
@@ -462,3 +464,37 @@ def test_check_estimator_reads_a_live_sdk_v2_estimator_and_model_trainer(tmp_pat
     assert report.findings[0].location == "ModelTrainer object: checkpoint_config.s3_uri"
     with pytest.raises(PreflightInputError, match="takes a SageMaker SDK estimator or ModelTrainer, got builtins.dict"):
         check_estimator({})
+
+
+def test_a_module_under_source_dir_that_does_not_parse_is_listed_not_fatal(tmp_path):
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "train.py").write_text("import smdistributed.dataparallel.torch.distributed\n")
+    (code / "legacy_py2.py").write_text("print 'hello'\n")
+    (tmp_path / "launch.py").write_text("from sagemaker.pytorch import PyTorch\nPyTorch(entry_point='train.py', source_dir='code')\n")
+    report = run_preflight(tmp_path / "launch.py")
+    assert [f.rule_id for f in report.findings] == ["PF-DEPRECATED-SMDDP-API"]
+    assert any(n.startswith("script rules not evaluated for legacy_py2.py:") for n in report.not_evaluated)
+    (code / "train.py").write_text("print 'entry point'\n")
+    with pytest.raises(PreflightInputError, match="train.py is not valid Python"):
+        run_preflight(tmp_path / "launch.py")  # the entry point itself must parse
+
+
+def test_an_empty_checkpoint_local_path_in_a_job_file_is_unset_too(tmp_path):
+    (tmp_path / "job.yaml").write_text("distribution: {smdistributed: {dataparallel: {enabled: true}}}\n"
+                                       "checkpoint_s3_uri: s3://b/c/\ncheckpoint_local_path: ''\n")
+    [f] = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-DEBUGGER-CHECKPOINT")
+    assert f.severity == "error"  # not the info of "both set": the SDK reads '' as unset
+
+
+@pytest.mark.parametrize("instance, severity", [
+    ("ml.p4d.24xlarge", None), ("ml.p4de.24xlarge", None), ("ml.p3dn.24xlarge", "warning"),
+    ("ml.p3.16xlarge", "warning"), ("ml.p5.48xlarge", "error"), ("ml.g5.48xlarge", "error"),
+    ("ml.trn1.32xlarge", "error"), ("local_gpu", None),
+])
+def test_smddp_instance_severity_per_type(tmp_path, instance, severity):
+    (tmp_path / "job.yaml").write_text(f"instance_type: {instance}\ndistribution: {{smdistributed: {{dataparallel: {{enabled: true}}}}}}\n")
+    found = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-INSTANCE")
+    assert [f.severity for f in found] == ([severity] if severity else [])
+    (tmp_path / "job.yaml").write_text(f"instance_type: {instance}\ndistribution: {{torch_distributed: {{enabled: true}}}}\n")
+    assert by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-INSTANCE") == []  # NCCL: no SMDDP asked

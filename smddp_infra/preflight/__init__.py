@@ -289,8 +289,16 @@ class _Scripts:
         except ValueError:
             return path.name
 
-    def read(self, path: Path, root: Path) -> None:
+    def read(self, path: Path, root: Path, *, required: bool = True) -> None:
+        """Read one script; a module under source_dir that is not the entry point and cannot
+        be parsed (a Python 2 file, a template) is listed as not evaluated instead of failing."""
         if path in self.facts:
+            return
+        if not required:
+            try:
+                self.read(path, root)
+            except PreflightInputError as exc:
+                self.notes.append(f"script rules not evaluated for {self._display(path, root)}: {exc}")
             return
         virtual = self.files.get(path)
         if virtual is not None:
@@ -318,7 +326,7 @@ class _Scripts:
             if root.is_dir() or any(_under(p, root) for p in self.files):
                 self._entry(root)
                 for path in self._tree(root):
-                    self.read(path, root)
+                    self.read(path, root, required=False)
                 return tuple(self.facts.values())
             if not self.strict:
                 self.notes.append(f"script rules not evaluated: {job.key('source_dir')} {root} is not a directory here")

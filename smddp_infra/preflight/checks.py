@@ -345,6 +345,8 @@ def check_smddp_instance(job: JobDescription, scripts: Sequence[ScriptFacts]) ->
     smddp = smddp_evidence(job, scripts)
     if smddp is None or job.instance_type is None or "instance_type" in job.unknown:
         return []
+    if job.instance_type.startswith("local"):
+        return []  # SDK local mode ("local_gpu" is in its SMDDP allow-list): nothing is provisioned
     level = smddp_support(job.instance_type)
     if level == "current":
         return []
