@@ -417,6 +417,8 @@ rank = dist.get_rank()
     ("loader = DataLoader(ds)\ndef train(l):\n    for b in l:\n        pass\ntrain(loader)\n", "iterated"),
     ("loader = DataLoader(ds)\ndef train(l):\n    for b in l:\n        pass\nif rank == 0:\n    train(loader)\n", "guarded"),
     ("loader = DataLoader(ds)\ntrainer.fit(model, loader)\n", "unclear"),
+    ("loader = DataLoader(ds)\nwith torch.no_grad():\n    for b in loader:\n        pass\n", "evaluation"),
+    ("def evaluate(m, l):\n    for b in l:\n        m(b)\nevaluate(model, DataLoader(ds))\n", "evaluation"),
     ("def make():\n    return DataLoader(ds)\nloader = make()\nfor b in loader:\n    pass\n", "iterated"),
     ("class T:\n    def __init__(self):\n        self.loader = DataLoader(ds)\n    def run(self):\n        for b in tqdm(self.loader):\n            pass\n",
      "iterated"),
@@ -428,7 +430,7 @@ def test_how_a_loader_is_used_decides_the_finding(tmp_path, body, use):
     (tmp_path / "train.py").write_text(LOADER_HEAD + body)
     (tmp_path / "job.yaml").write_text("entry_point: train.py\ninstance_type: ml.p4d.24xlarge\ninstance_count: 2\n")
     findings = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-DATALOADER-SAMPLER")
-    expected = {"iterated": ["warning"], "unclear": ["info"]}.get(use, [])
+    expected = {"iterated": ["warning"], "unclear": ["info"], "evaluation": ["info"]}.get(use, [])
     assert [f.severity for f in findings] == expected
 
 

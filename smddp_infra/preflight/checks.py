@@ -213,6 +213,16 @@ def _check_loaders(job: JobDescription, scripts: Sequence[ScriptFacts], world: O
                 continue
             if loader.use in ("guarded", "never", "step_bounded"):
                 continue  # one rank only, not iterated here, or every rank runs the same steps
+            if loader.use == "evaluation":
+                out.append(finding(
+                    F.DATALOADER_SAMPLER, INFO, location=facts.where(loader.line),
+                    message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True; every rank iterates it "
+                             f"without gradients (line {loader.use_line}): uneven counts hang only if that loop runs "
+                             "collectives (an all_reduce per batch, DDP's buffer broadcast in forward)"),
+                    fix=("pass sampler=DistributedSampler(dataset, shuffle=False) if the evaluation loop runs collectives; "
+                         "or evaluate on rank 0 only (if dist.get_rank() == 0:)"),
+                ))
+                continue
             if loader.use == "unclear":
                 out.append(finding(
                     F.DATALOADER_SAMPLER, INFO, location=facts.where(loader.line),

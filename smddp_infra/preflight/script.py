@@ -50,8 +50,9 @@ class LoaderCall:
     drop_last: Optional[bool]
     #: how the loader is used: "iterated" (by every rank, to exhaustion), "guarded" (built
     #: or iterated only under a rank guard), "never" (not iterated in this file),
-    #: "step_bounded" (the loop breaks on a step count) or "unclear" (handed to code
-    #: preflight cannot follow)
+    #: "step_bounded" (the loop breaks on a step count), "evaluation" (iterated without
+    #: gradients: under torch.no_grad() or in an evaluate/test function) or "unclear"
+    #: (handed to code preflight cannot follow)
     use: str = "iterated"
     use_line: Optional[int] = None
 
@@ -328,6 +329,23 @@ class _Analyser:
                     parent = self.parents.get(parent)
         return False
 
+    def _evaluation(self, loop: ast.AST) -> bool:
+        """Inside ``with torch.no_grad()`` / ``torch.inference_mode()`` or a function named like
+        evaluation (``evaluate``, ``test``, ``validate``): no backward pass, so uneven counts hang
+        only if the loop itself runs collectives (an all_reduce per batch, DDP's buffer broadcast)."""
+        parent = self.parents.get(loop)
+        while parent is not None:
+            if isinstance(parent, (ast.With, ast.AsyncWith)):
+                for item in parent.items:
+                    call = item.context_expr
+                    if isinstance(call, ast.Call) and _leaf(call.func) in {"no_grad", "inference_mode"}:
+                        return True
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = parent.name.lower()
+                return any(word in name for word in ("eval", "test", "valid", "predict", "infer"))
+            parent = self.parents.get(parent)
+        return False
+
     def _loader_use(self, node: ast.Call) -> tuple[str, Optional[int]]:
         if self._guarded(node):
             return "guarded", node.lineno
@@ -337,9 +355,10 @@ class _Analyser:
         for kind, line in uses:
             if kind == "iterated":
                 return kind, line
-        for kind, line in uses:
-            if kind == "unclear":
-                return kind, line
+        for kind in ("unclear", "evaluation"):
+            for found, line in uses:
+                if found == kind:
+                    return found, line
         return uses[0]
 
     def _bound_names(self, node: ast.AST) -> tuple[set[str], Optional[str]]:
@@ -407,6 +426,8 @@ class _Analyser:
                 return [("guarded", line)]
             if self._step_bounded(loop):
                 return [("step_bounded", line)]
+            if self._evaluation(loop):
+                return [("evaluation", line)]
             return [("iterated", line)]
         if isinstance(parent, ast.Call) and child in parent.args and _leaf(parent.func) == "next":
             return [("guarded" if self._guarded(parent) else "unclear", line)]
