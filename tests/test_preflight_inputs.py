@@ -500,3 +500,25 @@ def test_smddp_instance_severity_per_type(tmp_path, instance, severity):
     assert [f.severity for f in found] == ([severity] if severity else [])
     (tmp_path / "job.yaml").write_text(f"instance_type: {instance}\ndistribution: {{torch_distributed: {{enabled: true}}}}\n")
     assert by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-INSTANCE") == []  # NCCL: no SMDDP asked
+
+
+def test_a_checkpoint_uri_with_an_unknown_bucket_is_still_set_and_its_end_still_judged(tmp_path):
+    source = """
+        import sagemaker
+        from sagemaker.pytorch import PyTorch
+        bucket = sagemaker.Session().default_bucket()
+        SMDDP = {"smdistributed": {"dataparallel": {"enabled": True}}}
+        a = PyTorch(entry_point="t.py", distribution=SMDDP, checkpoint_s3_uri=f"s3://{bucket}/ckpt")
+        b = PyTorch(entry_point="t.py", distribution=SMDDP, checkpoint_s3_uri="s3://" + bucket + "/ckpt/",
+                    debugger_hook_config=False)
+        c = PyTorch(entry_point="t.py", checkpoint_s3_uri=f"s3://{bucket}/{run_name}")
+    """
+    path = tmp_path / "launch.py"
+    path.write_text(textwrap.dedent(source))
+    a, b, c = run_preflight(path).jobs
+    assert {f.rule_id: f.severity for f in a.findings} == {"PF-DEBUGGER-CHECKPOINT": "error", "PF-CHECKPOINT-URI-SLASH": "warning"}
+    assert "checkpoint_s3_uri=s3://{bucket}/ckpt" in a.findings[0].message
+    assert [f.fix for f in a.findings if f.rule_id == "PF-CHECKPOINT-URI-SLASH"] == ["checkpoint_s3_uri='s3://{bucket}/ckpt/'"]
+    assert b.findings == ()
+    assert c.findings == ()
+    assert any(n.startswith("PF-CHECKPOINT-URI-SLASH not evaluated: the end of checkpoint_s3_uri unknown") for n in c.not_evaluated)

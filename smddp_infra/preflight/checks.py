@@ -246,7 +246,7 @@ def _check_loaders(job: JobDescription, scripts: Sequence[ScriptFacts], world: O
 
 def check_checkpoint_uri(job: JobDescription) -> list[Finding]:
     uri = job.checkpoint_s3_uri
-    if not uri or uri.endswith("/"):
+    if not uri or uri.endswith("/") or "checkpoint_s3_uri_end" in job.unknown:
         return []
     key = job.key("checkpoint_s3_uri")
     return [finding(
@@ -442,7 +442,7 @@ RULE_NEEDS: dict[str, tuple[str, ...]] = {
     F.DEBUGGER_CHECKPOINT.id: ("debugger_hook_config", "checkpoint_s3_uri", "checkpoint_local_path", "distribution"),
     F.SMDDP_INSTANCE.id: ("instance_type", "distribution"),
     F.UNEVEN_BATCHES.id: ("instance_type", "instance_count"),
-    F.CHECKPOINT_URI_SLASH.id: ("checkpoint_s3_uri",),
+    F.CHECKPOINT_URI_SLASH.id: ("checkpoint_s3_uri", "checkpoint_s3_uri_end"),
     F.CHECKPOINT_LOCAL_PATH.id: ("checkpoint_s3_uri", "checkpoint_local_path"),
     F.SUBNETS_MULTI_AZ.id: ("subnets",),
 }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from smddp_infra.preflight.extract import ExtractedJob, SdkObject, Site, Unknown, plain
+from smddp_infra.preflight.extract import ExtractedJob, Partial, SdkObject, Site, Unknown, plain
 from smddp_infra.preflight.job import JobDescription, framework_from_image
 from smddp_infra.preflight.known_keys import (
     MODEL_TRAINER_ARGS,
@@ -53,6 +53,9 @@ class _Reader:
         if absent and self.job.opaque_unpack:
             self.unknown[setting] = f"{written} may be set by {self.job.opaque_unpack}, which preflight cannot resolve"
             return None
+        if isinstance(raw, Partial):
+            self.unknown[setting] = f"{written} is {raw.template}, built from {raw.reason}"
+            return None
         if isinstance(raw, Unknown):
             self.unknown[setting] = f"{written} is {raw.reason}"
             return None
@@ -60,6 +63,12 @@ class _Reader:
 
     def text(self, setting: str, written: str, raw: Any, site: Optional[Site], *, absent: bool = False,
              empty_is_unset: bool = False, s3: bool = False) -> Optional[str]:
+        if s3 and isinstance(raw, Partial) and (raw.prefix.startswith("s3://") or "s3://".startswith(raw.prefix)):
+            # f"s3://{bucket}/checkpoints": set, and its end is known even if the bucket is not
+            self.site(setting, written, site)
+            if not raw.suffix_known:
+                self.unknown[f"{setting}_end"] = f"{written} is {raw.template}: it ends in a part preflight cannot resolve"
+            return raw.template
         value = self.value(setting, written, raw, site, absent=absent)
         if value is None or (empty_is_unset and value == ""):
             return None

@@ -49,6 +49,38 @@ class Unknown:
 
 
 @dataclass(frozen=True)
+class Partial(Unknown):
+    """A string with unknown parts whose shape is known: ``f"s3://{bucket}/checkpoints"``.
+
+    Unknown for every rule, except those that need only its shape: a checkpoint URI written
+    this way is set (the Debugger rule), and ends in ``/`` or not (the trailing-slash rule).
+    """
+
+    template: str  # the unknown parts as written: "s3://{bucket}/checkpoints"
+    prefix: str  # the constant text before the first unknown part
+    suffix_known: bool  # the text ends in a constant part
+
+
+def _partial(left: Any, right: Any, left_text: str, right_text: str) -> Optional[Partial]:
+    """``left + right`` where at least one side is unknown and the other a string or partial."""
+    def piece(value: Any, text: str) -> Optional[tuple[str, str, bool, bool, str]]:
+        if isinstance(value, str):
+            return value, value, True, True, ""
+        if isinstance(value, Partial):
+            return value.template, value.prefix, False, value.suffix_known, value.reason
+        if isinstance(value, Unknown):
+            return "{" + text + "}", "", False, False, value.reason
+        return None
+
+    a, b = piece(left, left_text), piece(right, right_text)
+    if a is None or b is None or (a[2] and b[2]):
+        return None
+    reason = a[4] or b[4]
+    prefix = a[0] + b[1] if a[2] else a[1]
+    return Partial(reason, a[0] + b[0], prefix, b[3] if not b[2] or b[0] else a[3])
+
+
+@dataclass(frozen=True)
 class Ref:
     """A module, class or function reached through an import (``sagemaker.pytorch.PyTorch``)."""
 
@@ -345,23 +377,41 @@ class Extractor:
         if isinstance(node, ast.JoinedStr):
             parts = []
             unknown: Optional[Unknown] = None
+            prefix: Optional[str] = None
+            suffix_known = True
             for part in node.values:
                 if isinstance(part, ast.Constant):
                     parts.append(str(part.value))
+                    suffix_known = True
                     continue
                 assert isinstance(part, ast.FormattedValue)
                 value = self._eval(part.value, env)
                 spec = self._eval(part.format_spec, env) if part.format_spec is not None else ""
+                failed: Optional[Unknown] = None
                 if _is_unknown(value) or _is_unknown(spec) or not _formattable(value):
-                    unknown = unknown or (value if _is_unknown(value) else Unknown("an f-string part"))
-                    continue
-                try:
-                    parts.append(format(_convert(value, part.conversion), spec))
-                except (TypeError, ValueError):
-                    unknown = unknown or Unknown("an f-string part preflight cannot format")
-            return unknown if unknown is not None else "".join(parts)
+                    failed = value if _is_unknown(value) else Unknown("an f-string part")
+                else:
+                    try:
+                        parts.append(format(_convert(value, part.conversion), spec))
+                        suffix_known = True
+                        continue
+                    except (TypeError, ValueError):
+                        failed = Unknown("an f-string part preflight cannot format")
+                unknown = unknown or failed
+                if prefix is None:
+                    prefix = "".join(parts) + (failed.prefix if isinstance(failed, Partial) else "")
+                parts.append(failed.template if isinstance(failed, Partial) else "{" + ast.unparse(part.value) + "}")
+                suffix_known = isinstance(failed, Partial) and failed.suffix_known
+            if unknown is None:
+                return "".join(parts)
+            return Partial(unknown.reason, "".join(parts), prefix or "", suffix_known)
         if isinstance(node, ast.BinOp):
-            return self._binop(node.op, self._eval(node.left, env), self._eval(node.right, env))
+            left, right = self._eval(node.left, env), self._eval(node.right, env)
+            if isinstance(node.op, ast.Add) and (_is_unknown(left) or _is_unknown(right)):
+                partial = _partial(left, right, ast.unparse(node.left), ast.unparse(node.right))
+                if partial is not None:
+                    return partial
+            return self._binop(node.op, left, right)
         if isinstance(node, ast.UnaryOp):
             operand = self._eval(node.operand, env)
             if _is_unknown(operand):
@@ -551,7 +601,7 @@ class Extractor:
                 return self._call_function(func, args, kwargs, env, site_line=node.lineno)
             finally:
                 self.unit = saved
-        return Unknown(f"a call at line {node.lineno}")
+        return Unknown(f"{_shown(node)} (line {node.lineno})")
 
     def _call_function(self, func: _Function, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any], *, site_line: int) -> Any:
         local = dict(self.env)  # module globals as they are now
@@ -687,6 +737,14 @@ class Extractor:
                 copied.sites = dict(getattr(owner, "sites", {}))
                 return copied
         return Unknown(f".{name}()")
+
+
+def _shown(node: ast.AST) -> str:
+    try:
+        text = ast.unparse(node)
+    except (RecursionError, ValueError):
+        return "a call"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _convert(value: Any, conversion: int) -> Any:

@@ -118,6 +118,8 @@ class JobDescription:
 
     def key(self, setting: str) -> str:
         """How ``setting`` is spelled in this job file's shape (for messages and fixes)."""
+        if setting == "checkpoint_s3_uri_end":
+            return f"the end of {self.key('checkpoint_s3_uri')}"
         if self.shape == "api":
             return {
                 "checkpoint_s3_uri": "CheckpointConfig.S3Uri",
