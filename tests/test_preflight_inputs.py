@@ -522,3 +522,17 @@ def test_a_checkpoint_uri_with_an_unknown_bucket_is_still_set_and_its_end_still_
     assert b.findings == ()
     assert c.findings == ()
     assert any(n.startswith("PF-CHECKPOINT-URI-SLASH not evaluated: the end of checkpoint_s3_uri unknown") for n in c.not_evaluated)
+
+
+@pytest.mark.parametrize("script, severity", [
+    ("import smdistributed.dataparallel.torch.torch_smddp\n", "error"),
+    ("import torch.distributed as dist\ndist.init_process_group(backend='smddp')\n", "error"),
+    ("try:\n    import smdistributed.dataparallel.torch.torch_smddp\n    backend = 'smddp'\n"
+     "except ImportError:\n    backend = 'nccl'\n", "info"),  # falls back to NCCL where SMDDP is missing
+    ("import torch.distributed as dist\ndist.init_process_group(backend='nccl')\n", None),
+])
+def test_smddp_asked_for_in_the_script_on_p5(tmp_path, script, severity):
+    (tmp_path / "train.py").write_text(script)
+    (tmp_path / "job.yaml").write_text("entry_point: train.py\ninstance_type: ml.p5.48xlarge\n")
+    found = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-INSTANCE")
+    assert [f.severity for f in found] == ([severity] if severity else [])

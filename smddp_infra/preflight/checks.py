@@ -360,6 +360,14 @@ def check_smddp_instance(job: JobDescription, scripts: Sequence[ScriptFacts]) ->
     level = smddp_support(job.instance_type)
     if level == "current":
         return []
+    firm = job.smddp_from_distribution or any(f.smddp_evidence and not f.smddp_optional for f in scripts)
+    if not firm and level is None:
+        return [finding(
+            F.SMDDP_INSTANCE, INFO, location=job.where("instance_type"),
+            message=(f"the script tries SMDDP ({smddp}) but catches a failed import: on {job.instance_type}, "
+                     "which SMDDP does not support, make sure it then falls back to NCCL"),
+            fix='init_process_group(backend="nccl") when smdistributed is missing (current PyTorch DLCs carry none)',
+        )]
     location = job.where("instance_type")
     current = ", ".join(sorted(SMDDP_INSTANCE_TYPES))
     if level == "legacy":

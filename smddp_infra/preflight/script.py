@@ -96,6 +96,8 @@ class ScriptFacts:
     smddp_evidence: Optional[str]
     uses_distributed_sampler: bool
     uses_even_shards: bool
+    #: the only SMDDP evidence is an import whose ImportError is caught (NCCL fallback likely)
+    smddp_optional: bool = False
     ddp_saves: tuple[StateSave, ...] = ()
     plain_loads: tuple[StateLoad, ...] = ()
     #: the name shown in locations (relative to source_dir)
@@ -166,6 +168,7 @@ class _Analyser:
         loaders: list[LoaderCall] = []
         writes: list[WritePath] = []
         evidence: Optional[str] = None
+        optional: Optional[str] = None  # only imported where a failed import is caught
         dist_sampler = even = False
 
         for node in self.nodes:
@@ -174,7 +177,10 @@ class _Analyser:
                     if is_deprecated(alias.name):
                         deprecated.append(self._use(node, alias.name))
                     if alias.name == SMDDP_PACKAGE or alias.name.startswith(SMDDP_PACKAGE + "."):
-                        evidence = evidence or f"import {alias.name} (line {node.lineno})"
+                        if self._optional_import(node):
+                            optional = optional or f"import {alias.name} (line {node.lineno}, in a try/except ImportError)"
+                        else:
+                            evidence = evidence or f"import {alias.name} (line {node.lineno})"
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 if is_deprecated(node.module):
                     deprecated.append(self._use(node, node.module))
@@ -183,7 +189,10 @@ class _Analyser:
                         if is_deprecated(f"{node.module}.{alias.name}"):
                             deprecated.append(self._use(node, f"{node.module}.{alias.name}"))
                 if node.module == SMDDP_PACKAGE or node.module.startswith(SMDDP_PACKAGE + "."):
-                    evidence = evidence or f"from {node.module} import ... (line {node.lineno})"
+                    if self._optional_import(node):
+                        optional = optional or f"from {node.module} import ... (line {node.lineno}, in a try/except ImportError)"
+                    else:
+                        evidence = evidence or f"from {node.module} import ... (line {node.lineno})"
             elif isinstance(node, ast.Attribute):
                 # Reaching a deprecated module through a non-deprecated import:
                 # `import smdistributed.dataparallel.torch as sdp; sdp.distributed.init_process_group()`
@@ -218,7 +227,8 @@ class _Analyser:
             deprecated=tuple(deprecated),
             loaders=tuple(sorted(loaders, key=lambda c: c.line)),
             writes=tuple(sorted(writes, key=lambda w: w.line)),
-            smddp_evidence=evidence,
+            smddp_evidence=evidence or optional,
+            smddp_optional=evidence is None and optional is not None,
             uses_distributed_sampler=dist_sampler,
             uses_even_shards=even,
         )
@@ -327,6 +337,19 @@ class _Analyser:
                     if isinstance(parent, ast.If) and _mentions(parent.test, _STEP_WORDS):
                         return True
                     parent = self.parents.get(parent)
+        return False
+
+    def _optional_import(self, node: ast.AST) -> bool:
+        """``try: import smdistributed... except ImportError: backend = "nccl"``: the script
+        runs without SMDDP where the library is missing."""
+        child, parent = node, self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, ast.Try) and child in parent.body:
+                for handler in parent.handlers:
+                    names = {_leaf(n) for n in ast.walk(handler.type)} if handler.type is not None else {"Exception"}
+                    if names & {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}:
+                        return True
+            child, parent = parent, self.parents.get(parent)
         return False
 
     def _evaluation(self, loop: ast.AST) -> bool:
