@@ -337,7 +337,12 @@ class _Scripts:
     def _tree(self, root: Path) -> list[Path]:
         on_disk = []
         if root.is_dir():
-            for path in sorted(root.rglob("*.py")):
+            try:
+                found = sorted(root.rglob("*.py"))
+            except OSError as exc:  # an unreadable subdirectory
+                self.notes.append(f"script rules not evaluated for part of {root.name}/: {exc.strerror or exc}")
+                found = []
+            for path in found:
                 if not any(part in _SKIP_DIRS or part.startswith(".") for part in path.relative_to(root).parts[:-1]):
                     on_disk.append(path)
         return sorted({*on_disk, *(p for p in self.files if _under(p, root) and p.suffix == ".py")})

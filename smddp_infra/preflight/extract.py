@@ -726,7 +726,7 @@ class Extractor:
                     return getattr(owner, name)(*args)
                 if name == "replace" and len(args) == 2 and all(isinstance(a, str) for a in args):
                     return owner.replace(args[0], args[1])
-            except (IndexError, KeyError, ValueError):
+            except Exception:  # noqa: BLE001 - "{0.x}".format(1) and the like: unknown, not a crash
                 pass
             return Unknown(f"str.{name}()")
         if isinstance(owner, dict):
