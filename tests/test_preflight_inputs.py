@@ -546,3 +546,9 @@ def test_an_example_laid_out_like_the_public_smddp_ones_has_no_findings(capsys):
     assert {loader.use for loader in report.scripts[0].loaders} == {"iterated", "guarded"}
     assert main(["preflight", str(FIXTURES / "clean" / "mnist.ipynb")]) == 0
     assert capsys.readouterr().out.strip().endswith("no findings")
+
+
+def test_sdk_v1_names_the_sdk_still_maps_are_read_not_reported(tmp_path):
+    job = extract("from sagemaker.pytorch import PyTorch\n"
+                  "PyTorch(entry_point='t.py', train_instance_type='ml.p4d.24xlarge', train_instance_count=2)\n", tmp_path)
+    assert (job.instance_type, job.instance_count, job.unknown_keys) == ("ml.p4d.24xlarge", 2, ())

@@ -36,6 +36,14 @@ _MT_SECTIONS = {
     "subnets": ("networking", "subnets"),
 }
 _FRAMEWORK_OF = {"PyTorch": "pytorch", "TensorFlow": "tensorflow", "MXNet": "mxnet"}
+#: SDK v1 names SDK v2 still maps, with a warning (sagemaker 2.257 ``EstimatorBase.__init__``
+#: ``renamed_kwargs``; ``TensorFlow`` also maps ``distributions``): they take effect, so they
+#: are read as their new names, not reported as dropped.
+SDK_V2_RENAMED = {
+    "train_instance_count": "instance_count", "train_instance_type": "instance_type",
+    "train_max_run": "max_run", "train_use_spot_instances": "use_spot_instances",
+    "train_max_wait": "max_wait", "train_volume_size": "volume_size", "train_volume_kms_key": "volume_kms_key",
+}
 
 
 class _Reader:
@@ -103,8 +111,10 @@ def job_from_code(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription
 
 
 def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
+    renamed = {**SDK_V2_RENAMED, **({"distributions": "distribution"} if job.cls == "TensorFlow" else {})}
+    kw = {renamed.get(k, k): v for k, v in job.kwargs.items()}
+    sites = {renamed.get(k, k): v for k, v in job.sites.items()}
     r = _Reader(job)
-    kw, sites = job.kwargs, job.sites
 
     def arg(name: str) -> tuple[Any, Optional[Site], bool]:
         return kw.get(name), sites.get(name), name not in kw
