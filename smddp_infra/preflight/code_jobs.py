@@ -119,7 +119,12 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
     def arg(name: str) -> tuple[Any, Optional[Site], bool]:
         return kw.get(name), sites.get(name), name not in kw
 
-    distribution = r.value("distribution", "distribution", *arg("distribution")[:2], absent=arg("distribution")[2])
+    def text(name: str, **options: Any) -> Optional[str]:
+        raw, site, absent = arg(name)
+        return r.text(name, name, raw, site, absent=absent, **options)
+
+    raw, site, absent = arg("distribution")
+    distribution = r.value("distribution", "distribution", raw, site, absent=absent)
     if distribution is not None and not isinstance(distribution, Mapping):
         r.unknown["distribution"] = "distribution is not a dict preflight can read"
         distribution = None
@@ -147,14 +152,13 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
         framework = framework_from_image(kw["image_uri"])
     elif isinstance(version, str) and job.cls in (*_FRAMEWORK_OF, "HuggingFace"):
         framework = (_FRAMEWORK_OF.get(job.cls, "pytorch" if "pytorch_version" in kw else "tensorflow"), version)
-    names = list(kw)
-    unknown_keys = list(unknown_arguments(names, SDK_V2_ESTIMATOR_ARGS, fit_only=SDK_V2_FIT_ARGS))
+    unknown_keys = list(unknown_arguments(list(kw), SDK_V2_ESTIMATOR_ARGS, fit_only=SDK_V2_FIT_ARGS))
     for method, run_kwargs, run_site in job.runs:
-        if method == "fit":
-            unknown_keys.extend(UnknownKey(f"fit.{u.key}", f"fit.{u.suggestion}" if u.suggestion else None, u.note)
-                                for u in unknown_arguments(list(run_kwargs), SDK_V2_FIT_ARGS))
-            for u in unknown_arguments(list(run_kwargs), SDK_V2_FIT_ARGS):
-                r.locations[f"fit.{u.key}"] = f"{run_site}: fit({u.key}=...)"
+        if method != "fit":
+            continue
+        for u in unknown_arguments(list(run_kwargs), SDK_V2_FIT_ARGS):
+            unknown_keys.append(UnknownKey(f"fit.{u.key}", f"fit.{u.suggestion}" if u.suggestion else None, u.note))
+            r.locations[f"fit.{u.key}"] = f"{run_site}: fit({u.key}=...)"
     for u in unknown_keys:
         if u.key in sites:
             r.locations[u.key] = f"{sites[u.key]}: {u.key}"
@@ -162,17 +166,16 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
         path=path,
         shape="estimator",
         estimator=job.cls,
-        entry_point=r.text("entry_point", "entry_point", *arg("entry_point")[:2], absent=arg("entry_point")[2]),
-        source_dir=r.text("source_dir", "source_dir", *arg("source_dir")[:2], absent=arg("source_dir")[2]),
-        instance_type=r.text("instance_type", "instance_type", *arg("instance_type")[:2], absent=arg("instance_type")[2]),
-        instance_count=r.count("instance_count", "instance_count", *arg("instance_count")[:2], absent=arg("instance_count")[2]),
+        entry_point=text("entry_point"),
+        source_dir=text("source_dir"),
+        instance_type=text("instance_type"),
+        instance_count=r.count("instance_count", "instance_count", kw.get("instance_count"), sites.get("instance_count"),
+                               absent="instance_count" not in kw),
         distribution=distribution,
-        checkpoint_s3_uri=r.text("checkpoint_s3_uri", "checkpoint_s3_uri", *arg("checkpoint_s3_uri")[:2],
-                                 absent=arg("checkpoint_s3_uri")[2], empty_is_unset=True, s3=True),
-        checkpoint_local_path=r.text("checkpoint_local_path", "checkpoint_local_path", *arg("checkpoint_local_path")[:2],
-                                     absent=arg("checkpoint_local_path")[2], empty_is_unset=True),
+        checkpoint_s3_uri=text("checkpoint_s3_uri", empty_is_unset=True, s3=True),
+        checkpoint_local_path=text("checkpoint_local_path", empty_is_unset=True),
         debugger_hook=hook,
-        subnets=r.strings("subnets", "subnets", *arg("subnets")[:2], absent=arg("subnets")[2]),
+        subnets=r.strings("subnets", "subnets", kw.get("subnets"), sites.get("subnets"), absent="subnets" not in kw),
         unknown_keys=tuple(unknown_keys),
         kind=kind,
         label=job.label,

@@ -19,10 +19,9 @@ unknown value does not fire, and the report lists it as not evaluated.
 from __future__ import annotations
 
 import ast
-import os
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 #: SageMaker Python SDK v2 estimator classes (leaf names, under any ``sagemaker.*`` module).
 V2_ESTIMATORS = frozenset({"PyTorch", "HuggingFace", "TensorFlow", "Estimator", "MXNet", "Framework"})
@@ -815,13 +814,3 @@ def mentions_sagemaker_job(tree: ast.AST) -> bool:
     """Cheap pre-check: does the code call anything named like an estimator or trainer?"""
     return _builds_job(tree)
 
-
-def walk_sites(job: ExtractedJob) -> Iterator[tuple[str, Site]]:
-    yield from job.sites.items()
-
-
-def relpath(path: str, start: str) -> str:
-    try:
-        return os.path.relpath(path, start)
-    except ValueError:
-        return path
