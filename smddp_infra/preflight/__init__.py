@@ -259,16 +259,6 @@ def _is_archive(value: str) -> bool:
     return value.startswith("s3://") or value.endswith((".tar.gz", ".tgz"))
 
 
-def script_paths(job: JobDescription, explicit: Sequence[Path]) -> tuple[Path, ...]:
-    """The entry point preflight reads for a job file (kept for callers of the 0.1 API)."""
-    if explicit:
-        return tuple(explicit)
-    if not job.entry_point:
-        return ()
-    base = job.base_dir or job.path.parent
-    return ((base / job.source_dir if job.source_dir else base) / job.entry_point,)
-
-
 class _Scripts:
     """Finds and reads a job's scripts: the entry point and every .py under source_dir."""
 
