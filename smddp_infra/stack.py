@@ -119,4 +119,5 @@ class TrainingNetworkStack(Stack):
             OUTPUT_PARAMETER_NAME: self.job_config_parameter.parameter_name,
         }
         for key_name, value in outputs.items():
+            assert value is not None, key_name  # the network always has output and code prefixes
             CfnOutput(self, key_name, value=value)
