@@ -117,8 +117,8 @@ def _section(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 def shape_problems(document: Mapping[str, Any], kind: str) -> Optional[tuple[ShapeProblem, ...]]:
     """botocore's findings on the document, or None when botocore is not installed."""
     try:
-        import botocore.session  # type: ignore[import-untyped]
-        from botocore.validate import ParamValidator  # type: ignore[import-untyped]
+        import botocore.session
+        from botocore.validate import ParamValidator
     except ImportError:
         return None
     model = botocore.session.get_session().get_service_model("sagemaker")
