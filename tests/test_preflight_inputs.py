@@ -552,3 +552,20 @@ def test_sdk_v1_names_the_sdk_still_maps_are_read_not_reported(tmp_path):
     job = extract("from sagemaker.pytorch import PyTorch\n"
                   "PyTorch(entry_point='t.py', train_instance_type='ml.p4d.24xlarge', train_instance_count=2)\n", tmp_path)
     assert (job.instance_type, job.instance_count, job.unknown_keys) == ("ml.p4d.24xlarge", 2, ())
+
+
+def test_what_job_config_emits_for_boto3_is_a_request_fragment_that_passes(tmp_path, capsys):
+    outputs = str(FIXTURES / "outputs" / "cdk-outputs-single-az.json")
+    assert main(["job-config", "--outputs", outputs, "--format", "boto3"]) == 0
+    fragment = tmp_path / "request.json"
+    fragment.write_text(capsys.readouterr().out)
+    code, report = cli_json(capsys, str(fragment), "--outputs", outputs)
+    assert code == 0 and report["kind"] == "create_training_job"
+    assert report["findings"] == []  # no unknown keys, no missing AlgorithmSpecification
+    assert report["not_evaluated"][0].startswith("a CreateTrainingJob request fragment")
+    doc = json.loads(fragment.read_text())
+    doc["ResourceConfig"]["InstanceTyp"] = doc["ResourceConfig"].pop("InstanceType")
+    fragment.write_text(json.dumps(doc))
+    code, report = cli_json(capsys, str(fragment))
+    assert code == 1 and [f["rule_id"] for f in report["findings"]] == ["PF-API-SHAPE"]
+    assert 'Unknown parameter in ResourceConfig: "InstanceTyp"' in report["findings"][0]["message"]

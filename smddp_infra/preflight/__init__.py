@@ -247,8 +247,12 @@ def _jobs_from_units(path: Path, kind: str, units: list[Any], files: Mapping[Pat
 def _api_input(path: Path, document: Mapping[str, Any], kind: str) -> _Input:
     from smddp_infra.preflight.api import job_from_api, shape_problems
 
+    from smddp_infra.preflight.api import CREATE, is_fragment
+
     problems = shape_problems(document, kind)
-    return _Input(kind, (job_from_api(document, path=path, kind=kind),),
+    notes = (("a CreateTrainingJob request fragment: members it lacks (AlgorithmSpecification, TrainingJobName...) "
+              "are not checked",) if kind == CREATE and is_fragment(document) else ())
+    return _Input(kind, (job_from_api(document, path=path, kind=kind),), notes=notes,
                   shape_problems=tuple(p.message for p in problems) if problems is not None else None)
 
 

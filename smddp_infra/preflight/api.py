@@ -43,12 +43,31 @@ class ShapeProblem:
     message: str
 
 
+_REQUEST_MEMBERS = frozenset({
+    "AlgorithmSpecification", "ResourceConfig", "VpcConfig", "CheckpointConfig", "InputDataConfig",
+    "HyperParameters", "DebugHookConfig", "RoleArn", "OutputDataConfig", "TrainingJobName", "StoppingCondition",
+})
+
+
 def api_kind(document: Any) -> Optional[str]:
-    if not isinstance(document, Mapping):
+    """CREATE / DESCRIBE, or None for a job file (whose keys are snake_case SDK arguments).
+
+    A document whose keys are all API members (PascalCase) is API JSON even without
+    ``AlgorithmSpecification``: ``smddp-infra job-config --format boto3`` prints such a
+    fragment of a ``CreateTrainingJob`` request, to be merged into a full one."""
+    if not isinstance(document, Mapping) or not document:
         return None
     if "AlgorithmSpecification" in document and "ResourceConfig" in document:
         return DESCRIBE if any(k in document for k in _RESPONSE_ONLY) else CREATE
+    keys = [k for k in document if k != "ResponseMetadata"]
+    if keys and all(isinstance(k, str) and k[:1].isupper() for k in keys) and _REQUEST_MEMBERS & set(keys):
+        return DESCRIBE if any(k in document for k in _RESPONSE_ONLY) else CREATE
     return None
+
+
+def is_fragment(document: Mapping[str, Any]) -> bool:
+    """A request without the members every CreateTrainingJob has (a job-config fragment)."""
+    return not {"AlgorithmSpecification", "TrainingJobName"} <= set(document)
 
 
 def hyperparameter(document: Mapping[str, Any], name: str) -> Any:
@@ -131,8 +150,9 @@ def shape_problems(document: Mapping[str, Any], kind: str) -> Optional[tuple[Sha
     if not report.has_errors():
         return ()
     lines = [line.strip() for line in report.generate_report().splitlines() if line.strip()]
-    if kind == DESCRIBE:
-        # A response of a job still running lacks ModelArtifacts, TrainingEndTime...: not a problem.
+    if kind == DESCRIBE or is_fragment(document):
+        # A response of a job still running lacks ModelArtifacts, TrainingEndTime...; a fragment
+        # lacks what it will be merged with: neither is a problem.
         lines = [line for line in lines if not line.startswith("Missing required parameter")]
     return tuple(ShapeProblem(line) for line in lines)
 
