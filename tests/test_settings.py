@@ -56,7 +56,11 @@ def test_command_line_strings_are_parsed_like_json_values() -> None:
         ("smddp:maxCapacityGiB", "-1", "number > 0"),
         ("smddp:kmsKey", "arn:aws:kms:us-west-2:123456789012:key/11111111-2222-3333-4444-555555555555",
          "a key in smddp:region us-east-1"),
-        ("smddp:instanceCount", "5000", "too large for one training subnet"),
+        ("smddp:instanceCount", "5000", "does not fit the /20 training subnet"),
+        ("smddp:maxInstanceCount", "5000", "too large for one training subnet"),
+        ("smddp:maxInstanceCount", "0", "whole number >= 1"),
+        ("smddp:perUnitStorageThroughput", "fast", "whole number >= 1"),
+        ("smddp:allowReplacement", "yes", "true or false"),
         ("smddp:instanceCuont", "4", "unknown context key"),
     ],
 )
@@ -71,8 +75,13 @@ def test_bad_context_value_names_key_value_and_what_is_allowed(key: str, value: 
 
 
 @pytest.mark.parametrize(("overrides", "expected"), [
-    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:natGateway": "true"}, "smddp:vpcCidr 10.0.0.0/24 is too small for a /24 training subnet and a /28 NAT subnet"),
-    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:instanceCount": "64"}, "smddp:vpcCidr 10.0.0.0/24 is too small for a /22 training subnet"),
+    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:natGateway": "true", "smddp:maxInstanceCount": "16"},
+     "smddp:vpcCidr 10.0.0.0/24 is too small for a /24 training subnet and a /28 NAT subnet (smddp:maxInstanceCount=16)"),
+    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:maxInstanceCount": "64"}, "smddp:vpcCidr 10.0.0.0/24 is too small for a /22 training subnet"),
+    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:instanceCount": "64"},
+     "smddp:instanceCount=64 does not fit the /24 training subnet (the default, 1/16 of smddp:vpcCidr 10.0.0.0/24), which holds 22"),
+    ({"smddp:instanceCount": "30", "smddp:maxInstanceCount": "4"},
+     "smddp:instanceCount=30 does not fit the /24 training subnet (smddp:maxInstanceCount=4), which holds 22"),
 ])
 def test_subnets_that_do_not_fit_the_vpc_cidr_are_reported_before_jsii(overrides: dict, expected: str) -> None:
     with pytest.raises(ConfigError) as excinfo:
