@@ -147,3 +147,27 @@ def test_review_with_deployed_adds_a_replacements_section(capsys, tmp_path, asse
     assert main(["review", str(assemblies["kept"]), "--out", str(tmp_path / "c"), "--no-image"]) == 0
     assert "## Replacements" not in (tmp_path / "c" / "README.md").read_text()
     capsys.readouterr()
+
+
+def test_readme_guard_output_is_what_the_command_prints(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    import re
+
+    command = "smddp-infra guard --deployed tests/fixtures/guard/deployed.yaml tests/fixtures/guard/grown.yaml"
+    readme = (ROOT / "README.md").read_text()
+    match = re.search(r"```text\n\$ " + re.escape(command) + r"\n(.*?)```", readme, flags=re.S)
+    assert match, "README's Deploy section shows no guard output"
+    code = main(command.split()[1:])
+    out, _ = capsys.readouterr()
+    assert code == 1
+    assert match.group(1).strip() == out.strip()
+
+
+def test_readme_deploy_section_says_what_the_guard_does_and_how_to_accept():
+    readme = (ROOT / "README.md").read_text()
+    deploy = readme.split("## Deploy: updates that never lose the file system", 1)[1].split("\n## ", 1)[0]
+    for phrase in ("GetTemplate", "a stack that does not exist yet passes", "ALLOW_REPLACEMENT=true",
+                   "smddp:allowReplacement=true", "make deploy-local"):
+        assert phrase in deploy, phrase
+    upgrading = readme.split("## Upgrading", 1)[1].split("\n## ", 1)[0]
+    assert "smddp:maxInstanceCount" in upgrading and "replacement" in upgrading
