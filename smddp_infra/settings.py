@@ -67,8 +67,8 @@ def default_subnet_mask(vpc_prefix: int, *, nat: bool = False) -> int:
 
 def subnet_instance_capacity(mask: int, *, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
     """How many training instances a subnet of ``mask`` holds under :func:`plan_subnet_mask`'s rule."""
-    usable = 2 ** (32 - mask) - AWS_RESERVED_IPS
-    return max(0, math.floor((usable / headroom - other_ips) / ips_per_instance))
+    usable: int = 2 ** (32 - mask) - AWS_RESERVED_IPS
+    return max(0, int((usable / headroom - other_ips) // ips_per_instance))
 
 
 def training_subnet_mask(*, vpc_prefix: int, nat: bool, max_instance_count: Optional[int], ips_per_instance: int,

@@ -186,7 +186,7 @@ def test_guard_refuses_the_calculators_new_type_and_names_the_in_place_plan(comm
     assert 'LustreConfiguration.DeploymentType: "SCRATCH_2" -> "PERSISTENT_2" requires replacement' in text
     assert "replaced by an EMPTY one" in text and "retained outside the stack and still billed" in text
     pinned = plan_lustre(12800, 2000, deployment_types=["SCRATCH_2"])
-    assert f"-c smddp:deploymentType=SCRATCH_2\n" in text + "\n"
+    assert "avoid: keep the deployed SCRATCH_2 and grow it in place: -c smddp:deploymentType=SCRATCH_2\n" in text + "\n"
     assert f"the pinned plan is {pinned.storage_capacity_gib:,} GiB" in text
     assert pinned.storage_capacity_gib == 67_200  # 12,800 MB/s at 200 MB/s/TiB, in 2,400 GiB steps
 

@@ -134,3 +134,31 @@ def test_app_exits_2_with_one_line_on_bad_context(args: list[str], expected: str
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("smddp_infra: error:")]
     assert len(lines) == 1, result.stderr
+
+
+def test_per_unit_throughput_pins_a_tier_only_with_its_deployment_type() -> None:
+    from smddp_infra.errors import SizingError
+    from smddp_infra.stack import plan_for
+
+    with pytest.raises(ConfigError, match="smddp:perUnitStorageThroughput=250 needs smddp:deploymentType too"):
+        parse(**{"smddp:perUnitStorageThroughput": "250"})
+    plan = plan_for(parse(**{"smddp:deploymentType": "PERSISTENT_2", "smddp:perUnitStorageThroughput": "125"}))
+    assert (plan.deployment_type, plan.per_unit_storage_throughput, plan.pinned) == ("PERSISTENT_2", 125, True)
+    with pytest.raises(SizingError) as excinfo:
+        plan_for(parse(**{"smddp:deploymentType": "PERSISTENT_2", "smddp:perUnitStorageThroughput": "300"}))
+    assert "smddp:perUnitStorageThroughput" in str(excinfo.value) and "125, 250, 500, 1000" in str(excinfo.value)
+
+
+def test_default_training_subnet_is_a_sixteenth_of_the_vpc_and_holds_406_instances() -> None:
+    """Sized from the VPC (or smddp:maxInstanceCount), never from today's count (test_deploy_local proves
+    that growing 4 -> 64 instances keeps the subnet's id)."""
+    from smddp_infra.settings import default_subnet_mask, subnet_instance_capacity, training_subnet_mask
+
+    assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=None, ips_per_instance=5, other_ips=14) == 20
+    assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=64, ips_per_instance=5, other_ips=14) == 22
+    assert subnet_instance_capacity(20, other_ips=14) == 406  # (4,091 / 2 - 14) / 5
+    assert subnet_instance_capacity(20, other_ips=14, headroom=1) == 815
+    assert [default_subnet_mask(p, nat=n) for p, n in ((20, False), (24, False), (24, True))] == [24, 24, 25]
+    assert parse(**{"smddp:instanceCount": "406"}).instance_count == 406
+    with pytest.raises(ConfigError, match="smddp:instanceCount=407 does not fit the /20 training subnet"):
+        parse(**{"smddp:instanceCount": "407"})

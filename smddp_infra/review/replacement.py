@@ -415,20 +415,25 @@ def _capacity_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, M
         before = old.get(logical_id)
         if after.get("Type") != FILE_SYSTEM_TYPE or not before or logical_id in skip:
             continue
-        a = (before.get("Properties") or {}).get("StorageCapacity")
-        b = (after.get("Properties") or {}).get("StorageCapacity")
+        a = _as_int((before.get("Properties") or {}).get("StorageCapacity"))
+        b = _as_int((after.get("Properties") or {}).get("StorageCapacity"))
         kind = ((after.get("Properties") or {}).get("LustreConfiguration") or {}).get("DeploymentType")
-        if (after.get("Properties") or {}).get("FileSystemType") != "LUSTRE" or not _is_int(a) or not _is_int(b):
+        if (after.get("Properties") or {}).get("FileSystemType") != "LUSTRE" or a is None or b is None:
             continue
-        problem = capacity_update_problem(str(kind or "SCRATCH_1"), int(a), int(b))
+        problem = capacity_update_problem(str(kind or "SCRATCH_1"), a, b)
         if problem:
             found.append(Replacement(logical_id, FILE_SYSTEM_TYPE, _label(after, logical_id), "StorageCapacity",
                                      problem + " (FSx UpdateFileSystem)", kind="fails"))
     return found
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) or isinstance(value, str) and value.isdigit()
+def _as_int(value: Any) -> Optional[int]:
+    """A whole number from a template value (JSON int or a digit string); None for intrinsics."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
 
 
 def _retained(resource: Mapping[str, Any], kind: str) -> bool:
@@ -469,14 +474,14 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
 
 
 def _avoid(r: Replacement, before: Mapping[str, Any], after: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    before_props, after_props = before.get("Properties") or {}, after.get("Properties") or {}
+    before_props = before.get("Properties") or {}
     if r.kind == "delete":
         return [f"restore the construct id / path that produced {r.logical_id} (construct ids are part of the "
                 "contract; changing one is delete + create)"]
     if r.reason.startswith("refers to "):
         return ["avoid the replacement it refers to (listed above); this one follows from it"]
     if r.kind == "fails" and r.property == "StorageCapacity":
-        old_gib = int(before_props.get("StorageCapacity"))
+        old_gib = _as_int(before_props.get("StorageCapacity")) or 0
         return [f"keep StorageCapacity at {old_gib:,} GiB or more: `-c smddp:datasetGiB={old_gib}` makes the "
                 "calculator plan at least the deployed size"]
     if r.resource_type == FILE_SYSTEM_TYPE and r.property in (
@@ -517,7 +522,7 @@ def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any
     efa = bool(lustre.get("EfaEnabled"))
     hdd = before_props.get("StorageType") == "HDD"
     group = PERSISTENT_1_HDD if hdd else deployed_type
-    old_gib = before_props.get("StorageCapacity")
+    old_gib = _as_int(before_props.get("StorageCapacity"))
     tier = f"{deployed_type}{'/' + str(per_unit) if per_unit is not None else ''}{' HDD' if hdd else ''}{' with EFA' if efa else ''}"
     if group not in DEPLOYMENT_TYPE_CHOICES:
         return [f"the deployed {tier} cannot be pinned with smddp:deploymentType (choices: "
@@ -537,13 +542,13 @@ def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any
     try:
         plan = plan_lustre(required, min_gib, efa_enabled=efa, deployment_types=[group],
                            per_unit_storage_throughput=per_unit, max_capacity_gib=cap)
-        if _is_int(old_gib) and plan.storage_capacity_gib < int(old_gib):
-            context.append(f"-c smddp:datasetGiB={int(old_gib)}")
-            plan = plan_lustre(required, max(min_gib, int(old_gib)), efa_enabled=efa, deployment_types=[group],
+        if old_gib is not None and plan.storage_capacity_gib < old_gib:
+            context.append(f"-c smddp:datasetGiB={old_gib}")
+            plan = plan_lustre(required, max(min_gib, old_gib), efa_enabled=efa, deployment_types=[group],
                                per_unit_storage_throughput=per_unit, max_capacity_gib=cap)
     except SizingError as exc:
         return [f"pinned to the deployed {tier} ({' '.join(context)}), no file system meets the new requirement: {exc}"]
-    grows = (f"grows in place from {int(old_gib):,} GiB" if _is_int(old_gib) and plan.storage_capacity_gib > int(old_gib)
+    grows = (f"grows in place from {old_gib:,} GiB" if old_gib is not None and plan.storage_capacity_gib > old_gib
              else "keeps its size")
     return [f"keep the deployed {tier} and grow it in place: {' '.join(context)}",
             f"the pinned plan is {plan.storage_capacity_gib:,} GiB ({plan.baseline_throughput_mbps:,.0f} MB/s baseline "
@@ -635,12 +640,12 @@ def _load_cfn_yaml(text: str, where: str) -> Any:
         elif isinstance(node, yaml.SequenceNode):
             value = loader.construct_sequence(node, deep=True)
         else:
-            value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+            value = loader.construct_mapping(node, deep=True)
         return {name: value}
 
     _Loader.add_multi_constructor("!", construct)
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - SafeLoader subclass
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where} is neither JSON nor YAML: {str(exc).splitlines()[0]}") from None
 
