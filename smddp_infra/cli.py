@@ -32,8 +32,12 @@ COMMANDS = {
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="smddp-infra",
-        description="Provision and check networks for SageMaker distributed data-parallel (SMDDP) training.",
+        description="Provision and check networks for SageMaker distributed training on EFA instances "
+                    "(and SMDDP where it runs).",
     )
+    from smddp_infra import __version__
+
+    parser.add_argument("--version", action="version", version=f"smddp-infra {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         try:

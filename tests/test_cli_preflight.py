@@ -75,7 +75,7 @@ def test_explicit_scripts_are_read_instead_of_the_entry_point(capsys):
         ([str(FIXTURES / "broken" / "bad.yaml")], "is not valid YAML: expected ',' or ']', but got '<stream end>' at line 3 column 1"),
         ([str(FIXTURES / "broken" / "job.yaml")], "syntax_error.py is not valid Python: invalid syntax at line 1"),
         ([str(FIXTURES / "good" / "job.yaml"), "nowhere.py"], "training script nowhere.py does not exist"),
-        ([str(FIXTURES / "good" / "job.yaml"), "--outputs", "nowhere.json"], "outputs file nowhere.json does not exist"),
+        ([str(FIXTURES / "good" / "job.yaml"), "--outputs", "nowhere.json"], "--outputs file 'nowhere.json' does not exist"),
     ],
 )
 def test_unreadable_input_exits_2_with_one_line(capsys, args, message):

@@ -381,9 +381,9 @@ def test_subnets_in_one_zone_or_of_unknown_zone_are_fine(tmp_path):
 @pytest.mark.parametrize(
     "outputs, message",
     [
-        ({"Stack": {"Other": "x"}}, "has no stack with a TrainingJobConfig output"),
-        ({"Stack": {"TrainingJobConfig": "{not json"}}, "Stack.TrainingJobConfig is not a JSON document"),
-        ({"Stack": {"TrainingJobConfig": json.dumps({"subnets": []})}}, "lacks the key"),
+        ({"Stack": {"Other": "x"}}, "holds no training network: no stack has a TrainingJobConfig output"),
+        ({"Stack": {"TrainingJobConfig": "{not json"}}, "stack 'Stack': output TrainingJobConfig must be a JSON document"),
+        ({"Stack": {"TrainingJobConfig": json.dumps({"subnets": []})}}, "output TrainingJobConfig is missing"),
         ({"Stack": {"TrainingJobConfig": json.dumps({**json.loads(json.loads(
             (FIXTURES / "outputs" / "cdk-outputs.json").read_text())["TrainingNetworkStack"]["TrainingJobConfig"]),
             "subnetAvailabilityZones": ["us-east-1a"]})}}, "must list one AZ per subnet (2)"),

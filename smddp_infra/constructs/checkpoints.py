@@ -14,7 +14,7 @@ from aws_cdk import Duration, RemovalPolicy, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs.acknowledgements import acknowledge
-from smddp_infra.jobconfig import checkpoint_s3_uri
+from smddp_infra.contract import checkpoint_s3_uri
 
 #: Default prefixes inside the bucket: checkpoints (read/write by the job), model artifacts
 #: (written by SageMaker) and training code (uploaded by the SDK, read by the job).

@@ -19,10 +19,10 @@ from aws_cdk import Tags, aws_ec2 as ec2
 from constructs import Construct
 
 from smddp_infra.constructs.acknowledgements import acknowledge
+from smddp_infra.contract import TAG_ROLE, TAG_ROLE_TRAINING
 
 #: Tag that marks a training security group for smddp_infra.rules (any template).
-ROLE_TAG_KEY = "smddp:role"
-ROLE_TAG_VALUE = "training"
+ROLE_TAG_KEY, ROLE_TAG_VALUE = TAG_ROLE, TAG_ROLE_TRAINING
 
 HTTPS = ec2.Port.tcp(443)
 

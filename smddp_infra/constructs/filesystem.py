@@ -14,11 +14,12 @@ from typing import Optional
 from aws_cdk import Duration, RemovalPolicy, Tags, aws_ec2 as ec2, aws_fsx as fsx, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.errors import ConfigError
 from smddp_infra.sizing.lustre_rules import PERSISTENT_TYPES
 from smddp_infra.sizing.planner import SIZING_METADATA, LustrePlan
 
-REQUIREMENT_TAG = "smddp:requiredThroughputMBps"
+REQUIREMENT_TAG = TAG_REQUIRED_THROUGHPUT
 #: Where the dataset bucket appears inside the file system when linked.
 DATASET_PATH = "/dataset"
 

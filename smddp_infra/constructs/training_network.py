@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from aws_cdk import RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
@@ -21,8 +21,8 @@ from smddp_infra.constructs.efa import EfaSecurityGroup, add_self_rules
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.network import TrainingVpc
 from smddp_infra.constructs.role import TrainingExecutionRole
+from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
 from smddp_infra.errors import ConfigError
-from smddp_infra.jobconfig import TrainingJobSettings
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
 from smddp_infra.sizing.catalog import efa_instance
 from smddp_infra.sizing.planner import LustrePlan, plan_lustre
@@ -73,6 +73,9 @@ class SmddpTrainingNetwork(Construct):
         ips_per_instance: Optional[int] = None,
         restrict_default_security_group: bool = False,
         file_system_access_mode: str = "ro",
+        encrypt_inter_container_traffic: bool = True,
+        publish_job_config: bool = True,
+        job_config_output_id: Optional[str] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -130,6 +133,13 @@ class SmddpTrainingNetwork(Construct):
         :param restrict_default_security_group: strip the created VPC's default group of its
             rules (CDK's custom-resource Lambda). Default: False.
         :param file_system_access_mode: ``ro`` or ``rw`` for the job's FSx channel. Default: ``ro``.
+        :param encrypt_inter_container_traffic: EnableInterContainerTrafficEncryption for jobs on
+            this network (IPsec between the instances' IP traffic; costs time on IP-heavy jobs;
+            see docs/job-config.md). Default: True.
+        :param publish_job_config: emit the job document as a stack output, which
+            ``smddp-infra job-config --outputs cdk-outputs.json`` reads. Default: True.
+        :param job_config_output_id: the output's id. Default: the construct's path in the stack,
+            letters and digits, + ``TrainingJobConfig`` (unique per network in a stack).
         """
         super().__init__(scope, id)
         stack = Stack.of(self)
@@ -141,6 +151,9 @@ class SmddpTrainingNetwork(Construct):
         self.instance_type = instance_type
         self.instance_count = instance_count
         self.file_system_access_mode = file_system_access_mode
+        if not isinstance(encrypt_inter_container_traffic, bool):
+            raise ConfigError(f"encrypt_inter_container_traffic must be True or False, got {encrypt_inter_container_traffic!r}")
+        self.encrypt_inter_container_traffic = encrypt_inter_container_traffic
 
         if lustre_plan is None:
             if required_throughput_mbps is None:
@@ -293,27 +306,59 @@ class SmddpTrainingNetwork(Construct):
         )
         self.role: iam.IRole = self.execution_role.role
 
-    def job_settings(self) -> TrainingJobSettings:
-        """The training-job settings (tokens until deploy) for outputs, SSM or another construct."""
+        self.job_config_output: Optional[CfnOutput] = None
+        if publish_job_config:
+            self.job_config_output = self._publish_job_config(job_config_output_id)
+
+    @property
+    def network_name(self) -> str:
+        """The construct's path inside its stack: how ``job-config --network`` names it."""
+        stack_path = Stack.of(self).node.path
+        path = self.node.path
+        return path[len(stack_path) + 1:] if path.startswith(stack_path + "/") else path
+
+    def job_settings(self) -> JobDocument:
+        """The job document (tokens until deploy) for outputs, SSM or another construct."""
         stack = Stack.of(self)
-        return TrainingJobSettings(
+        return JobDocument(
+            network=self.network_name,
             subnets=(self.training_subnet.subnet_id,),
+            subnet_availability_zones=(self.availability_zone,),
             security_group_ids=tuple(g.security_group_id for g in self.security_groups),
             role_arn=self.role.role_arn,
             checkpoint_s3_uri=self.checkpoints.s3_uri(),
             output_s3_uri=self.checkpoints.output_s3_uri(),
             code_s3_uri=self.checkpoints.code_s3_uri(),
-            file_system_id=self.file_system.file_system_id,
-            file_system_mount_name=self.file_system.mount_name,
-            file_system_directory_path=self.file_system.directory_path,
-            file_system_access_mode=self.file_system_access_mode,
+            file_system=FileSystemRef(
+                id=self.file_system.file_system_id,
+                mount_name=self.file_system.mount_name,
+                directory_path=self.file_system.directory_path,
+                access_mode=self.file_system_access_mode,
+            ),
             instance_type=self.instance_type,
             instance_count=self.instance_count,
             region=stack.region,
             availability_zone=self.availability_zone,
-            extra={
-                "subnetAvailabilityZones": [self.availability_zone],
-                "encryptInterContainerTraffic": True,
-                "requiredThroughputMBps": self.lustre_plan.required_throughput_mbps,
-            },
+            encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
+            required_throughput_mbps=self.lustre_plan.required_throughput_mbps,
+            kms_key_arn=self.encryption_key.key_arn if self.encryption_key is not None else None,
         )
+
+    def job_config_json(self) -> str:
+        """The job document as the JSON string (a token until deploy) the output carries."""
+        return Stack.of(self).to_json_string(self.job_settings().to_json())
+
+    def _publish_job_config(self, output_id: Optional[str]) -> CfnOutput:
+        """The document as a stack output, with an id no other network in the stack shares."""
+        stack = Stack.of(self)
+        wanted = output_id if output_id is not None else document_output_id(self.network_name)
+        for other in stack.node.find_all():
+            if other is not self and getattr(other, "_job_config_output_id", None) == wanted:
+                raise ConfigError(f"job_config_output_id {wanted!r} of {self.node.path} is already used by "
+                                  f"{other.node.path} in the same stack; pass another job_config_output_id")
+        self._job_config_output_id = wanted
+        output = CfnOutput(self, "JobConfig", value=self.job_config_json(),
+                           description=f"SMDDP training-job settings of {self.network_name} (smddp-infra job-config)")
+        output.override_logical_id(wanted)
+        return output
+

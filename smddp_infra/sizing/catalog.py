@@ -36,6 +36,17 @@ EFA_INSTANCE_TYPES: dict[str, InstanceType] = {
 }
 
 
+#: Where the SMDDP library runs (REFERENCE section 8; AWS: "The SMDDP library supports P4 and
+#: P4de instances"; last release v2.5.0, 2024-10, PyTorch 2.4.1). job-config offers SMDDP only
+#: here; preflight errors on SMDDP requested anywhere else.
+SMDDP_INSTANCE_TYPES: frozenset[str] = frozenset({"ml.p4d.24xlarge", "ml.p4de.24xlarge"})
+#: Still accepted by SMDDP and SDK v2 but without new optimisations (legacy).
+SMDDP_LEGACY_INSTANCE_TYPES: frozenset[str] = frozenset({"ml.p3dn.24xlarge"})
+#: In SDK v2's allow-list (``SM_DATAPARALLEL_SUPPORTED_INSTANCE_TYPES``) but served only by
+#: older SMDDP releases.
+SMDDP_OLDER_RELEASE_INSTANCE_TYPES: frozenset[str] = frozenset({"ml.p3.16xlarge"})
+
+
 def efa_instance(name: str, *, setting: str = "instance type") -> InstanceType:
     """Look up an EFA training instance, or raise naming the setting and the known types."""
     try:
