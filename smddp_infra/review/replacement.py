@@ -63,6 +63,7 @@ class Replacement:
     reason: str
     certainty: str = "yes"  # "yes" or "maybe" (the spec's "conditional")
     kind: str = "replace"  # "replace", "delete" (logical id gone) or "fails" (an update FSx refuses)
+    caused_by: tuple[str, ...] = ()  # replaced resources whose new id forces this one
 
     def message(self) -> str:
         where = f"{self.logical_id} ({self.resource_type}, {self.label})"
@@ -185,7 +186,7 @@ def find_replacements(
                         Replacement(logical_id, kind, _label(after, logical_id), ".".join(rule.path),
                                     f"refers to {', '.join(targets)}, which is replaced, so its value changes and this "
                                     f"{'requires' if rule.certainty == 'yes' else 'may require'} replacement ({rule.source})",
-                                    rule.certainty)
+                                    rule.certainty, caused_by=tuple(targets))
                     ]
                     changed = True
                     break
@@ -478,8 +479,8 @@ def _avoid(r: Replacement, before: Mapping[str, Any], after: Mapping[str, Any], 
     if r.kind == "delete":
         return [f"restore the construct id / path that produced {r.logical_id} (construct ids are part of the "
                 "contract; changing one is delete + create)"]
-    if r.reason.startswith("refers to "):
-        return ["avoid the replacement it refers to (listed above); this one follows from it"]
+    if r.caused_by:
+        return [f"avoid the replacement of {', '.join(r.caused_by)} (listed here too): this one follows from it"]
     if r.kind == "fails" and r.property == "StorageCapacity":
         old_gib = _as_int(before_props.get("StorageCapacity")) or 0
         return [f"keep StorageCapacity at {old_gib:,} GiB or more: `-c smddp:datasetGiB={old_gib}` makes the "
