@@ -17,7 +17,14 @@ from constructs import Construct
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import secure_log_bucket
 from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
-from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, FILE_SYSTEM_IPS, plan_subnet_mask
+from smddp_infra.errors import ConfigError
+from smddp_infra.settings import (
+    DEFAULT_INTERFACE_ENDPOINTS,
+    FILE_SYSTEM_IPS,
+    NAT_SUBNET_MASK,
+    subnet_instance_capacity,
+    training_subnet_mask,
+)
 
 TRAINING_SUBNET_GROUP = "Training"
 
@@ -28,7 +35,8 @@ class TrainingVpc(Construct):
     Attributes: ``vpc``, ``training_subnet``, ``endpoint_security_group`` (None with NAT and
     no interface endpoints), ``interface_endpoints`` (service name -> endpoint),
     ``flow_log_bucket``,
-    ``availability_zone`` (the AZ name, a token when chosen by AZ ID).
+    ``availability_zone`` (the AZ name, a token when chosen by AZ ID),
+    ``training_subnet_mask`` and ``instance_capacity`` (instances the training subnet holds).
     """
 
     def __init__(
@@ -38,7 +46,7 @@ class TrainingVpc(Construct):
         *,
         availability_zone: Optional[str] = None,
         availability_zone_id: Optional[str] = None,
-        max_instance_count: int = 4,
+        max_instance_count: Optional[int] = None,
         ips_per_instance: int = 5,
         file_system_ips: int = FILE_SYSTEM_IPS,
         cidr: str = "10.0.0.0/16",
@@ -52,7 +60,12 @@ class TrainingVpc(Construct):
             (one of this or ``availability_zone_id`` is required).
         :param availability_zone_id: AZ ID instead (``use1-az4``), as capacity reservations and
             training plans name it. Exactly one of the two is required.
-        :param max_instance_count: the largest cluster the subnet must hold. Default: 4.
+        :param max_instance_count: the largest cluster the training subnet must hold, twice over
+            (a finished job's interfaces may linger while the next starts). Default: none, the
+            subnet takes 1/16 of ``cidr`` (a /20 of a /16: 406 instances at 5 IPs), so that a
+            growing cluster never changes the subnet's CIDR (create-only: a new CIDR replaces the
+            subnet and the file system in it). Setting it sizes the subnet from it instead; a
+            different value later is such a replacement.
         :param ips_per_instance: private IPs per EFA training instance. Default: 5.
         :param file_system_ips: IPs reserved for the file system's interfaces. Default: 8
             (UNCONFIRMED estimate; FSx for Lustre uses one per file server).
@@ -70,20 +83,21 @@ class TrainingVpc(Construct):
         """
         super().__init__(scope, id)
         if (availability_zone is None) == (availability_zone_id is None):
-            from smddp_infra.errors import ConfigError
-
             raise ConfigError(
                 "TrainingVpc needs exactly one of availability_zone or availability_zone_id, "
                 f"got availability_zone={availability_zone!r}, availability_zone_id={availability_zone_id!r}"
             )
         if interface_endpoints is None:
             interface_endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS
-        endpoint_ips = len(interface_endpoints)
-        mask = plan_subnet_mask(
-            instances=max_instance_count,
-            ips_per_instance=ips_per_instance,
-            other_ips=endpoint_ips + file_system_ips,
-        )
+        if max_instance_count is not None and (
+                isinstance(max_instance_count, bool) or not isinstance(max_instance_count, int) or max_instance_count < 1):
+            raise ConfigError(f"max_instance_count must be a whole number >= 1 or None, got {max_instance_count!r}")
+        other_ips = len(interface_endpoints) + file_system_ips
+        vpc_prefix = int(cidr.rsplit("/", 1)[1])
+        mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat_gateway, max_instance_count=max_instance_count,
+                                    ips_per_instance=ips_per_instance, other_ips=other_ips)
+        self.training_subnet_mask = mask
+        self.instance_capacity = subnet_instance_capacity(mask, ips_per_instance=ips_per_instance, other_ips=other_ips)
 
         subnets = [ec2.SubnetConfiguration(
             name=TRAINING_SUBNET_GROUP,
@@ -91,7 +105,7 @@ class TrainingVpc(Construct):
             cidr_mask=mask,
         )]
         if nat_gateway:
-            subnets.append(ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=28, map_public_ip_on_launch=False))
+            subnets.append(ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=NAT_SUBNET_MASK, map_public_ip_on_launch=False))
 
         self.vpc = ec2.Vpc(
             self,
