@@ -56,11 +56,26 @@ synth: $(STAMP) $(NODE_STAMP)
 test: setup
 	$(BIN)/python -m pytest
 
+# Guarded deploy: synth once, refuse an update that would replace the file system, a bucket,
+# the VPC, the subnet, a KMS key or the file system's security group (smddp-infra guard against
+# the deployed template, read with your credentials; a stack not deployed yet passes), then
+# deploy exactly the assembly that was checked.
+#   make deploy CONTEXT="-c smddp:instanceCount=8"    # any -c context for the synth
+#   make deploy ALLOW_REPLACEMENT=true                 # accept a replacement on purpose
+#                                                      # (= -c smddp:allowReplacement=true)
+STACK   ?= TrainingNetworkStack
+CONTEXT ?=
+ALLOW_REPLACEMENT ?= false
+GUARD_CONTEXT := $(if $(filter true,$(ALLOW_REPLACEMENT)),-c smddp:allowReplacement=true)
+
 deploy: setup
-	$(CDK) deploy $(CDK_FLAGS) --outputs-file cdk-outputs.json
+	$(CDK) synth $(CDK_FLAGS) --quiet $(CONTEXT) $(GUARD_CONTEXT)
+	$(BIN)/smddp-infra guard --deployed-stack $(STACK) cdk.out
+	$(CDK) deploy --app cdk.out $(CDK_FLAGS) --outputs-file cdk-outputs.json $(STACK)
 
 # The whole product without an AWS account: moto's CloudFormation endpoint on localhost, the
-# real cdk CLI deploys the default app, then `smddp-infra job-config` reads cdk-outputs.json.
+# real cdk CLI deploys the default app, then `smddp-infra job-config` reads cdk-outputs.json,
+# then the guard: a grown cluster is refused, the same growth with the type pinned deploys in place.
 deploy-local: setup
 	$(BIN)/python tools/deploy_local.py
 

@@ -45,6 +45,42 @@ AWS_RESERVED_IPS = 5
 MIN_SUBNET_MASK = 18
 
 
+#: The default training subnet takes 1/16 of the VPC CIDR (2**4 blocks): a /20 of the default
+#: /16, 4,091 usable addresses, 406 instances at 5 IPs each with the twice-over headroom below
+#: (815 without it). Sized for the largest cluster the VPC comfortably holds, NOT for today's
+#: instance count: a subnet's ``CidrBlock`` is create-only, so a subnet sized from the count
+#: would be replaced (and the file system in it with it) when the cluster grows.
+DEFAULT_SUBNET_SPLIT_BITS = 4
+#: The smallest default training subnet (a small VPC gets one subnet this size, or the whole VPC).
+DEFAULT_MAX_SUBNET_MASK = 24
+#: The NAT gateway's public subnet (TrainingVpc's ``Public`` group).
+NAT_SUBNET_MASK = 28
+
+
+def default_subnet_mask(vpc_prefix: int, *, nat: bool = False) -> int:
+    """The training subnet's mask when no ``max_instance_count`` is given: 1/16 of the VPC.
+
+    /16 -> /20, /20 -> /24; never smaller than a /24, and never the whole VPC when the NAT
+    gateway's /28 public subnet must fit beside it (a /24 VPC with NAT gets a /25).
+    """
+    return max(min(vpc_prefix + DEFAULT_SUBNET_SPLIT_BITS, DEFAULT_MAX_SUBNET_MASK), vpc_prefix + (1 if nat else 0))
+
+
+def subnet_instance_capacity(mask: int, *, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
+    """How many training instances a subnet of ``mask`` holds under :func:`plan_subnet_mask`'s rule."""
+    usable: int = 2 ** (32 - mask) - AWS_RESERVED_IPS
+    return max(0, int((usable / headroom - other_ips) // ips_per_instance))
+
+
+def training_subnet_mask(*, vpc_prefix: int, nat: bool, max_instance_count: Optional[int], ips_per_instance: int,
+                         other_ips: int) -> int:
+    """The mask TrainingVpc gives the training subnet: from ``max_instance_count`` when set,
+    else :func:`default_subnet_mask`. The instance count of today's job never enters."""
+    if max_instance_count is None:
+        return default_subnet_mask(vpc_prefix, nat=nat)
+    return plan_subnet_mask(instances=max_instance_count, ips_per_instance=ips_per_instance, other_ips=other_ips)
+
+
 def plan_subnet_mask(*, instances: int, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
     """The CIDR mask of a subnet that holds the largest cluster twice over, /24 at least.
 
@@ -138,6 +174,13 @@ class NetworkSettings:
     s3_prefix_list_id: Optional[str] = None
     vpc_cidr: str = "10.0.0.0/16"
     max_capacity_gib: Optional[float] = None
+    #: the largest cluster the training subnet is sized for (None: 1/16 of the VPC, see
+    #: :func:`default_subnet_mask`); changing it changes the subnet's CIDR (a replacement).
+    max_instance_count: Optional[int] = None
+    #: pin the file system's PerUnitStorageThroughput (MB/s/TiB) as deployed: a change replaces it.
+    per_unit_storage_throughput: Optional[int] = None
+    #: ``smddp-infra guard`` lets a replacing update through (recorded in the cloud assembly).
+    allow_replacement: bool = False
     #: Checked here; the constructs read the same two context keys themselves (so an embedding
     #: app's cdk.json works too), with the prop winning when both are set.
     availability_zone_id_prefix: Optional[str] = None
@@ -212,8 +255,18 @@ class NetworkSettings:
         if kms is not None and kms != "create" and str(kms).split(":")[3] != region:
             raise ConfigError(f"smddp:kmsKey must be a key in smddp:region {region} (KMS keys are regional), got {kms!r}")
         nat = _bool("smddp:natGateway", get("natGateway", False))
+        max_count = get("maxInstanceCount")
+        max_instances = None if max_count is None else _whole("smddp:maxInstanceCount", max_count, minimum=1)
         _check_subnets_fit(cidr, instance_count=instance_count, instance_type=instance_type, nat=nat,
-                           endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0))
+                           endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0),
+                           max_instance_count=max_instances)
+        per_unit = get("perUnitStorageThroughput")
+        per_unit_throughput = None if per_unit is None else _whole("smddp:perUnitStorageThroughput", per_unit, minimum=1)
+        if per_unit_throughput is not None and deployment_type is None:
+            raise ConfigError(
+                f"smddp:perUnitStorageThroughput={per_unit_throughput} needs smddp:deploymentType too (the tier is a "
+                "deployment type and its MB/s/TiB), got no smddp:deploymentType"
+            )
 
         return cls(
             region=region,
@@ -233,6 +286,9 @@ class NetworkSettings:
             s3_prefix_list_id=prefix_list,
             vpc_cidr=cidr,
             max_capacity_gib=max_capacity,
+            max_instance_count=max_instances,
+            per_unit_storage_throughput=per_unit_throughput,
+            allow_replacement=_bool("smddp:allowReplacement", get("allowReplacement", False)),
             availability_zone_id_prefix=az_prefix,
             monthly_cost_warning_usd=cost_warning,
         )
@@ -246,20 +302,35 @@ class NetworkSettings:
         return instance.accelerators * self.instance_count * float(self.read_mbps_per_gpu or 0)
 
 
-def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, nat: bool, endpoints: int) -> None:
-    """The training subnet (and the NAT's /28) must fit the VPC CIDR: say so before jsii does."""
-    try:
-        mask = plan_subnet_mask(instances=instance_count, ips_per_instance=EFA_INSTANCE_TYPES[instance_type].private_ips,
-                                other_ips=endpoints + FILE_SYSTEM_IPS)
-    except ConfigError as exc:
-        raise ConfigError(f"smddp:instanceCount={instance_count} is too large for one training subnet: {exc}") from None
+def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, nat: bool, endpoints: int,
+                       max_instance_count: Optional[int] = None) -> None:
+    """The training subnet (and the NAT's /28) must fit the VPC CIDR, and today's cluster must fit
+    the training subnet: say so before jsii does."""
+    ips = EFA_INSTANCE_TYPES[instance_type].private_ips
+    other = endpoints + FILE_SYSTEM_IPS
     vpc_prefix = int(cidr.rsplit("/", 1)[1])
-    needed = 2 ** (32 - mask) + (16 if nat else 0)
+    try:
+        mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
+                                    ips_per_instance=ips, other_ips=other)
+    except ConfigError as exc:
+        raise ConfigError(f"smddp:maxInstanceCount={max_instance_count} is too large for one training subnet: {exc}") from None
+    needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat else 0)
     if needed > 2 ** (32 - vpc_prefix):
-        parts = f"a /{mask} training subnet" + (" and a /28 NAT subnet" if nat else "")
+        parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat else "")
+        why = f" (smddp:maxInstanceCount={max_instance_count})" if max_instance_count is not None else ""
         raise ConfigError(
-            f"smddp:vpcCidr {cidr} is too small for {parts} (smddp:instanceCount={instance_count}); "
+            f"smddp:vpcCidr {cidr} is too small for {parts}{why}; "
             f"use a CIDR of /{32 - math.ceil(math.log2(needed))} or larger"
+        )
+    capacity = subnet_instance_capacity(mask, ips_per_instance=ips, other_ips=other)
+    if instance_count > capacity:
+        sized_by = (f"smddp:maxInstanceCount={max_instance_count}" if max_instance_count is not None
+                    else f"the default, 1/16 of smddp:vpcCidr {cidr}")
+        raise ConfigError(
+            f"smddp:instanceCount={instance_count} does not fit the /{mask} training subnet ({sized_by}), which holds "
+            f"{capacity} {instance_type} instances with room for a second job's interfaces; set "
+            f"smddp:maxInstanceCount={instance_count} or more (a new subnet CIDR: it replaces the subnet and the file "
+            "system of a deployed network)"
         )
 
 

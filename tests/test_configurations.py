@@ -33,7 +33,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "AzIdNat": {"smddp:availabilityZoneId": "use1-az6", "smddp:natGateway": True},
     "Small": {"smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 2, "smddp:readMBpsPerGpu": 100},
     "Big": {"smddp:instanceType": "ml.p5.48xlarge", "smddp:instanceCount": 64, "smddp:readMBpsPerGpu": 100,
-            "smddp:datasetGiB": 50000},
+            "smddp:datasetGiB": 50000, "smddp:maxInstanceCount": 64},
 }
 
 
@@ -206,7 +206,11 @@ def test_dataset_bucket_is_linked_and_readable(app) -> None:
 def test_large_cluster_gets_a_larger_subnet_and_a_faster_file_system(app) -> None:
     t = app[1]["Big"]
     (subnet,) = of_type(t, "AWS::EC2::Subnet").values()
+    # smddp:maxInstanceCount=64 sizes the subnet (64 x 5 IPs + endpoints + FSx, twice over);
+    # without it every configuration gets the /20 sized for growth.
     assert subnet["Properties"]["CidrBlock"].endswith("/22")
+    (default_subnet,) = of_type(app[1]["Default"], "AWS::EC2::Subnet").values()
+    assert default_subnet["Properties"]["CidrBlock"] == "10.0.0.0/20"
     (fs,) = of_type(t, "AWS::FSx::FileSystem").values()
     assert fs["Properties"]["StorageCapacity"] >= 50000
     tags = {tag["Key"]: tag["Value"] for tag in fs["Properties"]["Tags"]}
@@ -255,6 +259,9 @@ def test_job_settings_can_be_handed_to_another_construct(app) -> None:
         ({"file_system_access_mode": "rx"}, "file_system_access_mode must be 'ro' or 'rw', got 'rx'"),
         ({"checkpoint_noncurrent_days": 0}, "checkpoint_noncurrent_days must be a whole number >= 1, got 0"),
         ({"vpc": "EXISTING", "training_subnet": "EXISTING"}, "with an existing vpc, say how jobs reach AWS APIs"),
+        ({"instance_count": 500}, "instance_count=500 does not fit the /20 training subnet, which holds 406 instances; "
+                                  "set max_instance_count=500 or more"),
+        ({"max_instance_count": 0}, "max_instance_count must be a whole number >= 1 or None, got 0"),
     ],
 )
 def test_bad_construct_props_raise_a_config_error_naming_the_prop(props: dict[str, Any], message: str) -> None:

@@ -191,7 +191,7 @@ def test_role_alone_is_a_role_and_its_managed_policy(templates):
 BAD: list[tuple[str, dict[str, Any], type, str]] = [
     ("Vpc", {"availability_zone": "eu-west-1a"}, ValueError, "availability_zone must be an Availability Zone of us-east-1"),
     ("Vpc", {"availability_zone": None, "availability_zone_id": "euw1-az1"}, ValueError, "availability_zone_id must be an AZ ID of us-east-1"),
-    ("Vpc", {"max_instance_count": 0}, ValueError, "max_instance_count must be a whole number >= 1, got 0"),
+    ("Vpc", {"max_instance_count": 0}, ValueError, "max_instance_count must be a whole number >= 1 or None, got 0"),
     ("Vpc", {"ips_per_instance": 1}, ValueError, "ips_per_instance must be a whole number >= 5"),
     ("Vpc", {"cidr": "10.0.0.0/8"}, ValueError, "cidr must be an IPv4 CIDR block from /16 to /24"),
     ("Vpc", {"cidr": "10.0.0.0/24", "max_instance_count": 16, "ips_per_instance": 8}, ValueError, "cidr 10.0.0.0/24 is too small"),

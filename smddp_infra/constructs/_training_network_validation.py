@@ -18,7 +18,14 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.errors import ConfigError, SizingError
-from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, FILE_SYSTEM_IPS, context_number, plan_subnet_mask
+from smddp_infra.settings import (
+    DEFAULT_INTERFACE_ENDPOINTS,
+    FILE_SYSTEM_IPS,
+    NAT_SUBNET_MASK,
+    context_number,
+    subnet_instance_capacity,
+    training_subnet_mask,
+)
 from smddp_infra.sizing.catalog import InstanceType, efa_instance
 from smddp_infra.sizing.lustre_rules import MAX_STORAGE_CAPACITY_GIB, PERSISTENT_2
 from smddp_infra.sizing.planner import DEFAULT_DEPLOYMENT_TYPES, TIER_GROUPS, LustrePlan, plan_lustre
@@ -38,6 +45,8 @@ def check_values(p: Mapping[str, Any]) -> InstanceType:
     v.text("instance_type", p["instance_type"], optional=False)
     instance = efa_instance(p["instance_type"], setting="instance_type")
     v.whole("instance_count", p["instance_count"], minimum=1)
+    if "max_instance_count" in p:
+        v.whole("max_instance_count", p["max_instance_count"], minimum=1, optional=True)
     v.az_name_shape("availability_zone", p["availability_zone"])
     v.az_id_shape("availability_zone_id", p["availability_zone_id"])
     v.az_id_prefix("availability_zone_id_prefix", p["availability_zone_id_prefix"])
@@ -79,19 +88,33 @@ def check_values(p: Mapping[str, Any]) -> InstanceType:
 
 
 def _check_subnet_fits(p: Mapping[str, Any], instance: InstanceType) -> None:
-    """The created training subnet (and the NAT's /28) must fit vpc_cidr: said in the L3's names."""
+    """The created training subnet (sized from ``max_instance_count``, else 1/16 of ``vpc_cidr``)
+    and the NAT's /28 must fit ``vpc_cidr``, and ``instance_count`` must fit the subnet: said in
+    the L3's names, before anything is created."""
     ips = p["ips_per_instance"] or instance.private_ips
     endpoints = 0 if p["nat_gateway"] else len(DEFAULT_INTERFACE_ENDPOINTS) + (
         1 if p["encryption_key"] is not None or p["create_encryption_key"] else 0)
+    other = endpoints + FILE_SYSTEM_IPS
+    network = ipaddress.IPv4Network(p["vpc_cidr"])
+    largest = p.get("max_instance_count")
     try:
-        mask = plan_subnet_mask(instances=p["instance_count"], ips_per_instance=ips, other_ips=endpoints + FILE_SYSTEM_IPS)
+        mask = training_subnet_mask(vpc_prefix=network.prefixlen, nat=p["nat_gateway"], max_instance_count=largest,
+                                    ips_per_instance=ips, other_ips=other)
     except ConfigError as exc:
-        raise ConfigError(f"instance_count={p['instance_count']} is too large for one training subnet: {exc}") from None
-    needed = 2 ** (32 - mask) + (16 if p["nat_gateway"] else 0)
-    if needed > ipaddress.IPv4Network(p["vpc_cidr"]).num_addresses:
-        parts = f"a /{mask} training subnet" + (" and a /28 NAT subnet" if p["nat_gateway"] else "")
-        raise ConfigError(f"vpc_cidr {p['vpc_cidr']} is too small for {parts} (instance_count={p['instance_count']}, "
-                          f"{ips} IPs per instance); use a CIDR of /{32 - math.ceil(math.log2(needed))} or larger")
+        raise ConfigError(f"max_instance_count={largest} is too large for one training subnet: {exc}") from None
+    needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if p["nat_gateway"] else 0)
+    if needed > network.num_addresses:
+        parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if p["nat_gateway"] else "")
+        sized = f" (max_instance_count={largest}, {ips} IPs per instance)" if largest is not None else ""
+        raise ConfigError(f"vpc_cidr {p['vpc_cidr']} is too small for {parts}{sized}; use a CIDR of "
+                          f"/{32 - math.ceil(math.log2(needed))} or larger")
+    capacity = subnet_instance_capacity(mask, ips_per_instance=ips, other_ips=other)
+    if p["instance_count"] > capacity:
+        raise ConfigError(
+            f"instance_count={p['instance_count']} does not fit the /{mask} training subnet, which holds {capacity} "
+            f"instances; set max_instance_count={p['instance_count']} or more (a new CIDR: it replaces the subnet and "
+            "the file system of a deployed network)"
+        )
 
 
 def _check_combinations(p: Mapping[str, Any], extra: list[Any]) -> None:

@@ -139,6 +139,7 @@ def whole(prop: str, value: Any, *, minimum: int, maximum: Optional[int] = None,
     if value is None and optional:
         return None
     allowed = f"a whole number >= {minimum}" if maximum is None else f"a whole number from {minimum} to {maximum}"
+    allowed += " or None" if optional else ""
     if isinstance(value, bool) or not isinstance(value, int):
         raise PropTypeError(f"{prop} must be {allowed}{why}, got {_shown(value)}")
     if is_token(value):

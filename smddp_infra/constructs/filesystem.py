@@ -20,7 +20,7 @@ from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.sizing.guards import plan_alerts
 from smddp_infra.sizing.lustre_rules import MAX_BACKUP_RETENTION_DAYS, PERSISTENT_TYPES
-from smddp_infra.sizing.planner import LustrePlan
+from smddp_infra.sizing.planner import SIZING_METADATA, LustrePlan
 
 REQUIREMENT_TAG = TAG_REQUIRED_THROUGHPUT
 #: Where the dataset bucket appears inside the file system when linked.
@@ -125,6 +125,8 @@ class LustreFileSystem(Construct):
         if plan.efa_enabled:
             cfn.add_property_override("LustreConfiguration.EfaEnabled", True)
         Tags.of(cfn).add(REQUIREMENT_TAG, _fmt(plan.required_throughput_mbps))
+        # What was asked and chosen, so `smddp-infra guard` can re-plan a later update in place.
+        cfn.add_metadata(SIZING_METADATA, plan.record())
 
         self.directory_path_suffix = ""
         self.data_repository_association: Optional[fsx.CfnDataRepositoryAssociation] = None

@@ -20,7 +20,13 @@ from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import secure_log_bucket
 from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
 from smddp_infra.errors import ConfigError
-from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, FILE_SYSTEM_IPS, plan_subnet_mask
+from smddp_infra.settings import (
+    DEFAULT_INTERFACE_ENDPOINTS,
+    FILE_SYSTEM_IPS,
+    NAT_SUBNET_MASK,
+    subnet_instance_capacity,
+    training_subnet_mask,
+)
 
 #: aws-cdk-lib's feature flag that makes an S3 flow-log destination grant
 #: delivery.logs.amazonaws.com in the bucket policy; pinned on for this construct's subtree.
@@ -35,7 +41,8 @@ class TrainingVpc(Construct):
     Attributes: ``vpc``, ``training_subnet``, ``endpoint_security_group`` (None with NAT and
     no interface endpoints), ``interface_endpoints`` (service name -> endpoint),
     ``flow_log_bucket``,
-    ``availability_zone`` (the AZ name, a token when chosen by AZ ID).
+    ``availability_zone`` (the AZ name, a token when chosen by AZ ID),
+    ``training_subnet_mask`` and ``instance_capacity`` (instances the training subnet holds).
     """
 
     def __init__(
@@ -45,7 +52,7 @@ class TrainingVpc(Construct):
         *,
         availability_zone: Optional[str] = None,
         availability_zone_id: Optional[str] = None,
-        max_instance_count: int = 4,
+        max_instance_count: Optional[int] = None,
         ips_per_instance: int = 5,
         file_system_ips: int = FILE_SYSTEM_IPS,
         cidr: str = "10.0.0.0/16",
@@ -60,7 +67,12 @@ class TrainingVpc(Construct):
             (one of this or ``availability_zone_id`` is required).
         :param availability_zone_id: AZ ID instead (``use1-az4``), as capacity reservations and
             training plans name it. Exactly one of the two is required.
-        :param max_instance_count: the largest cluster the subnet must hold. Default: 4.
+        :param max_instance_count: the largest cluster the training subnet must hold, twice over
+            (a finished job's interfaces may linger while the next starts). Default: none, the
+            subnet takes 1/16 of ``cidr`` (a /20 of a /16: 406 instances at 5 IPs), so that a
+            growing cluster never changes the subnet's CIDR (create-only: a new CIDR replaces the
+            subnet and the file system in it). Setting it sizes the subnet from it instead; a
+            different value later is such a replacement.
         :param ips_per_instance: private IPs per EFA training instance. Default: 5.
         :param file_system_ips: IPs reserved for the file system's interfaces. Default: 8
             (UNCONFIRMED estimate; FSx for Lustre uses one per file server).
@@ -87,7 +99,7 @@ class TrainingVpc(Construct):
                 "TrainingVpc needs exactly one of availability_zone or availability_zone_id, "
                 f"got availability_zone={availability_zone!r}, availability_zone_id={availability_zone_id!r}"
             )
-        v.whole("max_instance_count", max_instance_count, minimum=1)
+        v.whole("max_instance_count", max_instance_count, minimum=1, optional=True)
         v.whole("ips_per_instance", ips_per_instance, minimum=5,
                 why=" (SageMaker: a training instance that uses EFA needs at least 5 private IPs)")
         v.whole("file_system_ips", file_system_ips, minimum=0)
@@ -98,21 +110,22 @@ class TrainingVpc(Construct):
         v.require("flow_log_bucket", flow_log_bucket, "IBucket")
         if interface_endpoints is None:
             interface_endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS
-        endpoint_ips = len(interface_endpoints)
+        other_ips = len(interface_endpoints) + file_system_ips
+        vpc_prefix = network.prefixlen
         try:
-            mask = plan_subnet_mask(
-                instances=max_instance_count,
-                ips_per_instance=ips_per_instance,
-                other_ips=endpoint_ips + file_system_ips,
-            )
+            mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat_gateway, max_instance_count=max_instance_count,
+                                        ips_per_instance=ips_per_instance, other_ips=other_ips)
         except ConfigError as exc:
             raise ConfigError(f"max_instance_count={max_instance_count} is too large for one training subnet: {exc}") from None
-        needed = 2 ** (32 - mask) + (16 if nat_gateway else 0)
+        needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat_gateway else 0)
         if needed > network.num_addresses:
-            parts = f"a /{mask} training subnet" + (" and a /28 NAT subnet" if nat_gateway else "")
+            parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat_gateway else "")
             raise ConfigError(f"cidr {cidr} is too small for {parts} (max_instance_count={max_instance_count}, "
                               f"ips_per_instance={ips_per_instance}); use a larger block")
+        capacity = subnet_instance_capacity(mask, ips_per_instance=ips_per_instance, other_ips=other_ips)
         super().__init__(scope, id)
+        self.training_subnet_mask = mask
+        self.instance_capacity = capacity
         # Same posture whatever the app's feature flags (docs/embedding.md): the flow-log
         # destination grant for delivery.logs.amazonaws.com is written into the bucket policy
         # explicitly, as the recommended flag does, instead of being left to the service.
@@ -128,7 +141,7 @@ class TrainingVpc(Construct):
             cidr_mask=mask,
         )]
         if nat_gateway:
-            subnets.append(ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=28, map_public_ip_on_launch=False))
+            subnets.append(ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=NAT_SUBNET_MASK, map_public_ip_on_launch=False))
 
         self.vpc = ec2.Vpc(
             self,

@@ -45,6 +45,7 @@ class SmddpTrainingNetwork(Construct):
         *,
         instance_type: str = "ml.p4d.24xlarge",
         instance_count: int = 4,
+        max_instance_count: Optional[int] = None,
         availability_zone: Optional[str] = None,
         availability_zone_id: Optional[str] = None,
         lustre_plan: Optional[LustrePlan] = None,
@@ -81,7 +82,11 @@ class SmddpTrainingNetwork(Construct):
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
-        :param instance_count: instances per job; sizes the subnet and the file system. Default: 4.
+        :param instance_count: instances per job; sizes the file system (not the subnet). Default: 4.
+        :param max_instance_count: the largest cluster a created training subnet is sized for.
+            Default: none, 1/16 of ``vpc_cidr`` (a /20 of the default /16, 406 instances at 5 IPs),
+            so growing ``instance_count`` never changes a CIDR (a new CIDR replaces the subnet and
+            the file system). See :class:`TrainingVpc`.
         :param availability_zone: AZ name of the training subnet (``us-east-1a``). One of this or
             ``availability_zone_id`` is required when the network creates the VPC.
         :param availability_zone_id: AZ ID instead (``use1-az4``, as capacity reservations name it).
@@ -195,7 +200,7 @@ class SmddpTrainingNetwork(Construct):
                 "Network",
                 availability_zone=availability_zone,
                 availability_zone_id=availability_zone_id,
-                max_instance_count=instance_count,
+                max_instance_count=max_instance_count,
                 ips_per_instance=instance.private_ips if ips_per_instance is None else ips_per_instance,
                 restrict_default_security_group=restrict_default_security_group,
                 availability_zone_id_prefix=_validation_l3.az_id_prefix_for(self, availability_zone_id_prefix),
@@ -204,6 +209,12 @@ class SmddpTrainingNetwork(Construct):
                 interface_endpoints=endpoints,
                 flow_log_bucket=log_bucket,
             )
+            if instance_count > self.network.instance_capacity:
+                raise ConfigError(
+                    f"instance_count={instance_count} does not fit the /{self.network.training_subnet_mask} training "
+                    f"subnet, which holds {self.network.instance_capacity} instances; set max_instance_count="
+                    f"{instance_count} or more (a new CIDR: it replaces the subnet and the file system of a deployed network)"
+                )
             vpc = self.network.vpc
             training_subnet = self.network.training_subnet
             self.availability_zone = self.network.availability_zone

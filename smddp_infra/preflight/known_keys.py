@@ -143,6 +143,9 @@ class UnknownKey:
 
     key: str
     suggestion: Optional[str]
+    #: why the key has no effect, when it is more than a misspelling (``job_name`` given to
+    #: the constructor belongs to ``fit()``)
+    note: Optional[str] = None
 
 
 def unknown_keys(doc: Mapping[str, Any], *, model_trainer: Optional[bool]) -> tuple[UnknownKey, ...]:
@@ -179,3 +182,47 @@ def _nearest(key: str, names: list[str], *, synonyms: bool, prefix: str) -> Opti
         return SYNONYMS[normal]
     close = difflib.get_close_matches(normal, names, n=1)
     return prefix + close[0] if close else None
+
+
+#: SDK argument names people reach for that spelling similarity cannot see.
+SDK_SYNONYMS: Mapping[str, str] = {
+    "env": "environment",
+    "environment_variables": "environment",
+    "env_vars": "environment",
+    "hyperparams": "hyperparameters",
+    "hparams": "hyperparameters",
+    "vpc_subnets": "subnets",
+    "security_groups": "security_group_ids",
+    "keep_alive_time_in_seconds": "keep_alive_period_in_seconds",
+    "keep_alive_seconds": "keep_alive_period_in_seconds",
+    "max_run_in_seconds": "max_run",
+    "checkpoint_uri": "checkpoint_s3_uri",
+    "checkpoint_path": "checkpoint_local_path",
+}
+
+
+def unknown_arguments(names: Iterable[str], known: Iterable[str], *, prefix: str = "",
+                      fit_only: Iterable[str] = ()) -> tuple[UnknownKey, ...]:
+    """Keyword arguments of a call in user code that the SDK class does not take.
+
+    ``fit_only``: names that belong to the ``fit()`` call rather than the constructor
+    (SDK v2 drops ``job_name=`` given to ``PyTorch(...)`` like any other unknown argument).
+    """
+    known_names = sorted(set(known))
+    fit = set(fit_only)
+    found = []
+    for name in names:
+        if name in known_names:
+            continue
+        if name in fit:
+            found.append(UnknownKey(f"{prefix}{name}", None, note=f"{name} is a fit() argument: pass it to .fit({name}=...)"))
+            continue
+        normal = name.strip().lower().replace("-", "_")
+        suggestion = SDK_SYNONYMS.get(normal)
+        if suggestion is not None and suggestion not in known_names:
+            suggestion = None
+        if suggestion is None:
+            close = difflib.get_close_matches(normal, known_names, n=1)
+            suggestion = close[0] if close else None
+        found.append(UnknownKey(f"{prefix}{name}", f"{prefix}{suggestion}" if suggestion else None))
+    return tuple(found)

@@ -112,3 +112,19 @@ def efa_instance(name: str, *, setting: str = "instance type") -> InstanceType:
         known = ", ".join(EFA_INSTANCE_TYPES)
         why = f" ({name} is left out on purpose: {EXCLUDED_EFA_TYPES[name]})" if isinstance(name, str) and name in EXCLUDED_EFA_TYPES else ""
         raise ConfigError(f"{setting} must be a SageMaker EFA training instance type ({known}), got {name!r}{why}") from None
+
+
+SMDDP_SUPPORT_LEVELS = ("current", "legacy", "older-releases")
+
+
+def smddp_support(instance_type: str) -> str | None:
+    """How SMDDP runs on ``instance_type``, from the three sets above: ``current``
+    (:data:`SMDDP_INSTANCE_TYPES`), ``legacy``, ``older-releases``; None where it has no SMDDP
+    (p5, p6, g5, trn...: the same EFA network runs NCCL there)."""
+    if instance_type in SMDDP_INSTANCE_TYPES:
+        return "current"
+    if instance_type in SMDDP_LEGACY_INSTANCE_TYPES:
+        return "legacy"
+    if instance_type in SMDDP_OLDER_RELEASE_INSTANCE_TYPES:
+        return "older-releases"
+    return None
