@@ -1,4 +1,4 @@
-"""The ``smddp-infra`` front door: size | job-config | preflight | check | review.
+"""The ``smddp-infra`` front door: size | job-config | preflight | check | review | guard.
 
 Each subcommand lives in :mod:`smddp_infra.commands` as a module with ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Command modules import only pure
@@ -25,6 +25,7 @@ COMMANDS = {
     "preflight": "preflight",
     "check": "check",
     "review": "review",
+    "guard": "guard",
     "guardrails": "guardrails",
 }
 

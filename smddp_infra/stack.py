@@ -42,12 +42,14 @@ def plan_for(settings: NetworkSettings) -> LustrePlan:
             efa_enabled=settings.efa_file_system,
             deployment_types=[settings.deployment_type] if settings.deployment_type else None,
             max_capacity_gib=settings.max_capacity_gib,
+            per_unit_storage_throughput=settings.per_unit_storage_throughput,
         )
     except SizingError as exc:
         keys = ["smddp:requiredThroughputMBps" if settings.required_throughput_mbps is not None else "smddp:readMBpsPerGpu",
                 "smddp:datasetGiB"]
         keys += [k for k, v in (("smddp:deploymentType", settings.deployment_type), ("smddp:efaFileSystem", settings.efa_file_system),
-                                ("smddp:maxCapacityGiB", settings.max_capacity_gib)) if v]
+                                ("smddp:maxCapacityGiB", settings.max_capacity_gib),
+                                ("smddp:perUnitStorageThroughput", settings.per_unit_storage_throughput)) if v]
         raise SizingError(f"no FSx for Lustre file system fits {', '.join(keys)}: {exc}") from None
 
 
@@ -84,6 +86,7 @@ class TrainingNetworkStack(Stack):
             lustre_plan=plan_for(settings),
             instance_type=settings.instance_type,
             instance_count=settings.instance_count,
+            max_instance_count=settings.max_instance_count,
             availability_zone=settings.availability_zone,
             availability_zone_id=settings.availability_zone_id,
             efa_file_system=settings.efa_file_system,
@@ -123,4 +126,5 @@ class TrainingNetworkStack(Stack):
             OUTPUT_LAUNCH_POLICY: self.launch_policy.managed_policy_arn,
         }
         for key_name, value in outputs.items():
+            assert value is not None, key_name  # the network always has output and code prefixes
             CfnOutput(self, key_name, value=value)

@@ -292,11 +292,14 @@ def test_v2_distribution_is_a_copy_not_the_shared_constant():
 
 def test_v3_pieces_use_model_trainer_field_names_and_say_how_to_run_smddp():
     pieces = sdk_v3_pieces(settings_of(default_outputs()), channel="fsx")
-    assert set(pieces) == {"role", "compute", "networking", "checkpoint_config", "output_data_config",
+    assert set(pieces) == {"role", "compute", "networking", "checkpoint_config", "output_data_config", "session",
                            "training_input_mode", "input_data_config", "distributed", "notes"}
-    # sagemaker.core.training.configs.OutputDataConfig(s3_output_path=...); v3 has no code_location
+    # sagemaker.core.training.configs.OutputDataConfig(s3_output_path=...)
     assert pieces["output_data_config"] == {"s3_output_path": OUTPUT_URI}
-    assert CODE_URI not in json.dumps(pieces)
+    # v3 has no code_location: the Session's bucket + prefix ARE the code prefix
+    # (tests/test_sagemaker_sdk_v3.py proves where the real SDK then uploads)
+    bucket, prefix = pieces["session"]["default_bucket"], pieces["session"]["default_bucket_prefix"]
+    assert f"s3://{bucket}/{prefix}/" == CODE_URI
     assert any("no code_location" in note for note in pieces["notes"])
     assert pieces["networking"] == {"subnets": ["subnet-0123456789abcdef0"],
                                     "security_group_ids": ["sg-0123456789abcdef0"],
@@ -567,10 +570,10 @@ def test_cli_prints_json_and_exits_zero():
      "publishes no OutputS3Uri/CodeS3Uri (deployed before smddp-infra added them), so output_path and "
      "code_location are left out and the SDK will fall back to its default bucket sagemaker-<region>-<account>, "
      "which the execution role cannot write; redeploy the stack or set them yourself"),
-    ("v3", ("output_data_config",),
-     "publishes no OutputS3Uri (deployed before smddp-infra added them), so output_data_config is left out and "
-     "the SDK will fall back to its default bucket sagemaker-<region>-<account>, which the execution role cannot "
-     "write; redeploy the stack or set it yourself"),
+    ("v3", ("output_data_config", "session"),
+     "publishes no OutputS3Uri/CodeS3Uri (deployed before smddp-infra added them), so output_data_config and "
+     "session are left out and the SDK will fall back to its default bucket sagemaker-<region>-<account>, which "
+     "the execution role cannot write; redeploy the stack or set them yourself"),
     ("boto3", ("OutputDataConfig",),
      "publishes no OutputS3Uri (deployed before smddp-infra added them), so OutputDataConfig is left out; "
      "CreateTrainingJob requires one: give it a prefix the execution role can write, or redeploy the stack"),
@@ -585,10 +588,12 @@ def test_an_older_stack_still_renders_with_one_warning_line(fmt, missing, expect
     assert "s3://sagemaker-" not in result.stdout
 
 
-def test_a_stack_with_only_the_output_prefix_warns_about_the_code_location_for_v2_only():
+def test_a_stack_with_only_the_output_prefix_warns_about_the_code_location_for_v2_and_v3():
     settings = settings_of(with_document(code=None))
-    assert missing_locations_warning(settings, "v3") is None
     assert missing_locations_warning(settings, "boto3") is None
+    assert "session" not in sdk_v3_pieces(settings)
+    assert missing_locations_warning(settings, "v3", where="stack 'S'").startswith(
+        "stack 'S' publishes no CodeS3Uri (deployed before smddp-infra added them), so session is left out")
     warning = missing_locations_warning(settings, "v2", where="stack 'S'")
     assert warning.startswith("stack 'S' publishes no CodeS3Uri (deployed before smddp-infra added them), "
                               "so code_location is left out and the SDK")

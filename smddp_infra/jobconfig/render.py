@@ -138,6 +138,14 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
     members). v3 has no SMDDP distribution switch and sends no Debugger config: ``distributed``
     names the launcher class (``Torchrun``) and the script picks the backend (:func:`launcher_for`).
     ``output_data_config`` points model artifacts at the prefix the role can write.
+
+    ``session`` (``Session(boto_session=..., **cfg["session"])``): v3 has no ``code_location``;
+    ModelTrainer stages the source and its drivers (channels ``code`` and ``sm_drivers``) at
+    ``s3://<default_bucket>/<default_bucket_prefix>/<base job name>/<job>/input/...``, so the
+    session's bucket and prefix are the network's CodeS3Uri, which the role may read. When the
+    launching identity may call iam:SimulatePrincipalPolicy, sagemaker-train 1.27 asks whether
+    the ROLE can write the whole bucket and, as it cannot, stages under the output prefix
+    instead (``<OutputS3Uri><code prefix>/...``); the execution role reads that path too.
     """
     launcher = launcher_for(doc.instance_type)
     networking: dict[str, Any] = {
@@ -156,6 +164,8 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
     }
     if doc.output_s3_uri is not None:
         pieces["output_data_config"] = {"s3_output_path": doc.output_s3_uri}
+    if doc.code_s3_uri is not None:
+        pieces["session"] = v3_session(doc.code_s3_uri)
     pieces.update({
         "training_input_mode": FILE_SYSTEM_INPUT_MODE,
         "input_data_config": [{
@@ -171,6 +181,14 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
         "notes": [*SDK_V3_NOTES, launcher.reason, icte_note(doc)],
     })
     return pieces
+
+
+def v3_session(code_s3_uri: str) -> dict[str, Any]:
+    """``Session`` arguments that stage ModelTrainer's uploads under ``code_s3_uri``
+    (``s3://bucket/code/`` -> ``{"default_bucket": "bucket", "default_bucket_prefix": "code"}``;
+    no prefix -> ``None``, the SDK's "no prefix")."""
+    bucket, _, prefix = code_s3_uri.removeprefix("s3://").partition("/")
+    return {"default_bucket": bucket, "default_bucket_prefix": prefix.strip("/") or None}
 
 
 def create_training_job_fragment(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
@@ -230,11 +248,13 @@ def missing_locations_warning(doc: JobDocument, fmt: str, *, where: str = "stack
     Stacks deployed before ``OutputS3Uri``/``CodeS3Uri`` existed still render (the keys
     are left out), but the job would fail late: the SDKs then write the model and upload
     the script to their default bucket, and the execution role may use only its own job
-    bucket. v2 needs both locations; v3 and boto3 only the output one.
+    bucket. v2 and v3 need both locations (v3 stages code through ``session``); boto3 only the
+    output one.
     """
     needed = {"v2": (("OutputS3Uri", "output_path", doc.output_s3_uri),
                      ("CodeS3Uri", "code_location", doc.code_s3_uri)),
-              "v3": (("OutputS3Uri", "output_data_config", doc.output_s3_uri),),
+              "v3": (("OutputS3Uri", "output_data_config", doc.output_s3_uri),
+                     ("CodeS3Uri", "session", doc.code_s3_uri)),
               "boto3": (("OutputS3Uri", "OutputDataConfig", doc.output_s3_uri),)}.get(fmt, ())
     missing = [(output, arg) for output, arg, value in needed if value is None]
     if not missing:
@@ -261,8 +281,11 @@ SDK_V3_NOTES = (
     "distributed: Torchrun() (the key names the class in sagemaker.train.distributed)",
     "v3 sends no Debugger hook config, so nothing needs switching off",
     "output_data_config: OutputDataConfig(**output_data_config), the prefix the execution role can write",
-    "v3 has no code_location: ModelTrainer uploads source code and its drivers to the Session's default "
-    "bucket, which the execution role may not read; see docs/job-config.md",
+    "session: Session(boto_session=..., **session) from sagemaker.core.helper.session_helper, passed as "
+    "ModelTrainer(sagemaker_session=...): v3 has no code_location, it stages the source and its drivers "
+    "(channels code, sm_drivers) in the session's bucket under default_bucket_prefix, the code prefix the "
+    "execution role reads (callers allowed iam:SimulatePrincipalPolicy get <output prefix>/<code prefix>/, "
+    "which the role reads too); see docs/job-config.md",
 )
 
 def icte_note(doc: JobDocument) -> str:
