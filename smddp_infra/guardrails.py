@@ -52,6 +52,8 @@ SID_MANAGE = "ManageTrainingJobs"
 SID_BUCKET_LIST = "JobBucketList"
 SID_CODE = "TrainingCodeUpload"
 SID_OUTPUT = "ModelOutputRead"
+SID_STAGED = "StagedCodeUpload"
+SID_SIMULATE = "ValidateExecutionRole"
 SID_KEY = "JobBucketKey"
 SID_LOGS = "TrainingLogsRead"
 
@@ -193,6 +195,9 @@ def launch_statements(scope: LaunchScope) -> list[dict[str, Any]]:
          "Condition": launch_conditions(scope)},
         {"Sid": SID_PASS_ROLE, "Effect": "Allow", "Action": "iam:PassRole", "Resource": scope.role_arn,
          "Condition": {"StringEquals": {"iam:PassedToService": SAGEMAKER_SERVICE}}},
+        # SDK v3 validates the execution role with iam:SimulatePrincipalPolicy before it starts a
+        # job (read-only, this role only); without it v3 only warns and stages code elsewhere.
+        {"Sid": SID_SIMULATE, "Effect": "Allow", "Action": "iam:SimulatePrincipalPolicy", "Resource": scope.role_arn},
         {"Sid": SID_MANAGE, "Effect": "Allow",
          "Action": ["sagemaker:AddTags", "sagemaker:DescribeTrainingJob", "sagemaker:StopTrainingJob"]
          + (["sagemaker:DescribeHyperParameterTuningJob", "sagemaker:StopHyperParameterTuningJob"]
@@ -213,6 +218,12 @@ def launch_statements(scope: LaunchScope) -> list[dict[str, Any]]:
         if scope.output_prefix is not None:
             statements.append({"Sid": SID_OUTPUT, "Effect": "Allow", "Action": "s3:GetObject",
                                "Resource": f"{bucket}/{_objects(scope.output_prefix)}"})
+        if scope.output_prefix and scope.output_prefix.strip("/") and scope.code_prefix and scope.code_prefix.strip("/"):
+            # SDK v3's ModelTrainer stages code and drivers under <output>/<code>/ when the caller
+            # can simulate the role (the execution role reads it there: StagedCodeRead).
+            staged = f"{scope.output_prefix.strip('/')}/{scope.code_prefix.strip('/')}"
+            statements.append({"Sid": SID_STAGED, "Effect": "Allow", "Action": ["s3:AbortMultipartUpload", "s3:PutObject"],
+                               "Resource": f"{bucket}/{staged}/*"})
         if scope.kms_key_arn is not None and (scope.code_prefix is not None or scope.output_prefix is not None):
             # SSE-KMS bucket: uploading needs GenerateDataKey, reading needs Decrypt, on this key only.
             statements.append({"Sid": SID_KEY, "Effect": "Allow", "Action": ["kms:Decrypt", "kms:GenerateDataKey"],

@@ -94,8 +94,8 @@ def test_acknowledged_iam_wildcards_are_only_the_ones_iam_forces(default_app: Sy
     role = sorted(rule_id for path, rule_id, _, _ in _acknowledgements(default_app) if "IAM5" in rule_id and "/ExecutionRole/" in path)
     launch = sorted(rule_id for path, rule_id, _, _ in _acknowledgements(default_app) if "IAM5" in rule_id and "/LaunchPolicy/" in path)
     assert len(role) + len(launch) == len([r for _, r, _, _ in _acknowledgements(default_app) if "IAM5" in r])
-    # launch policy: training-job/*, the log group's streams, code/* and output/*
-    assert len(launch) == len(set(launch)) == 4, launch
+    # launch policy: training-job/*, the log group's streams, code/*, output/* and output/code/*
+    assert len(launch) == len(set(launch)) == 5, launch
     assert any("training-job/*]" in i for i in launch) and any(":log-stream:*]" in i for i in launch)
     ids = role
     assert len(ids) == len(set(ids)) == 7, ids

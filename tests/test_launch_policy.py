@@ -111,8 +111,9 @@ def test_launch_policy_is_attached_to_nobody_by_default(default_app: Synthesized
 
 def test_launch_policy_has_the_statements_of_the_pure_builder(default_app: Synthesized, resolved: dict[str, Any]) -> None:
     sids = [s["Sid"] for s in resolved["policy"]["Statement"]]
-    assert sids == [guardrails.SID_LAUNCH, guardrails.SID_PASS_ROLE, guardrails.SID_MANAGE, guardrails.SID_BUCKET_LIST,
-                    guardrails.SID_CODE, guardrails.SID_OUTPUT, guardrails.SID_LOGS]
+    assert sids == [guardrails.SID_LAUNCH, guardrails.SID_PASS_ROLE, guardrails.SID_SIMULATE, guardrails.SID_MANAGE,
+                    guardrails.SID_BUCKET_LIST, guardrails.SID_CODE, guardrails.SID_OUTPUT, guardrails.SID_STAGED,
+                    guardrails.SID_LOGS]
 
 
 # --- what it allows ---------------------------------------------------------------------------
@@ -140,6 +141,12 @@ def test_the_sdk_can_upload_code_and_read_output_but_not_checkpoints(resolved: d
     assert evaluate([resolved["policy"]], Request("s3:GetObject", f"{objects}/output/job-1/output/model.tar.gz", {})).allowed
     assert not evaluate([resolved["policy"]], Request("s3:PutObject", f"{objects}/output/job-1/model.tar.gz", {})).allowed
     assert not evaluate([resolved["policy"]], Request("s3:GetObject", f"{objects}/checkpoints/step-100.pt", {})).allowed
+    # SDK v3 stages code under <output>/<code>/ (the execution role's StagedCodeRead), after
+    # validating the role with iam:SimulatePrincipalPolicy on that role only
+    assert evaluate([resolved["policy"]], Request("s3:PutObject", f"{objects}/output/code/job-1/input/code/x.tar.gz", {})).allowed
+    role = resolved["document"]["roleArn"]
+    assert evaluate([resolved["policy"]], Request("iam:SimulatePrincipalPolicy", role, {})).allowed
+    assert not evaluate([resolved["policy"]], Request("iam:SimulatePrincipalPolicy", role + "Other", {})).allowed
 
 
 def test_training_logs_can_be_read(resolved: dict[str, Any]) -> None:

@@ -99,6 +99,7 @@ LAUNCH_WILDCARD_REASONS = {
     "ManageTrainingJobs": "Describe, stop and tag apply to the jobs the principal starts, whose names are chosen per launch.",
     "TrainingCodeUpload": "The SDK uploads each job's script under the code prefix with a per-job name.",
     "ModelOutputRead": "SageMaker writes each job's model artifacts under the output prefix with a per-job name.",
+    "StagedCodeUpload": "SageMaker Python SDK v3 stages each job's code and drivers under <output prefix>/<code prefix>/ with per-job names.",
     "TrainingLogsRead": "SageMaker names one log stream per job instance under the /aws/sagemaker/TrainingJobs log group.",
 }
 
