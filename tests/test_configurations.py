@@ -327,3 +327,11 @@ def test_grant_launch_refuses_a_principal_a_managed_policy_cannot_attach_to() ->
     assert network.launch_policy() is network.launch_policy()
     with pytest.raises(ConfigError, match="already created"):
         network.launch_policy(include_tuning_jobs=True)
+
+
+
+def test_launch_policy_refuses_a_non_efa_instance_type_prop() -> None:
+    stack = Stack(App(), "Types", env=Environment(region="us-east-1"))
+    network = SmddpTrainingNetwork(stack, "Net", availability_zone="us-east-1a", read_mbps_per_gpu=50)
+    with pytest.raises(ConfigError, match="instance_types must be a SageMaker EFA training instance type.*got 'ml.g5.48xlarge'"):
+        network.launch_policy(instance_types=["ml.g5.48xlarge"])

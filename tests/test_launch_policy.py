@@ -435,3 +435,89 @@ def test_the_refused_request_of_security_md(resolved: dict[str, Any], job_reques
                        ("ForAnyValue:StringEquals", "sagemaker:VpcSecurityGroupIds")}
     decision = evaluate([FULL_ACCESS, deny_document], Request("sagemaker:CreateTrainingJob", JOB_ARN, ctx))
     assert decision.sid == "DenyForeignSubnets"
+
+
+# --- options and escape hatches of the pure builder ----------------------------------------------
+
+def _fsx_job(scope: guardrails.LaunchScope) -> dict[str, Any]:
+    return {
+        "RoleArn": scope.role_arn,
+        "ResourceConfig": {"InstanceType": scope.instance_types[0], "InstanceCount": 2},
+        "VpcConfig": {"Subnets": list(scope.subnet_ids), "SecurityGroupIds": list(scope.security_group_ids)},
+        "EnableInterContainerTrafficEncryption": True,
+        "InputDataConfig": [{"ChannelName": "train", "DataSource": {"FileSystemDataSource": {
+            "FileSystemId": scope.file_system_id, "FileSystemType": "FSxLustre", "FileSystemAccessMode": "rw",
+            "DirectoryPath": f"/{scope.file_system_mount_name}/data"}}}],
+    }
+
+
+TEAM_JOB_ARN = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/team-a-run-1"  # every_option_scope's job_name_prefix
+
+
+def launch_team(policy: dict[str, Any], request: dict[str, Any]) -> Decision:
+    return evaluate([policy], Request("sagemaker:CreateTrainingJob", TEAM_JOB_ARN, training_job_context(request)))
+
+
+def test_job_name_prefix_limits_the_jobs_that_may_start() -> None:
+    scope = every_option_scope()
+    request = {**_fsx_job(scope), "OutputDataConfig": {"KmsKeyId": scope.kms_key_arn}}
+    doc = guardrails.launch_policy_document(scope)
+    assert launch_team(doc, request).allowed
+    assert launch(doc, request).refused_by() == (SID_LAUNCH, "Resource", None)
+
+
+def test_output_key_is_if_given_by_default_and_required_on_request() -> None:
+    scope = every_option_scope()
+    request = _fsx_job(scope)
+    allow_if_given = guardrails.launch_policy_document(guardrails.LaunchScope(**{**scope.__dict__, "require_output_kms_key": False}))
+    assert launch_team(allow_if_given, request).allowed
+    required = guardrails.launch_policy_document(scope)
+    assert launch_team(required, request).refused_by() == (SID_LAUNCH, "ArnEquals", "sagemaker:OutputKmsKey")
+    request["OutputDataConfig"] = {"S3OutputPath": "s3://jobs/output/", "KmsKeyId": scope.kms_key_arn}
+    assert launch_team(required, request).allowed
+    request["OutputDataConfig"]["KmsKeyId"] = scope.kms_key_arn.replace("1111", "9999")
+    assert launch_team(required, request).refused_by() == (SID_LAUNCH, "ArnEquals", "sagemaker:OutputKmsKey")
+
+
+def test_deny_style_with_a_key_refuses_only_a_foreign_key() -> None:
+    scope = guardrails.LaunchScope(**{**every_option_scope().__dict__, "require_output_kms_key": False})
+    deny = guardrails.deny_policy_document(scope)
+    request = _fsx_job(scope)
+    ctx = training_job_context(request)
+    assert evaluate([FULL_ACCESS, deny], Request("sagemaker:CreateTrainingJob", JOB_ARN, ctx)).allowed
+    request["ResourceConfig"]["VolumeKmsKeyId"] = "arn:aws:kms:us-east-1:123456789012:key/other"
+    decision = evaluate([FULL_ACCESS, deny], Request("sagemaker:CreateTrainingJob", JOB_ARN, training_job_context(request)))
+    assert decision.sid == "DenyForeignVolumeKey"
+
+
+def test_omitted_and_extra_conditions_change_only_what_they_name() -> None:
+    base = every_option_scope()
+    scope = guardrails.LaunchScope(**{**base.__dict__, "omit_condition_keys": ("sagemaker:FileSystemDirectoryPath",),
+                                      "extra_conditions": {"Bool": {"sagemaker:NetworkIsolation": "true"}}})
+    conditions = guardrails.launch_conditions(scope)
+    assert "StringLikeIfExists" not in conditions
+    assert conditions["Bool"] == {"sagemaker:InterContainerTrafficEncryption": "true", "sagemaker:NetworkIsolation": "true"}
+    request = _fsx_job(scope)
+    request["InputDataConfig"][0]["DataSource"]["FileSystemDataSource"]["DirectoryPath"] = "/elsewhere"
+    doc = guardrails.launch_policy_document(scope)
+    assert launch_team(doc, request).refused_by() == (SID_LAUNCH, "Bool", "sagemaker:NetworkIsolation")
+    request["EnableNetworkIsolation"] = True
+    request["OutputDataConfig"] = {"KmsKeyId": scope.kms_key_arn}
+    assert launch_team(doc, request).allowed
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"subnet_ids": ()}, "at least one training subnet"),
+        ({"security_group_ids": ()}, "at least one security group"),
+        ({"instance_types": ()}, "at least one instance type"),
+        ({"file_system_access_mode": "rx"}, "file_system_access_mode must be 'ro' or 'rw', got 'rx'"),
+        ({"omit_condition_keys": ("FileSystemId",)}, "omit_condition_keys entries must be condition keys"),
+    ],
+)
+def test_bad_scope_is_a_config_error_naming_the_setting(change: dict[str, Any], message: str) -> None:
+    from smddp_infra.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        guardrails.LaunchScope(**{**every_option_scope().__dict__, **change})
