@@ -82,7 +82,8 @@ def role_documents(default_app: Any, config_id: str) -> tuple[list[dict], dict, 
     partition = cfg["role"].split(":")[1]
     bucket = _bucket(cfg["checkpoint_config"]["s3_uri"])
     resources = default_app.json["Resources"]
-    (policy,) = [r for r in resources.values() if r["Type"] == "AWS::IAM::ManagedPolicy"]
+    # the execution role's policy (the launch guardrail is the other managed policy, attached to nobody)
+    (policy,) = [r for r in resources.values() if r["Type"] == "AWS::IAM::ManagedPolicy" and "Roles" in r["Properties"]]
     (role,) = [r for r in resources.values() if r["Type"] == "AWS::IAM::Role"]
     (bucket_id,) = [k for k, r in resources.items() if r["Type"] == "AWS::S3::Bucket" and "Checkpoints" in k]
     refs = {"AWS::Partition": partition, "AWS::AccountId": account, "AWS::Region": region,
