@@ -146,7 +146,8 @@ def whole(prop: str, value: Any, *, minimum: int, maximum: Optional[int] = None,
         raise ConfigError(f"{prop} must be known at synth (a literal number), got a token")
     if value < minimum or (maximum is not None and value > maximum):
         raise ConfigError(f"{prop} must be {allowed}{why}, got {value!r}")
-    return value
+    checked: int = value
+    return checked
 
 
 def choice(prop: str, value: Any, allowed: Sequence[str]) -> str:

@@ -270,10 +270,10 @@ def best_per_deployment_type(
 def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise SizingError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
+    number = float(value)
+    if math.isnan(number) or math.isinf(number):
         raise SizingError(f"{name} must be a finite number, got {value!r}")
-    return value
+    return number
 
 
 def _decimal(price: float) -> Fraction:
