@@ -142,6 +142,7 @@ class TrainingLaunchPolicy(Construct):
                 if "*" in finding and reason and reason not in reasons.setdefault(finding, []):
                     reasons[finding].append(reason)
         cfn_policy = self.policy.node.default_child
+        assert cfn_policy is not None  # ManagedPolicy always has its CfnManagedPolicy
         for finding, why in reasons.items():
             Validations.of(cfn_policy).acknowledge(
                 Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{finding}]", reason=" ".join(why))
