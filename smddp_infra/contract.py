@@ -104,6 +104,8 @@ class JobDocument:
     """
 
     subnets: tuple[str, ...]
+    #: The network's EFA group first (the one with the all-traffic self rules; the launch
+    #: guardrail requires it on every job), then any additional groups.
     security_group_ids: tuple[str, ...]
     role_arn: str
     checkpoint_s3_uri: str
@@ -128,8 +130,6 @@ class JobDocument:
     required_throughput_mbps: Optional[float] = None
     #: The KMS key of the buckets and file system, when one is used.
     kms_key_arn: Optional[str] = None
-    #: The launch policy (guardrail) for people who start jobs, when the stack makes one.
-    launch_policy_arn: Optional[str] = None
     #: The network's construct path in its stack ("" for documents written before it existed).
     network: str = ""
     version: int = DOCUMENT_VERSION
@@ -169,8 +169,6 @@ class JobDocument:
             doc["code"] = {"s3Uri": self.code_s3_uri}
         if self.kms_key_arn is not None:
             doc["kmsKeyArn"] = self.kms_key_arn
-        if self.launch_policy_arn is not None:
-            doc["launchPolicyArn"] = self.launch_policy_arn
         return doc
 
     def zone_of(self, subnet: str) -> str:
@@ -242,7 +240,6 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
                                   _bool(doc["enableNetworkIsolation"], f"{where}: enableNetworkIsolation")),
         required_throughput_mbps=None if throughput is None else float(throughput),
         kms_key_arn=_opt_str(doc, "kmsKeyArn", where),
-        launch_policy_arn=_opt_str(doc, "launchPolicyArn", where),
     )
 
 
