@@ -135,3 +135,21 @@ def test_version_is_the_installed_package_version():
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"smddp-infra {version('smddp-infra')}"
+
+
+def test_quota_and_cost_alerts_reach_stderr_and_json_stays_clean():
+    """The alerts the constructs raise at synth, for a 10 PB dataset, before anything is built."""
+    result = subprocess.run([sys.executable, "-m", "smddp_infra.cli", "size", "--instance-type", "ml.p5.48xlarge",
+                             "--instance-count", "16", "--read-mbps-per-gpu", "200", "--dataset-gib", "10000000",
+                             "--json"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["storage_capacity_gib"] >= 10_000_000
+    warnings = result.stderr.strip().splitlines()
+    assert len(warnings) == 2 and all(w.startswith("smddp-infra size: warning: ") for w in warnings)
+    assert "above the default regional FSx for Lustre storage quota of 100,800 GiB" in warnings[0]
+    assert "--max-capacity-gib" in warnings[0] and "max_capacity_gib" not in warnings[0]
+    assert "/month warning threshold" in warnings[1]
+    ordinary = subprocess.run([sys.executable, "-m", "smddp_infra.cli", "size", "--instance-type", "ml.p4d.24xlarge",
+                               "--instance-count", "4", "--read-mbps-per-gpu", "50"], capture_output=True, text=True,
+                              timeout=60)
+    assert (ordinary.returncode, ordinary.stderr) == (0, "")

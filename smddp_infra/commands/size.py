@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from typing import Any, Optional
 
 from smddp_infra.errors import ConfigError, SizingError
@@ -138,6 +139,13 @@ def run(args: argparse.Namespace) -> int:
             message = message.replace(name, flag)
         raise SizingError(message) from None
     chosen = next(iter(plans.values()))
+    # The same quota and spend alerts the constructs raise as synth warnings, on stderr so
+    # that --json stays a clean document.
+    from smddp_infra.sizing.guards import plan_alerts
+
+    for alert in plan_alerts(chosen, cost_setting="the default threshold; smddp:monthlyCostWarningUSD in an app"):
+        message = alert.message.replace("max_capacity_gib (smddp:maxCapacityGiB)", "--max-capacity-gib")
+        sys.stderr.write(f"smddp-infra size: warning: {message}\n")
     if args.json:
         print(json.dumps(chosen.to_dict(), indent=2))
         return 0
