@@ -45,7 +45,7 @@ def compile_pattern(pattern: str) -> "re.Pattern[str]":
     translated = pattern
     for java, chars in _JAVA_CLASSES.items():
         # inside a [...] class the range goes in as is; outside it needs its own brackets
-        translated = re.sub(r"(\[[^\]]*?)" + re.escape(java), lambda m: m.group(1) + chars, translated)
+        translated = re.sub(r"(\[[^\]]*?)" + re.escape(java), lambda m, chars=chars: m.group(1) + chars, translated)
         translated = translated.replace(java, f"[{chars}]")
     return re.compile(translated)
 

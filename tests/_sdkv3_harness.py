@@ -90,8 +90,8 @@ def _probe_guard() -> bool:
 
 _guard_sockets()
 
-import boto3
-from botocore.awsrequest import AWSResponse
+import boto3  # noqa: E402 - after the socket guard, on purpose
+from botocore.awsrequest import AWSResponse  # noqa: E402
 
 TRAINING_IMAGE = "763104351884.dkr.ecr.{region}.amazonaws.com/pytorch-training:2.8.0-gpu-py312"
 IAM_NS = "https://iam.amazonaws.com/doc/2010-05-08/"

@@ -7,6 +7,7 @@ SDK is proven in test_sagemaker_api_model.py and test_sagemaker_sdk.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from _jobconfig_helpers import (CONFIG_IDS, OLDER_STACK_FILE, OUTPUTS_DIR, REPO,
                                 run_cli)
 from smddp_infra.cli import main
 from smddp_infra.errors import ConfigError, SmddpError
+from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 from smddp_infra.contract import (
     CHECKPOINT_LOCAL_PATH,
     DOCUMENT_OUTPUT,
@@ -49,7 +51,6 @@ def settings_of(outputs: dict, *, stack: str = "stack", instance_type=None, inst
     """One stack's outputs through the one reader, then validated (what job-config does)."""
     (network,) = networks_in_outputs({stack: outputs})
     return validated(network, instance_type=instance_type, instance_count=instance_count)
-from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 DEFAULT_FILE = OUTPUTS_DIR / "default-p4d.json"
 SNAPSHOT = REPO / "tests" / "snapshots" / "TrainingNetworkStack.template.json"
@@ -224,7 +225,7 @@ def test_flags_override_the_document_cluster_shape():
 
 def test_settings_value_is_frozen():
     settings = settings_of(default_outputs())
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         settings.instance_count = 3  # type: ignore[misc]
 
 

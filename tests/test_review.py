@@ -139,7 +139,7 @@ def test_every_acknowledgement_is_listed_with_its_reason(summary, default_app):
     for path, entry in entries:
         short = "/".join(path.strip("/").split("/")[1:]) or path
         for rule_id, reason in entry["data"].items():
-            rows = [l for l in lines if l.startswith(f"| `{rule_id.removeprefix('Annotation::')}` | `{short}` |")]
+            rows = [row for row in lines if row.startswith(f"| `{rule_id.removeprefix('Annotation::')}` | `{short}` |")]
             assert len(rows) == 1, f"acknowledgement {rule_id} on {path} missing from the summary"
             assert rows[0].endswith(f"| {reason.replace('|', chr(92) + '|')} |")
 

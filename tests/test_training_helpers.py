@@ -142,7 +142,7 @@ def test_stripping_never_loses_a_weight(saved):
         out = strip_ddp_prefix(saved)
     except PrefixCollisionError as exc:
         # Only raised when two originals really land on one key.
-        for new, originals in exc.collisions.items():
+        for originals in exc.collisions.values():
             assert len(originals) >= 2
         return
     assert len(out) == len(saved)
