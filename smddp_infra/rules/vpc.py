@@ -65,8 +65,11 @@ def service_name(model: World, endpoint: Resource) -> Optional[str]:
     Works for literal names and for ``Fn::Join`` / ``Fn::Sub`` over ``AWS::Region``.
     """
     name = model.resolve(endpoint.properties.get("ServiceName"), partial=True)
-    if not isinstance(name, str):
-        return None
+    return short_service_name(name) if isinstance(name, str) else None
+
+
+def short_service_name(name: str) -> Optional[str]:
+    """``com.amazonaws.*.sts`` / ``aws.sagemaker.*.notebook`` -> ``sts`` / ``notebook``."""
     match = _SERVICE.match(name.strip())
     return match.group(1) if match else None
 
