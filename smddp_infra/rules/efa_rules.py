@@ -75,21 +75,13 @@ def _check(world: World, direction: str, rule: Rule) -> list[Finding]:
     groups = security_groups(world)
     findings: list[Finding] = []
     word = "ingress from" if direction == "ingress" else "egress to"
+    failing: dict[str, list[Attachment]] = {}
     for attachment in attachments(world):
         if attachment.evidence != "strong":
             continue
         verdict, why = self_verdict(groups, attachment, direction)
         if verdict == FAIL:
-            target = attachment.template_groups[0]
-            note = _egress_note(groups, attachment) if direction == "egress" else ""
-            findings.append(
-                rule.finding(
-                    attachment.resource,
-                    f"{attachment.what} carries {attachment.describe_groups()}, and none of them allows all-traffic "
-                    f"{word} a group on it{note}: {_fix(direction, target)} (one EFA group with both self rules is enough)",
-                    *attachment.path,
-                )
-            )
+            failing.setdefault(attachment.resource, []).append(attachment)
         elif verdict == UNKNOWN_VERDICT:
             findings.append(
                 UNRESOLVED.finding(
@@ -98,6 +90,18 @@ def _check(world: World, direction: str, rule: Rule) -> list[Finding]:
                     *attachment.path,
                 )
             )
+    for resource, failed in failing.items():  # one finding per resource, naming each attachment
+        target = failed[0].template_groups[0]
+        note = "".join(dict.fromkeys(_egress_note(groups, a) for a in failed)) if direction == "egress" else ""
+        carried = "; ".join(f"{a.what} carries {a.describe_groups()}" for a in failed)
+        findings.append(
+            rule.finding(
+                resource,
+                f"{carried}, and none of them allows all-traffic {word} a group on it{note}: "
+                f"{_fix(direction, target)} (one EFA group with both self rules is enough)",
+                *failed[0].path,
+            )
+        )
     return findings
 
 
