@@ -22,8 +22,9 @@ CDK_FLAGS := --no-notices --no-version-reporting --ci
 .PHONY: setup synth test deploy deploy-local review diff clean
 
 CHECKOV_STAMP := .venv-checkov/.installed
+SDKV3_STAMP := .venv-sdkv3/.installed
 
-setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP)
+setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +42,13 @@ $(CHECKOV_STAMP): requirements-checkov.txt
 	.venv-checkov/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
 	touch $@
 
+# SageMaker Python SDK v3 (sagemaker-train): its own venv, like checkov's, because v2 in .venv owns
+# the same `sagemaker` import name. Used by tests/test_sagemaker_sdk_v3.py.
+$(SDKV3_STAMP): requirements-sdkv3.txt
+	test -x .venv-sdkv3/bin/python || $(PYTHON) -m venv .venv-sdkv3
+	.venv-sdkv3/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sdkv3.txt
+	touch $@
+
 synth: $(STAMP) $(NODE_STAMP)
 	$(CDK) synth $(CDK_FLAGS) --quiet
 	@echo "Template: cdk.out/TrainingNetworkStack.template.json"
@@ -48,11 +56,26 @@ synth: $(STAMP) $(NODE_STAMP)
 test: setup
 	$(BIN)/python -m pytest
 
+# Guarded deploy: synth once, refuse an update that would replace the file system, a bucket,
+# the VPC, the subnet, a KMS key or the file system's security group (smddp-infra guard against
+# the deployed template, read with your credentials; a stack not deployed yet passes), then
+# deploy exactly the assembly that was checked.
+#   make deploy CONTEXT="-c smddp:instanceCount=8"    # any -c context for the synth
+#   make deploy ALLOW_REPLACEMENT=true                 # accept a replacement on purpose
+#                                                      # (= -c smddp:allowReplacement=true)
+STACK   ?= TrainingNetworkStack
+CONTEXT ?=
+ALLOW_REPLACEMENT ?= false
+GUARD_CONTEXT := $(if $(filter true,$(ALLOW_REPLACEMENT)),-c smddp:allowReplacement=true)
+
 deploy: setup
-	$(CDK) deploy $(CDK_FLAGS) --outputs-file cdk-outputs.json
+	$(CDK) synth $(CDK_FLAGS) --quiet $(CONTEXT) $(GUARD_CONTEXT)
+	$(BIN)/smddp-infra guard --deployed-stack $(STACK) cdk.out
+	$(CDK) deploy --app cdk.out $(CDK_FLAGS) --outputs-file cdk-outputs.json $(STACK)
 
 # The whole product without an AWS account: moto's CloudFormation endpoint on localhost, the
-# real cdk CLI deploys the default app, then `smddp-infra job-config` reads cdk-outputs.json.
+# real cdk CLI deploys the default app, then `smddp-infra job-config` reads cdk-outputs.json,
+# then the guard: a grown cluster is refused, the same growth with the type pinned deploys in place.
 deploy-local: setup
 	$(BIN)/python tools/deploy_local.py
 

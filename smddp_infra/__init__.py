@@ -1,7 +1,8 @@
-"""smddp_infra: networks for SageMaker distributed data-parallel training.
+"""smddp_infra: networks for SageMaker distributed training on EFA instances.
 
 The pure parts (:mod:`smddp_infra.sizing`, :mod:`smddp_infra.training`,
-:mod:`smddp_infra.jobconfig`, :mod:`smddp_infra.rules`, :mod:`smddp_infra.preflight`)
+:mod:`smddp_infra.contract`, :mod:`smddp_infra.jobconfig`, :mod:`smddp_infra.rules`,
+:mod:`smddp_infra.preflight`)
 never import aws_cdk. The constructs are exported lazily from here so that
 ``import smddp_infra`` stays cheap for the CLI and inside training containers.
 """
@@ -20,10 +21,13 @@ _LAZY = {
     "LustreFileSystem": "smddp_infra.constructs.filesystem",
     "CheckpointBucket": "smddp_infra.constructs.checkpoints",
     "TrainingExecutionRole": "smddp_infra.constructs.role",
+    "TrainingLaunchPolicy": "smddp_infra.constructs.launch_policy",
     "TrainingNetworkStack": "smddp_infra.stack",
     "SmddpChecks": "smddp_infra.checks",
     "plan_lustre": "smddp_infra.sizing.planner",
     "LustrePlan": "smddp_infra.sizing.planner",
+    "JobDocument": "smddp_infra.contract",
+    "read_outputs_file": "smddp_infra.contract",
     "SmddpError": "smddp_infra.errors",
     "SizingError": "smddp_infra.errors",
     "ConfigError": "smddp_infra.errors",

@@ -19,6 +19,12 @@ def build_app(app: App, *, stack_name: str = STACK_NAME) -> TrainingNetworkStack
     context = {key: app.node.try_get_context(key) for key in _context_keys(app)}
     settings = NetworkSettings.from_context(context)
     stack = TrainingNetworkStack(app, stack_name, settings=settings)
+    if settings.allow_replacement:
+        # Construct metadata lands in the cloud assembly, not in the template: `smddp-infra guard`
+        # reads it from cdk.out, so `-c smddp:allowReplacement=true` accepts exactly this synth.
+        from smddp_infra.review.replacement import ALLOW_REPLACEMENT_METADATA
+
+        stack.node.add_metadata(ALLOW_REPLACEMENT_METADATA, True)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), SmddpChecks(app))
     return stack
 

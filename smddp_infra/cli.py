@@ -1,4 +1,4 @@
-"""The ``smddp-infra`` front door: size | job-config | preflight | check | review.
+"""The ``smddp-infra`` front door: size | job-config | preflight | check | review | guard.
 
 Each subcommand lives in :mod:`smddp_infra.commands` as a module with ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Command modules import only pure
@@ -25,14 +25,20 @@ COMMANDS = {
     "preflight": "preflight",
     "check": "check",
     "review": "review",
+    "guard": "guard",
+    "guardrails": "guardrails",
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="smddp-infra",
-        description="Provision and check networks for SageMaker distributed data-parallel (SMDDP) training.",
+        description="Provision and check networks for SageMaker distributed training on EFA instances "
+                    "(and SMDDP where it runs).",
     )
+    from smddp_infra import __version__
+
+    parser.add_argument("--version", action="version", version=f"smddp-infra {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         try:

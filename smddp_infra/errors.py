@@ -18,3 +18,8 @@ class SizingError(SmddpError):
 
 class ConfigError(SmddpError):
     """A context key, construct prop or job setting with a value that is not allowed."""
+
+
+class PropTypeError(ConfigError, TypeError):
+    """A construct prop of the wrong type (a str where an ``IVpc`` belongs): a ``TypeError``
+    for Python callers, and a :class:`SmddpError` so the CLI and ``app.py`` print one line."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
@@ -44,6 +45,42 @@ AWS_RESERVED_IPS = 5
 MIN_SUBNET_MASK = 18
 
 
+#: The default training subnet takes 1/16 of the VPC CIDR (2**4 blocks): a /20 of the default
+#: /16, 4,091 usable addresses, 406 instances at 5 IPs each with the twice-over headroom below
+#: (815 without it). Sized for the largest cluster the VPC comfortably holds, NOT for today's
+#: instance count: a subnet's ``CidrBlock`` is create-only, so a subnet sized from the count
+#: would be replaced (and the file system in it with it) when the cluster grows.
+DEFAULT_SUBNET_SPLIT_BITS = 4
+#: The smallest default training subnet (a small VPC gets one subnet this size, or the whole VPC).
+DEFAULT_MAX_SUBNET_MASK = 24
+#: The NAT gateway's public subnet (TrainingVpc's ``Public`` group).
+NAT_SUBNET_MASK = 28
+
+
+def default_subnet_mask(vpc_prefix: int, *, nat: bool = False) -> int:
+    """The training subnet's mask when no ``max_instance_count`` is given: 1/16 of the VPC.
+
+    /16 -> /20, /20 -> /24; never smaller than a /24, and never the whole VPC when the NAT
+    gateway's /28 public subnet must fit beside it (a /24 VPC with NAT gets a /25).
+    """
+    return max(min(vpc_prefix + DEFAULT_SUBNET_SPLIT_BITS, DEFAULT_MAX_SUBNET_MASK), vpc_prefix + (1 if nat else 0))
+
+
+def subnet_instance_capacity(mask: int, *, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
+    """How many training instances a subnet of ``mask`` holds under :func:`plan_subnet_mask`'s rule."""
+    usable: int = 2 ** (32 - mask) - AWS_RESERVED_IPS
+    return max(0, int((usable / headroom - other_ips) // ips_per_instance))
+
+
+def training_subnet_mask(*, vpc_prefix: int, nat: bool, max_instance_count: Optional[int], ips_per_instance: int,
+                         other_ips: int) -> int:
+    """The mask TrainingVpc gives the training subnet: from ``max_instance_count`` when set,
+    else :func:`default_subnet_mask`. The instance count of today's job never enters."""
+    if max_instance_count is None:
+        return default_subnet_mask(vpc_prefix, nat=nat)
+    return plan_subnet_mask(instances=max_instance_count, ips_per_instance=ips_per_instance, other_ips=other_ips)
+
+
 def plan_subnet_mask(*, instances: int, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
     """The CIDR mask of a subnet that holds the largest cluster twice over, /24 at least.
 
@@ -60,17 +97,60 @@ def plan_subnet_mask(*, instances: int, ips_per_instance: int = 5, other_ips: in
 
 _REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
 _AZ_ID = re.compile(r"^[a-z]+\d+-az\d+$")
-_DIRECTIONS = {"east": "e", "west": "w", "north": "n", "south": "s", "central": "c",
-               "northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw"}
 DEPLOYMENT_TYPE_CHOICES = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2", "PERSISTENT_1_HDD")
 
+#: The prefix of each region's AZ IDs (``use1-az4`` is an AZ of us-east-1). AZ IDs, unlike AZ
+#: names, are the same in every account, which is why capacity reservations and training
+#: plans use them. UNCONFIRMED for regions we could not check; a region missing here is
+#: simply not checked, and a wrong entry is overridden with the ``availability_zone_id_prefix``
+#: prop / ``smddp:availabilityZoneIdPrefix`` context key.
+AZ_ID_PREFIXES: Mapping[str, str] = MappingProxyType({
+    "us-east-1": "use1", "us-east-2": "use2", "us-west-1": "usw1", "us-west-2": "usw2",
+    "ca-central-1": "cac1", "ca-west-1": "caw1", "sa-east-1": "sae1", "mx-central-1": "mxc1",
+    "eu-west-1": "euw1", "eu-west-2": "euw2", "eu-west-3": "euw3", "eu-central-1": "euc1",
+    "eu-central-2": "euc2", "eu-north-1": "eun1", "eu-south-1": "eus1", "eu-south-2": "eus2",
+    "ap-northeast-1": "apne1", "ap-northeast-2": "apne2", "ap-northeast-3": "apne3",
+    "ap-southeast-1": "apse1", "ap-southeast-2": "apse2", "ap-southeast-3": "apse3",
+    "ap-southeast-4": "apse4", "ap-southeast-5": "apse5", "ap-southeast-7": "apse7",
+    "ap-south-1": "aps1", "ap-south-2": "aps2", "ap-east-1": "ape1",
+    "me-south-1": "mes1", "me-central-1": "mec1", "il-central-1": "ilc1", "af-south-1": "afs1",
+    "us-gov-west-1": "usgw1", "us-gov-east-1": "usge1", "cn-north-1": "cnn1", "cn-northwest-1": "cnnw1",
+})
 
-def az_id_prefix(region: str) -> Optional[str]:
+
+def az_id_prefix(region: str, overrides: Optional[Mapping[str, str]] = None) -> Optional[str]:
     """``us-east-1`` -> ``use1``: the prefix of the region's AZ IDs (None when unknown)."""
-    parts = region.split("-")
-    if len(parts) != 3 or parts[1] not in _DIRECTIONS:
-        return None
-    return f"{parts[0]}{_DIRECTIONS[parts[1]]}{parts[2]}"
+    if overrides and region in overrides:
+        return overrides[region]
+    return AZ_ID_PREFIXES.get(region)
+
+
+def is_az_name(value: str) -> bool:
+    """``us-east-1a`` (a region name plus one letter); Local/Wavelength Zones do not qualify:
+    SageMaker training does not run in them."""
+    return bool(re.fullmatch(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+[a-z]", value))
+
+
+def is_az_id(value: str) -> bool:
+    """``use1-az4``."""
+    return bool(_AZ_ID.fullmatch(value))
+
+
+def check_availability_zone(name: str, value: str, region: str) -> None:
+    """An AZ name must be one of ``region``'s (``us-east-1a``); ``name`` is the setting/prop."""
+    if not re.fullmatch(re.escape(region) + r"[a-z]", value):
+        raise ConfigError(f"{name} must be an Availability Zone of {region} ({region}a, {region}b, ...), got {value!r}")
+
+
+def check_availability_zone_id(name: str, value: str, region: str, *, prefix: Optional[str] = None,
+                               prefix_setting: str = "availability_zone_id_prefix") -> None:
+    """An AZ ID must look like ``use1-az4`` and, when the region's prefix is known, carry it."""
+    prefix = prefix or az_id_prefix(region)
+    if not is_az_id(value) or (prefix is not None and not value.startswith(prefix + "-az")):
+        example = f"{prefix}-az1" if prefix else "use1-az4"
+        hint = (f" (prefix {prefix!r} from the built-in table, UNCONFIRMED: set {prefix_setting} if AWS names "
+                f"{region}'s AZ IDs otherwise)" if prefix is not None and is_az_id(value) else "")
+        raise ConfigError(f"{name} must be an AZ ID of {region} like {example}, got {value!r}{hint}")
 
 
 @dataclass(frozen=True)
@@ -94,6 +174,17 @@ class NetworkSettings:
     s3_prefix_list_id: Optional[str] = None
     vpc_cidr: str = "10.0.0.0/16"
     max_capacity_gib: Optional[float] = None
+    #: the largest cluster the training subnet is sized for (None: 1/16 of the VPC, see
+    #: :func:`default_subnet_mask`); changing it changes the subnet's CIDR (a replacement).
+    max_instance_count: Optional[int] = None
+    #: pin the file system's PerUnitStorageThroughput (MB/s/TiB) as deployed: a change replaces it.
+    per_unit_storage_throughput: Optional[int] = None
+    #: ``smddp-infra guard`` lets a replacing update through (recorded in the cloud assembly).
+    allow_replacement: bool = False
+    #: Checked here; the constructs read the same two context keys themselves (so an embedding
+    #: app's cdk.json works too), with the prop winning when both are set.
+    availability_zone_id_prefix: Optional[str] = None
+    monthly_cost_warning_usd: Optional[float] = None
 
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> "NetworkSettings":
@@ -119,12 +210,13 @@ class NetworkSettings:
                 + (" (cdk.json's default: set smddp:availabilityZone or smddp:availabilityZoneId with smddp:region)"
                    if "smddp:region" in ctx and "smddp:availabilityZone" in ctx else "")
             )
+        az_prefix = get("availabilityZoneIdPrefix")
+        if az_prefix is not None and not re.fullmatch(r"[a-z]+\d+", _text("smddp:availabilityZoneIdPrefix", az_prefix)):
+            raise ConfigError(f"smddp:availabilityZoneIdPrefix must be an AZ ID prefix like use1, got {az_prefix!r}")
         if az_id is not None:
             az_id = _text("smddp:availabilityZoneId", az_id)
-            prefix = az_id_prefix(region)
-            if not _AZ_ID.match(az_id) or (prefix and not az_id.startswith(prefix + "-az")):
-                example = f"{prefix}-az1" if prefix else "use1-az4"
-                raise ConfigError(f"smddp:availabilityZoneId must be an AZ ID of {region} like {example}, got {az_id!r}")
+            check_availability_zone_id("smddp:availabilityZoneId", az_id, region, prefix=az_prefix,
+                                       prefix_setting="smddp:availabilityZoneIdPrefix")
 
         instance_type = _text("smddp:instanceType", get("instanceType", cls.instance_type))
         efa_instance(instance_type, setting="smddp:instanceType")
@@ -157,12 +249,24 @@ class NetworkSettings:
 
         cap = get("maxCapacityGiB")
         max_capacity = None if cap is None else _number("smddp:maxCapacityGiB", cap, minimum=0, exclusive=True)
+        cost = get("monthlyCostWarningUSD")
+        cost_warning = None if cost is None else _number("smddp:monthlyCostWarningUSD", cost, minimum=0, exclusive=True)
 
         if kms is not None and kms != "create" and str(kms).split(":")[3] != region:
             raise ConfigError(f"smddp:kmsKey must be a key in smddp:region {region} (KMS keys are regional), got {kms!r}")
         nat = _bool("smddp:natGateway", get("natGateway", False))
+        max_count = get("maxInstanceCount")
+        max_instances = None if max_count is None else _whole("smddp:maxInstanceCount", max_count, minimum=1)
         _check_subnets_fit(cidr, instance_count=instance_count, instance_type=instance_type, nat=nat,
-                           endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0))
+                           endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0),
+                           max_instance_count=max_instances)
+        per_unit = get("perUnitStorageThroughput")
+        per_unit_throughput = None if per_unit is None else _whole("smddp:perUnitStorageThroughput", per_unit, minimum=1)
+        if per_unit_throughput is not None and deployment_type is None:
+            raise ConfigError(
+                f"smddp:perUnitStorageThroughput={per_unit_throughput} needs smddp:deploymentType too (the tier is a "
+                "deployment type and its MB/s/TiB), got no smddp:deploymentType"
+            )
 
         return cls(
             region=region,
@@ -182,6 +286,11 @@ class NetworkSettings:
             s3_prefix_list_id=prefix_list,
             vpc_cidr=cidr,
             max_capacity_gib=max_capacity,
+            max_instance_count=max_instances,
+            per_unit_storage_throughput=per_unit_throughput,
+            allow_replacement=_bool("smddp:allowReplacement", get("allowReplacement", False)),
+            availability_zone_id_prefix=az_prefix,
+            monthly_cost_warning_usd=cost_warning,
         )
 
     @property
@@ -193,27 +302,42 @@ class NetworkSettings:
         return instance.accelerators * self.instance_count * float(self.read_mbps_per_gpu or 0)
 
 
-def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, nat: bool, endpoints: int) -> None:
-    """The training subnet (and the NAT's /28) must fit the VPC CIDR: say so before jsii does."""
-    try:
-        mask = plan_subnet_mask(instances=instance_count, ips_per_instance=EFA_INSTANCE_TYPES[instance_type].private_ips,
-                                other_ips=endpoints + FILE_SYSTEM_IPS)
-    except ConfigError as exc:
-        raise ConfigError(f"smddp:instanceCount={instance_count} is too large for one training subnet: {exc}") from None
+def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, nat: bool, endpoints: int,
+                       max_instance_count: Optional[int] = None) -> None:
+    """The training subnet (and the NAT's /28) must fit the VPC CIDR, and today's cluster must fit
+    the training subnet: say so before jsii does."""
+    ips = EFA_INSTANCE_TYPES[instance_type].private_ips
+    other = endpoints + FILE_SYSTEM_IPS
     vpc_prefix = int(cidr.rsplit("/", 1)[1])
-    needed = 2 ** (32 - mask) + (16 if nat else 0)
+    try:
+        mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
+                                    ips_per_instance=ips, other_ips=other)
+    except ConfigError as exc:
+        raise ConfigError(f"smddp:maxInstanceCount={max_instance_count} is too large for one training subnet: {exc}") from None
+    needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat else 0)
     if needed > 2 ** (32 - vpc_prefix):
-        parts = f"a /{mask} training subnet" + (" and a /28 NAT subnet" if nat else "")
+        parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat else "")
+        why = f" (smddp:maxInstanceCount={max_instance_count})" if max_instance_count is not None else ""
         raise ConfigError(
-            f"smddp:vpcCidr {cidr} is too small for {parts} (smddp:instanceCount={instance_count}); "
+            f"smddp:vpcCidr {cidr} is too small for {parts}{why}; "
             f"use a CIDR of /{32 - math.ceil(math.log2(needed))} or larger"
+        )
+    capacity = subnet_instance_capacity(mask, ips_per_instance=ips, other_ips=other)
+    if instance_count > capacity:
+        sized_by = (f"smddp:maxInstanceCount={max_instance_count}" if max_instance_count is not None
+                    else f"the default, 1/16 of smddp:vpcCidr {cidr}")
+        raise ConfigError(
+            f"smddp:instanceCount={instance_count} does not fit the /{mask} training subnet ({sized_by}), which holds "
+            f"{capacity} {instance_type} instances with room for a second job's interfaces; set "
+            f"smddp:maxInstanceCount={instance_count} or more (a new subnet CIDR: it replaces the subnet and the file "
+            "system of a deployed network)"
         )
 
 
 def _camel(name: str) -> str:
     special = {"dataset_gib": "datasetGiB", "read_mbps_per_gpu": "readMBpsPerGpu",
                "required_throughput_mbps": "requiredThroughputMBps",
-               "max_capacity_gib": "maxCapacityGiB"}
+               "max_capacity_gib": "maxCapacityGiB", "monthly_cost_warning_usd": "monthlyCostWarningUSD"}
     if name in special:
         return special[name]
     head, *rest = name.split("_")
@@ -243,6 +367,11 @@ def _number(key: str, value: Any, *, minimum: float, exclusive: bool = False) ->
         relation = ">" if exclusive else ">="
         raise ConfigError(f"{key} must be a number {relation} {minimum:g}, got {value!r}")
     return number
+
+
+def context_number(key: str, value: Any, *, minimum: float, exclusive: bool = False) -> float:
+    """A context value (JSON number or the string ``-c`` gives) as a number, checked like the rest."""
+    return _number(key, value, minimum=minimum, exclusive=exclusive)
 
 
 def _whole(key: str, value: Any, *, minimum: int) -> int:

@@ -1,8 +1,9 @@
 """TrainingNetworkStack: the deployable app's stack, built from :class:`NetworkSettings`.
 
-Adds the stack outputs and the SSM parameter that carry the training-job settings; output
-keys are fixed (not derived from construct paths) because ``cdk-outputs.json`` consumers,
-``smddp-infra job-config`` among them, read them by name.
+Adds the individual stack outputs and the SSM parameter that carry the training-job settings
+(the network itself publishes the whole document as ``TrainingJobConfig``); output keys are
+fixed (:mod:`smddp_infra.contract`, not derived from construct paths) because
+``cdk-outputs.json`` consumers, ``smddp-infra job-config`` among them, read them by name.
 """
 
 from __future__ import annotations
@@ -13,6 +14,20 @@ from aws_cdk import CfnOutput, Environment, Fn, Stack, aws_kms as kms, aws_s3 as
 from constructs import Construct
 
 from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+from smddp_infra.contract import (
+    DOCUMENT_OUTPUT,
+    OUTPUT_CHECKPOINT,
+    OUTPUT_CODE,
+    OUTPUT_DIRECTORY_PATH,
+    OUTPUT_FILE_SYSTEM_ID,
+    OUTPUT_LAUNCH_POLICY,
+    OUTPUT_MOUNT_NAME,
+    OUTPUT_OUTPUT,
+    OUTPUT_PARAMETER_NAME,
+    OUTPUT_ROLE,
+    OUTPUT_SECURITY_GROUPS,
+    OUTPUT_SUBNETS,
+)
 from smddp_infra.errors import SizingError
 from smddp_infra.settings import NetworkSettings
 from smddp_infra.sizing.planner import LustrePlan, plan_lustre
@@ -27,12 +42,14 @@ def plan_for(settings: NetworkSettings) -> LustrePlan:
             efa_enabled=settings.efa_file_system,
             deployment_types=[settings.deployment_type] if settings.deployment_type else None,
             max_capacity_gib=settings.max_capacity_gib,
+            per_unit_storage_throughput=settings.per_unit_storage_throughput,
         )
     except SizingError as exc:
         keys = ["smddp:requiredThroughputMBps" if settings.required_throughput_mbps is not None else "smddp:readMBpsPerGpu",
                 "smddp:datasetGiB"]
         keys += [k for k, v in (("smddp:deploymentType", settings.deployment_type), ("smddp:efaFileSystem", settings.efa_file_system),
-                                ("smddp:maxCapacityGiB", settings.max_capacity_gib)) if v]
+                                ("smddp:maxCapacityGiB", settings.max_capacity_gib),
+                                ("smddp:perUnitStorageThroughput", settings.per_unit_storage_throughput)) if v]
         raise SizingError(f"no FSx for Lustre file system fits {', '.join(keys)}: {exc}") from None
 
 
@@ -69,6 +86,7 @@ class TrainingNetworkStack(Stack):
             lustre_plan=plan_for(settings),
             instance_type=settings.instance_type,
             instance_count=settings.instance_count,
+            max_instance_count=settings.max_instance_count,
             availability_zone=settings.availability_zone,
             availability_zone_id=settings.availability_zone_id,
             efa_file_system=settings.efa_file_system,
@@ -80,10 +98,14 @@ class TrainingNetworkStack(Stack):
             encryption_key=key,
             create_encryption_key=settings.kms_key == "create",
             s3_prefix_list_id=settings.s3_prefix_list_id,
+            # The default stack's document output keeps its first name (cdk-outputs.json readers).
+            job_config_output_id=DOCUMENT_OUTPUT,
         )
 
+        #: The launch guardrail: attach it (by the LaunchPolicyArn output) to whoever starts jobs.
+        self.launch_policy = self.network.launch_policy()
         job = self.network.job_settings()
-        document = self.to_json_string(job.to_document())
+        document = self.network.job_config_json()
         self.job_config_parameter = ssm.StringParameter(
             self,
             "TrainingJobConfigParameter",
@@ -91,17 +113,18 @@ class TrainingNetworkStack(Stack):
             string_value=document,
         )
         outputs = {
-            "TrainingSubnetIds": Fn.join(",", list(job.subnets)),
-            "SecurityGroupIds": Fn.join(",", list(job.security_group_ids)),
-            "RoleArn": job.role_arn,
-            "CheckpointS3Uri": job.checkpoint_s3_uri,
-            "OutputS3Uri": job.output_s3_uri,
-            "CodeS3Uri": job.code_s3_uri,
-            "FileSystemId": job.file_system_id,
-            "FileSystemMountName": job.file_system_mount_name,
-            "FileSystemDirectoryPath": job.file_system_directory_path,
-            "TrainingJobConfig": document,
-            "TrainingJobConfigParameterName": self.job_config_parameter.parameter_name,
+            OUTPUT_SUBNETS: Fn.join(",", list(job.subnets)),
+            OUTPUT_SECURITY_GROUPS: Fn.join(",", list(job.security_group_ids)),
+            OUTPUT_ROLE: job.role_arn,
+            OUTPUT_CHECKPOINT: job.checkpoint_s3_uri,
+            OUTPUT_OUTPUT: job.output_s3_uri,
+            OUTPUT_CODE: job.code_s3_uri,
+            OUTPUT_FILE_SYSTEM_ID: job.file_system.id,
+            OUTPUT_MOUNT_NAME: job.file_system.mount_name,
+            OUTPUT_DIRECTORY_PATH: job.file_system.directory_path,
+            OUTPUT_PARAMETER_NAME: self.job_config_parameter.parameter_name,
+            OUTPUT_LAUNCH_POLICY: self.launch_policy.managed_policy_arn,
         }
         for key_name, value in outputs.items():
+            assert value is not None, key_name  # the network always has output and code prefixes
             CfnOutput(self, key_name, value=value)

@@ -39,7 +39,7 @@ def test_error_findings_exit_1_and_print_rule_location_symptom_and_fix(capsys):
     assert "  symptom: SMDebug Does Not Currently Support Distributed Training Jobs With Checkpointing Enabled" in out
     assert "  fix:     set debugger_hook_config: false" in out
     assert "WARNING PF-DEPRECATED-SMDDP-API  train.py:2" in out
-    assert out.rstrip().endswith("preflight job.yaml (scripts: train.py): 2 error(s), 4 warning(s), 0 info")
+    assert out.rstrip().endswith("preflight job.yaml (scripts: train.py): 2 error(s), 5 warning(s), 0 info")
 
 
 def test_warnings_only_exit_0(tmp_path, capsys):
@@ -64,8 +64,8 @@ def test_explicit_scripts_are_read_instead_of_the_entry_point(capsys):
     code = main(["preflight", str(FIXTURES / "good" / "job.yaml"), str(FIXTURES / "bad" / "train.py"), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert report["scripts"] == [str(FIXTURES / "bad" / "train.py")]
-    assert code == 0  # deprecation warnings only: the job settings are good
-    assert {f["rule_id"] for f in report["findings"]} == {"PF-DEPRECATED-SMDDP-API"}
+    assert code == 0  # script warnings only: the job settings are good
+    assert {f["rule_id"] for f in report["findings"]} == {"PF-DEPRECATED-SMDDP-API", "PF-DDP-PREFIX"}
 
 
 @pytest.mark.parametrize(
@@ -75,7 +75,7 @@ def test_explicit_scripts_are_read_instead_of_the_entry_point(capsys):
         ([str(FIXTURES / "broken" / "bad.yaml")], "is not valid YAML: expected ',' or ']', but got '<stream end>' at line 3 column 1"),
         ([str(FIXTURES / "broken" / "job.yaml")], "syntax_error.py is not valid Python: invalid syntax at line 1"),
         ([str(FIXTURES / "good" / "job.yaml"), "nowhere.py"], "training script nowhere.py does not exist"),
-        ([str(FIXTURES / "good" / "job.yaml"), "--outputs", "nowhere.json"], "outputs file nowhere.json does not exist"),
+        ([str(FIXTURES / "good" / "job.yaml"), "--outputs", "nowhere.json"], "--outputs file 'nowhere.json' does not exist"),
     ],
 )
 def test_unreadable_input_exits_2_with_one_line(capsys, args, message):
@@ -151,7 +151,7 @@ def test_every_output_line_in_the_docs_is_what_the_command_prints(monkeypatch, c
     checked = 0
     for block in blocks:
         lines = textwrap.dedent(block).rstrip("\n").splitlines()
-        if lines[0].startswith("$ smddp-infra preflight JOB_FILE"):
+        if lines[0].startswith("$ smddp-infra preflight INPUT"):
             continue  # the synopsis
         if lines[0].startswith("$ smddp-infra preflight "):
             printed = run(shlex.split(lines[0])[2:])
@@ -161,7 +161,7 @@ def test_every_output_line_in_the_docs_is_what_the_command_prints(monkeypatch, c
         for line in lines:
             assert line in printed, line
             checked += 1
-    assert checked >= 25
+    assert checked >= 60
 
 
 # ---------------------------------------------------------------- a reader that stops early (| head -1)

@@ -126,3 +126,12 @@ def test_the_command_module_does_not_import_cdk_or_jsii():
         "assert not bad, bad",
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_version_is_the_installed_package_version():
+    from importlib.metadata import version
+
+    result = subprocess.run([sys.executable, "-m", "smddp_infra.cli", "--version"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"smddp-infra {version('smddp-infra')}"

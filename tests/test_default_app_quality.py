@@ -91,7 +91,13 @@ def test_only_aws_cdk_lib_acknowledges_its_own_validate_rules(default_app: Synth
 
 
 def test_acknowledged_iam_wildcards_are_only_the_ones_iam_forces(default_app: Synthesized) -> None:
-    ids = sorted(rule_id for _, rule_id, _, _ in _acknowledgements(default_app) if "IAM5" in rule_id)
+    role = sorted(rule_id for path, rule_id, _, _ in _acknowledgements(default_app) if "IAM5" in rule_id and "/ExecutionRole/" in path)
+    launch = sorted(rule_id for path, rule_id, _, _ in _acknowledgements(default_app) if "IAM5" in rule_id and "/LaunchPolicy/" in path)
+    assert len(role) + len(launch) == len([r for _, r, _, _ in _acknowledgements(default_app) if "IAM5" in r])
+    # launch policy: training-job/*, the log group's streams, code/*, output/* and output/code/*
+    assert len(launch) == len(set(launch)) == 5, launch
+    assert any("training-job/*]" in i for i in launch) and any(":log-stream:*]" in i for i in launch)
+    ids = role
     assert len(ids) == len(set(ids)) == 7, ids
     assert any(i.endswith("[Resource::*]") for i in ids)
     assert any("/checkpoints/*]" in i for i in ids)

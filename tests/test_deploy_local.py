@@ -19,9 +19,11 @@ The module builds ONE deployment (module fixture); the destroy test runs last.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -298,13 +300,40 @@ def test_role_carries_every_statement_of_the_template(deployed: Deployed) -> Non
     wanted = []
     for type_name in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
         for resource in deployed.of_type(type_name).values():
-            wanted += statements(resource["Properties"]["PolicyDocument"])
+            if "Roles" in resource["Properties"]:  # the launch guardrail is attached to nobody
+                wanted += statements(resource["Properties"]["PolicyDocument"])
     assert wanted
 
     def key(s: dict[str, Any]) -> tuple[Any, ...]:
         return s.get("Sid"), s["Effect"], tuple(sorted(as_list(s["Action"])))
 
     assert sorted(map(key, _role_statements(deployed, role_name)), key=str) == sorted(map(key, wanted), key=str)
+
+
+def test_launch_policy_is_deployed_with_the_network_ids_and_admits_the_job_config_request(deployed: Deployed) -> None:
+    """The LaunchPolicyArn output names a real managed policy whose launch statement carries the
+    deployed subnet, group and role; the job `job-config --format boto3` renders from the same
+    outputs is allowed by it (IAM evaluation model, tests/_iam_model.py), a second AZ is not."""
+    from _iam_model import Request, evaluate, training_job_context
+    from smddp_infra.contract import parse_document
+    from smddp_infra.guardrails import SID_LAUNCH
+    from smddp_infra.jobconfig.render import create_training_job_fragment
+
+    iam = deployed.client("iam")
+    arn = deployed.d.outputs["LaunchPolicyArn"]
+    policy = iam.get_policy(PolicyArn=arn)["Policy"]
+    document = iam.get_policy_version(PolicyArn=arn, VersionId=policy["DefaultVersionId"])["PolicyVersion"]["Document"]
+    if isinstance(document, str):
+        document = json.loads(urllib.parse.unquote(document))
+    launch = next(s for s in document["Statement"] if s["Sid"] == SID_LAUNCH)
+    assert as_list(launch["Condition"]["ForAllValues:StringEquals"]["sagemaker:VpcSubnets"]) == [deployed.training_subnet_id]
+    assert deployed.efa_group_id in as_list(launch["Condition"]["ForAnyValue:StringEquals"]["sagemaker:VpcSecurityGroupIds"])
+    request = {"TrainingJobName": "job-1", **create_training_job_fragment(
+        parse_document(deployed.d.outputs["TrainingJobConfig"], where="TrainingJobConfig: "))}
+    job_arn = f"arn:aws:sagemaker:{deployed.d.region}:{request['RoleArn'].split(':')[4]}:training-job/job-1"
+    assert evaluate([document], Request("sagemaker:CreateTrainingJob", job_arn, training_job_context(request))).allowed
+    request["VpcConfig"]["Subnets"].append("subnet-0ffffffffffffffff")
+    assert not evaluate([document], Request("sagemaker:CreateTrainingJob", job_arn, training_job_context(request))).allowed
 
 
 # --- network ---------------------------------------------------------------------------------
@@ -399,6 +428,129 @@ def test_moto_still_ignores_inline_egress_rules(deployed: Deployed) -> None:
     for logical_id in inline:
         egress = [r for r in _rules(deployed, deployed.physical[logical_id]) if r["IsEgress"]]
         assert [(r["IpProtocol"], r.get("CidrIpv4")) for r in egress] == [("-1", "0.0.0.0/0")]
+
+
+# --- updates through the guard (issue 13): what `make deploy` does before `cdk deploy` ---------
+# These run after the read-back tests (they update the stack) and before destroy. The deployed
+# side is the local endpoint's GetTemplate (`smddp-infra guard --deployed-stack`, as `make
+# deploy` runs it), updates go through the real `cdk deploy`. The grown assemblies are built
+# in-process with app.py's own build_app and cdk.json's context (a second synth in a warm jsii
+# runtime takes ~1 s; `cdk synth` costs ~10 s each here); `make deploy-local` runs the same
+# scenario with `cdk synth -c ...`.
+
+
+def _synth(directory: Path, **context: Any) -> dict[str, Any]:
+    """The default app with ``-c`` overrides, synthesized into ``directory`` (a cloud assembly)."""
+    from aws_cdk import App
+
+    from conftest import cdk_context
+    from smddp_infra.app_builder import STACK_NAME, build_app
+
+    # What the cdk CLI adds to the app's context (`cdk synth --no-version-reporting`): with it the
+    # template is byte-for-byte the CLI's. Without path metadata every resource would differ, and
+    # moto "updates" types it has no update handler for into nothing.
+    cli = {"aws:cdk:enable-path-metadata": True, "aws:cdk:enable-asset-metadata": True, "aws:cdk:version-reporting": False}
+    app = App(context=cdk_context(**cli, **context), outdir=str(directory))
+    build_app(app)
+    app.synth()
+    return json.loads((directory / f"{STACK_NAME}.template.json").read_text())
+
+
+def _fs_logical_id(deployed: Deployed) -> str:
+    (logical_id,) = deployed.of_type("AWS::FSx::FileSystem")
+    return logical_id
+
+
+def _subnet_logical_id(deployed: Deployed) -> str:
+    (logical_id,) = deployed.of_type("AWS::EC2::Subnet")
+    return logical_id
+
+
+def test_guard_passes_the_template_that_is_deployed(deployed: Deployed) -> None:
+    result = deploy_local.guard(deployed.d.assembly_dir, deployed.d)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no stateful resource" in result.stdout
+
+
+def test_guard_passes_a_stack_that_does_not_exist_yet(deployed: Deployed) -> None:
+    missing = dataclasses.replace(deployed.d, stack_name="NotDeployedYet")
+    result = deploy_local.guard(deployed.d.assembly_dir, missing)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "does not exist in us-east-1 yet" in result.stdout
+
+
+def test_renaming_a_bucket_is_refused(deployed: Deployed, tmp_path: Path) -> None:
+    template = json.loads(json.dumps(deployed.template))
+    bucket = next(lid for lid in deployed.of_type("AWS::S3::Bucket") if "Checkpoints" in lid)
+    template["Resources"][bucket]["Properties"]["BucketName"] = "acme-smddp-checkpoints"
+    renamed = tmp_path / "renamed.template.json"
+    renamed.write_text(json.dumps(template))
+    result = deploy_local.guard(renamed, deployed.d)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"REPLACE {bucket} (AWS::S3::Bucket" in result.stdout
+    assert 'BucketName: (absent) -> "acme-smddp-checkpoints" requires replacement' in result.stdout
+    assert "a new, EMPTY bucket" in result.stdout
+
+
+def test_growth_that_changes_the_calculators_type_is_refused_with_the_in_place_plan(
+        deployed: Deployed, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """4 -> 8 x p4d at 200 MB/s per GPU: the calculator now picks PERSISTENT_2 (a new, empty file system)."""
+    from smddp_infra.sizing.planner import plan_lustre
+
+    assembly = tmp_path_factory.mktemp("grown") / "cdk.out"
+    template = _synth(assembly, **deploy_local.GROW)
+    fs = _fs_logical_id(deployed)
+    assert template["Resources"][fs]["Properties"]["LustreConfiguration"]["DeploymentType"] == "PERSISTENT_2"
+    result = deploy_local.guard(assembly, deployed.d)
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert f"REPLACE {fs} (AWS::FSx::FileSystem" in out
+    assert 'LustreConfiguration.DeploymentType: "SCRATCH_2" -> "PERSISTENT_2" requires replacement' in out
+    assert "the file system is replaced by an EMPTY one" in out and "retained outside the stack and still billed" in out
+    assert "avoid: keep the deployed SCRATCH_2 and grow it in place: -c smddp:deploymentType=SCRATCH_2" in out
+    pinned = plan_lustre(8 * 8 * 200, 2000, deployment_types=["SCRATCH_2"])
+    deployed_gib = deployed.template["Resources"][fs]["Properties"]["StorageCapacity"]
+    assert pinned.storage_capacity_gib > deployed_gib
+    assert f"the pinned plan is {pinned.storage_capacity_gib:,} GiB" in out
+    assert f"grows in place from {deployed_gib:,} GiB" in out
+    assert "refusing the update" in out and "ALLOW_REPLACEMENT=true" in out
+
+
+def test_the_same_growth_with_the_type_pinned_deploys_with_the_same_file_system(
+        deployed: Deployed, tmp_path_factory: pytest.TempPathFactory) -> None:
+    assembly = tmp_path_factory.mktemp("pinned") / "cdk.out"
+    template = _synth(assembly, **deploy_local.GROW, **deploy_local.PIN)
+    fs, subnet = _fs_logical_id(deployed), _subnet_logical_id(deployed)
+    before = deploy_local.physical_ids(deployed.d)
+    result = deploy_local.guard(assembly, deployed.d)
+    assert result.returncode == 0, result.stdout + result.stderr
+    deploy_local.update(deployed.d, assembly)
+    after = deploy_local.physical_ids(deployed.d)
+    assert after[fs] == before[fs] and after[subnet] == before[subnet]
+    (described,) = deployed.client("fsx").describe_file_systems(FileSystemIds=[after[fs]])["FileSystems"]
+    assert described["StorageCapacity"] == template["Resources"][fs]["Properties"]["StorageCapacity"]
+    assert described["StorageCapacity"] > deployed.template["Resources"][fs]["Properties"]["StorageCapacity"]
+    assert described["LustreConfiguration"]["DeploymentType"] == "SCRATCH_2"
+
+
+def test_growing_to_64_instances_with_the_type_pinned_replaces_nothing(
+        deployed: Deployed, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The subnet was sized for growth: 64 instances change no CIDR, so the subnet and file system stay."""
+    assembly = tmp_path_factory.mktemp("sixty-four") / "cdk.out"
+    template = _synth(assembly, **{"smddp:instanceCount": 64}, **deploy_local.PIN)
+    fs, subnet = _fs_logical_id(deployed), _subnet_logical_id(deployed)
+    assert template["Resources"][subnet]["Properties"]["CidrBlock"] == deployed.template["Resources"][subnet]["Properties"]["CidrBlock"]
+    before = deploy_local.physical_ids(deployed.d)
+    result = deploy_local.guard(assembly, deployed.d)
+    assert result.returncode == 0, result.stdout + result.stderr
+    deploy_local.update(deployed.d, assembly)
+    after = deploy_local.physical_ids(deployed.d)
+    assert (after[subnet], after[fs]) == (before[subnet], before[fs])
+    (described,) = deployed.client("ec2").describe_subnets(SubnetIds=[after[subnet]])["Subnets"]
+    assert described["CidrBlock"] == template["Resources"][subnet]["Properties"]["CidrBlock"]
+    stack = deployed.client("cloudformation").describe_stacks(StackName=deployed.d.stack_name)["Stacks"][0]
+    job = json.loads({o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}["TrainingJobConfig"])
+    assert job["instanceCount"] == 64 and job["fileSystem"]["id"] == before[fs]
 
 
 # --- destroy: runs last ------------------------------------------------------------------------

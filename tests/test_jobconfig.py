@@ -20,15 +20,35 @@ from _jobconfig_helpers import (CONFIG_IDS, OLDER_STACK_FILE, OUTPUTS_DIR, REPO,
                                 run_cli)
 from smddp_infra.cli import main
 from smddp_infra.errors import ConfigError, SmddpError
-from smddp_infra.jobconfig import (
+from smddp_infra.contract import (
     CHECKPOINT_LOCAL_PATH,
-    INDIVIDUAL_OUTPUT_KEYS,
-    LOCATION_OUTPUT_KEYS,
-    OUTPUT_KEYS,
-    SMDDP_DISTRIBUTION,
-    TrainingJobSettings,
+    DOCUMENT_OUTPUT,
+    LOCATION_OUTPUTS as LOCATION_OUTPUT_KEYS,
+    REQUIRED_INDIVIDUAL_OUTPUTS as INDIVIDUAL_OUTPUT_KEYS,
+    STACK_OUTPUTS,
+    FileSystemRef,
+    JobDocument,
     checkpoint_s3_uri,
+    networks_in_outputs,
 )
+from smddp_infra.jobconfig import (
+    SMDDP_DISTRIBUTION,
+    create_training_job_fragment,
+    missing_locations_warning,
+    render,
+    sdk_v2_kwargs,
+    sdk_v3_pieces,
+    validate_document,
+    validated,
+)
+
+OUTPUT_KEYS = (*STACK_OUTPUTS, DOCUMENT_OUTPUT)
+
+
+def settings_of(outputs: dict, *, stack: str = "stack", instance_type=None, instance_count=None) -> JobDocument:
+    """One stack's outputs through the one reader, then validated (what job-config does)."""
+    (network,) = networks_in_outputs({stack: outputs})
+    return validated(network, instance_type=instance_type, instance_count=instance_count)
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 DEFAULT_FILE = OUTPUTS_DIR / "default-p4d.json"
@@ -88,22 +108,26 @@ ids = st.text(alphabet="0123456789abcdef", min_size=17, max_size=17)
     subnet=ids, groups=st.lists(ids, min_size=1, max_size=5, unique=True), fs=ids,
     count=st.integers(min_value=1, max_value=512), mode=st.sampled_from(["ro", "rw"]),
     instance=st.sampled_from(sorted(EFA_INSTANCE_TYPES)), sub=st.sampled_from(["", "/data", "/a/b-c_d"]),
-    extra=st.dictionaries(st.sampled_from(["subnetAvailabilityZones", "note", "requiredThroughputMBps"]),
-                          st.integers() | st.text(max_size=5), max_size=3),
+    zones=st.booleans(), throughput=st.none() | st.integers(1, 10**6),
+    icte=st.booleans(), isolation=st.none() | st.booleans(),
     output=st.none() | st.sampled_from(["s3://bucket-1/output/", "s3://other.bucket/models/run-7/"]),
     code=st.none() | st.sampled_from(["s3://bucket-1/code/", "s3://bucket-1/code/team-a/"]),
+    kms=st.none() | st.just("arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"),
 )
-def test_document_round_trips_through_cdk_outputs(subnet, groups, fs, count, mode, instance, sub, extra, output,
-                                                  code):
-    settings = TrainingJobSettings(
+def test_document_round_trips_through_cdk_outputs(subnet, groups, fs, count, mode, instance, sub, zones, throughput,
+                                                  icte, isolation, output, code, kms):
+    settings = JobDocument(
         subnets=(f"subnet-{subnet}",), security_group_ids=tuple(f"sg-{g}" for g in groups),
         role_arn="arn:aws:iam::123456789012:role/Training", checkpoint_s3_uri="s3://bucket-1/ckpt/",
-        file_system_id=f"fs-{fs}", file_system_mount_name="abcdefgh", file_system_directory_path=f"/abcdefgh{sub}",
+        file_system=FileSystemRef(id=f"fs-{fs}", mount_name="abcdefgh", directory_path=f"/abcdefgh{sub}",
+                                  access_mode=mode),
         instance_type=instance, instance_count=count, region="us-east-1", availability_zone="us-east-1a",
-        file_system_access_mode=mode, extra=extra, output_s3_uri=output, code_s3_uri=code,
+        subnet_availability_zones=("us-east-1a",) if zones else (), required_throughput_mbps=throughput,
+        encrypt_inter_container_traffic=icte, enable_network_isolation=isolation,
+        output_s3_uri=output, code_s3_uri=code, kms_key_arn=kms,
     )
-    outputs = {"TrainingJobConfig": json.dumps(settings.to_document(), separators=(",", ":"))}
-    assert TrainingJobSettings.from_outputs(outputs) == settings
+    outputs = {"TrainingJobConfig": json.dumps(settings.to_json(), separators=(",", ":"))}
+    assert settings_of(outputs) == settings
 
 
 def test_document_keys_are_the_ones_the_construct_emits():
@@ -142,17 +166,18 @@ def test_default_fixture_is_what_the_reviewed_template_outputs():
         ("AWS::FSx::FileSystem", "Ref"): outputs["FileSystemId"],
         ("AWS::FSx::FileSystem", "LustreMountName"): outputs["FileSystemMountName"],
         ("AWS::SSM::Parameter", "Ref"): outputs["TrainingJobConfigParameterName"],
+        ("AWS::IAM::ManagedPolicy", "Ref"): outputs["LaunchPolicyArn"],
     }
     resolved = {key: _resolve(out["Value"], template, ids) for key, out in template["Outputs"].items()}
     assert resolved == outputs
     assert set(OUTPUT_KEYS) <= set(resolved)
 
 
-def test_extra_document_keys_are_kept():
-    settings = TrainingJobSettings.from_outputs(default_outputs())
-    assert settings.extra == {"subnetAvailabilityZones": ["us-east-1a"], "encryptInterContainerTraffic": True,
-                              "requiredThroughputMBps": 1600}
-    assert settings.to_document()["subnetAvailabilityZones"] == ["us-east-1a"]
+def test_optional_document_keys_are_typed():
+    settings = settings_of(default_outputs())
+    assert (settings.subnet_availability_zones, settings.encrypt_inter_container_traffic,
+            settings.required_throughput_mbps) == (("us-east-1a",), True, 1600)
+    assert settings.to_json()["subnetAvailabilityZones"] == ["us-east-1a"]
     assert (settings.output_s3_uri, settings.code_s3_uri) == (OUTPUT_URI, CODE_URI)
 
 
@@ -166,39 +191,39 @@ def test_checkpoint_uri_helper_always_ends_with_a_slash():
 
 def test_individual_outputs_rebuild_the_same_settings_as_the_document():
     outputs = default_outputs()
-    from_doc = TrainingJobSettings.from_outputs(outputs)
-    rebuilt = TrainingJobSettings.from_outputs(
+    from_doc = settings_of(outputs)
+    rebuilt = settings_of(
         {k: v for k, v in outputs.items() if k != "TrainingJobConfig"},
         instance_type=from_doc.instance_type, instance_count=from_doc.instance_count)
     # region, AZ and extras are only in the document; everything a job needs matches
     assert (rebuilt.output_s3_uri, rebuilt.code_s3_uri) == (OUTPUT_URI, CODE_URI)
     for fmt in ("v2", "v3", "boto3"):
-        assert rebuilt.render(fmt) == from_doc.render(fmt)
+        assert render(rebuilt, fmt) == render(from_doc, fmt)
 
 
 def test_individual_outputs_of_an_older_stack_rebuild_without_locations():
     outputs = {k: v for k, v in default_outputs().items() if k not in ("TrainingJobConfig", *LOCATION_OUTPUT_KEYS)}
-    settings = TrainingJobSettings.from_outputs(outputs, instance_type="ml.p4d.24xlarge", instance_count=2)
+    settings = settings_of(outputs, instance_type="ml.p4d.24xlarge", instance_count=2)
     assert (settings.output_s3_uri, settings.code_s3_uri) == (None, None)
-    assert "output_path" not in settings.sdk_v2_kwargs()["estimator"]
+    assert "output_path" not in sdk_v2_kwargs(settings)["estimator"]
 
 
 def test_comma_separated_ids_with_spaces_are_split():
     outputs = default_outputs()
     del outputs["TrainingJobConfig"]
     outputs["SecurityGroupIds"] = " sg-0123456789abcdef0 , sg-0fedcba9876543210 "
-    settings = TrainingJobSettings.from_outputs(outputs, instance_type="ml.p4d.24xlarge", instance_count=2)
+    settings = settings_of(outputs, instance_type="ml.p4d.24xlarge", instance_count=2)
     assert settings.security_group_ids == ("sg-0123456789abcdef0", "sg-0fedcba9876543210")
 
 
 def test_flags_override_the_document_cluster_shape():
-    settings = TrainingJobSettings.from_outputs(default_outputs(), instance_type="ml.p5.48xlarge",
+    settings = settings_of(default_outputs(), instance_type="ml.p5.48xlarge",
                                                 instance_count=16)
     assert (settings.instance_type, settings.instance_count) == ("ml.p5.48xlarge", 16)
 
 
 def test_settings_value_is_frozen():
-    settings = TrainingJobSettings.from_outputs(default_outputs())
+    settings = settings_of(default_outputs())
     with pytest.raises(Exception):
         settings.instance_count = 3  # type: ignore[misc]
 
@@ -207,8 +232,8 @@ def test_settings_value_is_frozen():
 
 def test_v2_separates_estimator_arguments_from_fit_arguments():
     """``inputs`` belongs to ``fit``; in the constructor's arguments it is a TypeError."""
-    v2 = TrainingJobSettings.from_outputs(default_outputs()).sdk_v2_kwargs()
-    assert list(v2) == ["estimator", "fit"]
+    v2 = sdk_v2_kwargs(settings_of(default_outputs()))
+    assert list(v2) == ["estimator", "fit", "notes"]
     assert "inputs" not in v2["estimator"]
     assert v2["fit"] == {"inputs": {"training": {
         "file_system_id": "fs-0123456789abcdef0", "file_system_type": "FSxLustre",
@@ -216,7 +241,7 @@ def test_v2_separates_estimator_arguments_from_fit_arguments():
 
 
 def test_v2_kwargs_switch_off_debugger_and_profiler_and_enable_smddp():
-    kw = TrainingJobSettings.from_outputs(default_outputs()).sdk_v2_kwargs()["estimator"]
+    kw = sdk_v2_kwargs(settings_of(default_outputs()))["estimator"]
     assert kw["debugger_hook_config"] is False
     assert kw["disable_profiler"] is True
     assert kw["distribution"] == {"smdistributed": {"dataparallel": {"enabled": True}}}
@@ -232,29 +257,49 @@ def test_v2_kwargs_switch_off_debugger_and_profiler_and_enable_smddp():
 @pytest.mark.parametrize("instance_type, launcher", [
     ("ml.p4d.24xlarge", {"smdistributed": {"dataparallel": {"enabled": True}}}),
     ("ml.p4de.24xlarge", {"smdistributed": {"dataparallel": {"enabled": True}}}),
-    # SDK v2 refuses the smdistributed launcher on p5; torchrun + backend="smddp" instead
+    # SMDDP runs only on p4d/p4de: the p5 and p6 families run NCCL under torchrun
     ("ml.p5.48xlarge", {"torch_distributed": {"enabled": True}}),
     ("ml.p5en.48xlarge", {"torch_distributed": {"enabled": True}}),
     ("ml.trn1.32xlarge", {"torch_distributed": {"enabled": True}}),
 ])
 def test_v2_launcher_follows_the_instance_family(instance_type, launcher):
-    settings = TrainingJobSettings.from_outputs(default_outputs(), instance_type=instance_type)
-    assert settings.sdk_v2_kwargs()["estimator"]["distribution"] == launcher
+    settings = settings_of(default_outputs(), instance_type=instance_type)
+    assert sdk_v2_kwargs(settings)["estimator"]["distribution"] == launcher
+
+
+@pytest.mark.parametrize("instance_type, backend", [
+    ("ml.p4d.24xlarge", "smddp"), ("ml.p4de.24xlarge", "smddp"),
+    ("ml.p5.48xlarge", "nccl"), ("ml.p5e.48xlarge", "nccl"), ("ml.p5en.48xlarge", "nccl"),
+    ("ml.trn1.32xlarge", "xla"),
+])
+def test_smddp_is_offered_only_where_it_runs(instance_type, backend):
+    """SMDDP supports ml.p4d/p4de only: nowhere else may a note (v2 or v3) tell users to pick
+    backend="smddp", and the p5 family is told why it gets NCCL."""
+    settings = settings_of(default_outputs(), instance_type=instance_type)
+    for notes in (sdk_v2_kwargs(settings)["notes"], sdk_v3_pieces(settings)["notes"]):
+        text = " ".join(notes)
+        assert f'backend="{backend}"' in text
+        assert ('backend="smddp"' in text) == (backend == "smddp")
+        if backend == "nccl":
+            assert "SMDDP runs only on ml.p4d.24xlarge and ml.p4de.24xlarge" in text
 
 
 def test_v2_distribution_is_a_copy_not_the_shared_constant():
-    kw = TrainingJobSettings.from_outputs(default_outputs()).sdk_v2_kwargs()["estimator"]
+    kw = sdk_v2_kwargs(settings_of(default_outputs()))["estimator"]
     kw["distribution"]["smdistributed"]["dataparallel"]["enabled"] = False
     assert SMDDP_DISTRIBUTION["smdistributed"]["dataparallel"]["enabled"] is True
 
 
 def test_v3_pieces_use_model_trainer_field_names_and_say_how_to_run_smddp():
-    pieces = TrainingJobSettings.from_outputs(default_outputs()).sdk_v3_pieces(channel="fsx")
-    assert set(pieces) == {"role", "compute", "networking", "checkpoint_config", "output_data_config",
+    pieces = sdk_v3_pieces(settings_of(default_outputs()), channel="fsx")
+    assert set(pieces) == {"role", "compute", "networking", "checkpoint_config", "output_data_config", "session",
                            "training_input_mode", "input_data_config", "distributed", "notes"}
-    # sagemaker.core.training.configs.OutputDataConfig(s3_output_path=...); v3 has no code_location
+    # sagemaker.core.training.configs.OutputDataConfig(s3_output_path=...)
     assert pieces["output_data_config"] == {"s3_output_path": OUTPUT_URI}
-    assert CODE_URI not in json.dumps(pieces)
+    # v3 has no code_location: the Session's bucket + prefix ARE the code prefix
+    # (tests/test_sagemaker_sdk_v3.py proves where the real SDK then uploads)
+    bucket, prefix = pieces["session"]["default_bucket"], pieces["session"]["default_bucket_prefix"]
+    assert f"s3://{bucket}/{prefix}/" == CODE_URI
     assert any("no code_location" in note for note in pieces["notes"])
     assert pieces["networking"] == {"subnets": ["subnet-0123456789abcdef0"],
                                     "security_group_ids": ["sg-0123456789abcdef0"],
@@ -268,7 +313,7 @@ def test_v3_pieces_use_model_trainer_field_names_and_say_how_to_run_smddp():
 
 
 def test_boto3_fragment_has_the_network_members_and_file_mode():
-    frag = TrainingJobSettings.from_outputs(default_outputs()).create_training_job_fragment()
+    frag = create_training_job_fragment(settings_of(default_outputs()))
     assert set(frag) == {"RoleArn", "ResourceConfig", "VpcConfig", "CheckpointConfig", "OutputDataConfig",
                          "InputDataConfig", "EnableInterContainerTrafficEncryption"}
     assert frag["OutputDataConfig"] == {"S3OutputPath": OUTPUT_URI}
@@ -278,18 +323,19 @@ def test_boto3_fragment_has_the_network_members_and_file_mode():
 
 def test_document_switches_for_encryption_and_isolation_reach_every_format():
     outputs = with_document(encryptInterContainerTraffic=False, enableNetworkIsolation=True)
-    settings = TrainingJobSettings.from_outputs(outputs)
-    assert settings.sdk_v2_kwargs()["estimator"]["encrypt_inter_container_traffic"] is False
-    assert settings.sdk_v2_kwargs()["estimator"]["enable_network_isolation"] is True
-    assert settings.sdk_v3_pieces()["networking"]["enable_inter_container_traffic_encryption"] is False
-    assert settings.sdk_v3_pieces()["networking"]["enable_network_isolation"] is True
-    frag = settings.create_training_job_fragment()
+    settings = settings_of(outputs)
+    assert sdk_v2_kwargs(settings)["estimator"]["encrypt_inter_container_traffic"] is False
+    assert sdk_v2_kwargs(settings)["estimator"]["enable_network_isolation"] is True
+    assert sdk_v3_pieces(settings)["networking"]["enable_inter_container_traffic_encryption"] is False
+    assert sdk_v3_pieces(settings)["networking"]["enable_network_isolation"] is True
+    frag = create_training_job_fragment(settings)
     assert (frag["EnableInterContainerTrafficEncryption"], frag["EnableNetworkIsolation"]) == (False, True)
 
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)
 def test_the_three_formats_agree_for_every_representative_file(config_id):
-    (v2, fit), v3, frag = emitted(config_id, "v2").values(), emitted(config_id, "v3"), emitted(config_id, "boto3")
+    emitted_v2, v3, frag = emitted(config_id, "v2"), emitted(config_id, "v3"), emitted(config_id, "boto3")
+    v2, fit = emitted_v2["estimator"], emitted_v2["fit"]
     channel = channel_of(config_id)
     assert v2["subnets"] == v3["networking"]["subnets"] == frag["VpcConfig"]["Subnets"]
     assert v2["security_group_ids"] == v3["networking"]["security_group_ids"] == frag["VpcConfig"]["SecurityGroupIds"]
@@ -357,20 +403,20 @@ def test_preflight_refuses_arguments_both_nested_and_at_the_top_level():
     (with_document(**{"output.s3Uri": "/output/"}), "output.s3Uri (output OutputS3Uri) must be s3://"),
     (with_document(**{"code.s3Uri": f"https://{BUCKET}.s3.amazonaws.com/code/"}),
      "code.s3Uri (output CodeS3Uri) must be s3://<bucket>/<prefix>/ ending in '/'"),
-    (with_document(**{"code.s3Uri": 7}), "code.s3Uri (output CodeS3Uri) must be s3://<bucket>/<prefix>/ ending in '/' "
-                                         "(at most 1024 characters), got 7"),
+    (with_document(**{"code.s3Uri": 7}), "output TrainingJobConfig: code.s3Uri must be a non-empty string, got 7"),
     (with_document(**{"code.s3Uri": f"s3://{BUCKET}/" + "c/" * 520}), "code.s3Uri (output CodeS3Uri) must be"),
-    (with_document(output=OUTPUT_URI), "TrainingJobConfig has a value of the wrong type"),
+    (with_document(output=OUTPUT_URI), f"output TrainingJobConfig: output must be a JSON object, got '{OUTPUT_URI}'"),
     (with_document(roleArn="arn:aws:iam::123:role/x"), "roleArn must be an IAM role ARN"),
     (with_document(instanceType="ml.g5.48xlarge"), "instanceType must be a SageMaker EFA training instance type"),
     (with_document(instanceCount=0), "instanceCount must be a whole number >= 1, got 0"),
     (with_document(instanceCount="4"), "instanceCount must be a whole number >= 1, got '4'"),
     (with_document(encryptInterContainerTraffic="yes"), "encryptInterContainerTraffic must be true or false"),
-    (with_document(version=2), "TrainingJobConfig.version must be 1..1"),
-    (with_document(roleArn=None), "TrainingJobConfig is missing the key 'roleArn'"),
+    (with_document(version=2), "TrainingJobConfig: version must be 1..1"),
+    (with_document(roleArn=None), "TrainingJobConfig is missing 'roleArn'"),
     ({"TrainingJobConfig": "{not json"}, "TrainingJobConfig must be a JSON document"),
     ({"TrainingJobConfig": "[1, 2]"}, "TrainingJobConfig must be a JSON object"),
-    ({"VpcId": "vpc-0123456789abcdef0"}, "is missing TrainingSubnetIds"),
+    ({"VpcId": "vpc-0123456789abcdef0"}, "holds no training network: no stack has a TrainingJobConfig output"),
+    ({"TrainingSubnetIds": "subnet-0123456789abcdef0"}, "has no TrainingJobConfig output, so the cluster shape"),
 ], ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None)
 def test_bad_outputs_are_refused_with_one_line_naming_the_setting(tmp_path, capsys, outputs, expected):
     line = cli_error(capsys, "--outputs", str(write_outputs(tmp_path, outputs)), "--format", "boto3")
@@ -422,13 +468,39 @@ def test_individual_outputs_without_cluster_shape_ask_for_the_flags(capsys):
     assert "pass --instance-type and --instance-count" in line
 
 
-def test_several_stacks_need_stack_and_the_error_lists_them(capsys):
-    line = cli_error(capsys, "--outputs", str(OUTPUTS_DIR / "platform-two-stacks.json"), "--format", "v2")
-    assert "pass --stack NAME; stacks: PlatformVpcStack, TrainingNetworkStack" in line
-    assert "with training outputs: TrainingNetworkStack" in line
+def test_the_only_network_among_several_stacks_is_used_without_asking(capsys):
+    """A platform app's file holds other stacks too: the one network in it needs no flag."""
+    assert main(["job-config", "--outputs", str(OUTPUTS_DIR / "platform-two-stacks.json"), "--format", "boto3"]) == 0
+    assert json.loads(capsys.readouterr().out)["VpcConfig"]["Subnets"]
     line = cli_error(capsys, "--outputs", str(OUTPUTS_DIR / "platform-two-stacks.json"), "--format", "v2",
                      "--stack", "Nope")
-    assert "--stack 'Nope' is not in the outputs file; stacks: PlatformVpcStack, TrainingNetworkStack" in line
+    assert "--stack 'Nope' holds no training network; stacks with one: TrainingNetworkStack" in line
+
+
+def _embedded(name: str, subnet: str) -> str:
+    doc = default_document()
+    doc.update(network=name, subnets=[subnet])
+    return json.dumps(doc)
+
+
+def test_two_networks_in_one_stack_are_listed_and_selectable(tmp_path, capsys):
+    """Two SmddpTrainingNetworks embedded in one platform stack: each publishes its document
+    under its own output id; job-config lists both and --network picks one."""
+    path = tmp_path / "cdk-outputs.json"
+    path.write_text(json.dumps({"Platform": {
+        "VpcId": "vpc-0123456789abcdef0",
+        "TeamAClusterTrainingJobConfig": _embedded("TeamA/Cluster", "subnet-0aaaaaaaaaaaaaaa1"),
+        "TeamBClusterTrainingJobConfig": _embedded("TeamB/Cluster", "subnet-0bbbbbbbbbbbbbbb2"),
+    }}))
+    line = cli_error(capsys, "--outputs", str(path), "--format", "boto3")
+    assert line.endswith("holds 2 training networks, pass --network NAME; networks: Platform/TeamA/Cluster, "
+                         "Platform/TeamB/Cluster")
+    for name, subnet in (("TeamB/Cluster", "subnet-0bbbbbbbbbbbbbbb2"), ("Platform/TeamA/Cluster", "subnet-0aaaaaaaaaaaaaaa1"),
+                         ("TeamBClusterTrainingJobConfig", "subnet-0bbbbbbbbbbbbbbb2")):
+        assert main(["job-config", "--outputs", str(path), "--format", "boto3", "--network", name]) == 0
+        assert json.loads(capsys.readouterr().out)["VpcConfig"]["Subnets"] == [subnet]
+    line = cli_error(capsys, "--outputs", str(path), "--format", "v2", "--network", "TeamC")
+    assert "--network 'TeamC' is not in the outputs file; networks: Platform/TeamA/Cluster, Platform/TeamB/Cluster" in line
 
 
 def test_missing_file_and_bad_json_are_one_line(tmp_path, capsys):
@@ -475,10 +547,11 @@ def test_a_bad_channel_name_is_refused(capsys):
 
 def test_errors_are_smddp_errors():
     with pytest.raises(SmddpError):
-        TrainingJobSettings.from_outputs(with_document(instanceCount=0))
+        settings_of(with_document(instanceCount=0))
     assert issubclass(ConfigError, ValueError)
     with pytest.raises(ConfigError):
-        replace(TrainingJobSettings.from_outputs(default_outputs()), file_system_type="EFS").validate()
+        doc = settings_of(default_outputs())
+        validate_document(replace(doc, file_system=replace(doc.file_system, type="EFS")))
 
 
 # --- the real command ------------------------------------------------------------------------
@@ -497,10 +570,10 @@ def test_cli_prints_json_and_exits_zero():
      "publishes no OutputS3Uri/CodeS3Uri (deployed before smddp-infra added them), so output_path and "
      "code_location are left out and the SDK will fall back to its default bucket sagemaker-<region>-<account>, "
      "which the execution role cannot write; redeploy the stack or set them yourself"),
-    ("v3", ("output_data_config",),
-     "publishes no OutputS3Uri (deployed before smddp-infra added them), so output_data_config is left out and "
-     "the SDK will fall back to its default bucket sagemaker-<region>-<account>, which the execution role cannot "
-     "write; redeploy the stack or set it yourself"),
+    ("v3", ("output_data_config", "session"),
+     "publishes no OutputS3Uri/CodeS3Uri (deployed before smddp-infra added them), so output_data_config and "
+     "session are left out and the SDK will fall back to its default bucket sagemaker-<region>-<account>, which "
+     "the execution role cannot write; redeploy the stack or set them yourself"),
     ("boto3", ("OutputDataConfig",),
      "publishes no OutputS3Uri (deployed before smddp-infra added them), so OutputDataConfig is left out; "
      "CreateTrainingJob requires one: give it a prefix the execution role can write, or redeploy the stack"),
@@ -515,15 +588,17 @@ def test_an_older_stack_still_renders_with_one_warning_line(fmt, missing, expect
     assert "s3://sagemaker-" not in result.stdout
 
 
-def test_a_stack_with_only_the_output_prefix_warns_about_the_code_location_for_v2_only():
-    settings = TrainingJobSettings.from_outputs(with_document(code=None))
-    assert settings.missing_locations_warning("v3") is None
-    assert settings.missing_locations_warning("boto3") is None
-    warning = settings.missing_locations_warning("v2", stack="S")
+def test_a_stack_with_only_the_output_prefix_warns_about_the_code_location_for_v2_and_v3():
+    settings = settings_of(with_document(code=None))
+    assert missing_locations_warning(settings, "boto3") is None
+    assert "session" not in sdk_v3_pieces(settings)
+    assert missing_locations_warning(settings, "v3", where="stack 'S'").startswith(
+        "stack 'S' publishes no CodeS3Uri (deployed before smddp-infra added them), so session is left out")
+    warning = missing_locations_warning(settings, "v2", where="stack 'S'")
     assert warning.startswith("stack 'S' publishes no CodeS3Uri (deployed before smddp-infra added them), "
                               "so code_location is left out and the SDK")
     assert warning.endswith("set it yourself")
-    assert settings.sdk_v2_kwargs()["estimator"]["output_path"] == OUTPUT_URI
+    assert sdk_v2_kwargs(settings)["estimator"]["output_path"] == OUTPUT_URI
 
 
 @pytest.mark.parametrize("fmt", ["v2", "v3", "boto3"])
@@ -571,7 +646,7 @@ def test_job_config_never_imports_aws_cdk():
     smddp_infra.constructs may be imported, even indirectly."""
     code = (
         "import sys, io, contextlib\n"
-        "import smddp_infra.jobconfig\n"
+        "import smddp_infra.jobconfig, smddp_infra.contract, smddp_infra.jobconfig.render, smddp_infra.jobconfig.validation\n"
         "from smddp_infra.cli import main\n"
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"

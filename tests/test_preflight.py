@@ -59,7 +59,7 @@ def test_bad_job_trips_every_job_and_script_rule_it_contains():
     report = run_preflight(FIXTURES / "bad" / "job.yaml", outputs=FIXTURES / "outputs" / "cdk-outputs.json")
     assert sorted(set(rule_ids(report))) == sorted({
         "PF-DEBUGGER-CHECKPOINT", "PF-DEPRECATED-SMDDP-API", "PF-DATALOADER-SAMPLER",
-        "PF-CHECKPOINT-URI-SLASH", "PF-SUBNETS-MULTI-AZ",
+        "PF-CHECKPOINT-URI-SLASH", "PF-SUBNETS-MULTI-AZ", "PF-DDP-PREFIX",
     })
     assert report.exit_code == 1
     # errors first
@@ -268,6 +268,8 @@ def test_dataloader_without_distributed_sampler_or_drop_last_is_flagged_when_num
         from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
         sampler = DistributedSampler(ds)
         loader = {call}
+        for batch in loader:
+            pass
     """
     report = job(tmp_path, {"instance_type": "ml.p4d.24xlarge", "instance_count": 2}, script)
     assert ("PF-DATALOADER-SAMPLER" in rule_ids(report)) is flagged
@@ -277,7 +279,7 @@ def test_dataloader_without_distributed_sampler_or_drop_last_is_flagged_when_num
 
 
 def test_single_process_jobs_need_no_sampler(tmp_path):
-    report = job(tmp_path, {"world_size": 1}, "from torch.utils.data import DataLoader\nDataLoader(ds)\n")
+    report = job(tmp_path, {"world_size": 1}, "from torch.utils.data import DataLoader\nfor b in DataLoader(ds):\n    pass\n")
     assert "PF-DATALOADER-SAMPLER" not in rule_ids(report)
 
 
@@ -381,9 +383,9 @@ def test_subnets_in_one_zone_or_of_unknown_zone_are_fine(tmp_path):
 @pytest.mark.parametrize(
     "outputs, message",
     [
-        ({"Stack": {"Other": "x"}}, "has no stack with a TrainingJobConfig output"),
-        ({"Stack": {"TrainingJobConfig": "{not json"}}, "Stack.TrainingJobConfig is not a JSON document"),
-        ({"Stack": {"TrainingJobConfig": json.dumps({"subnets": []})}}, "lacks the key"),
+        ({"Stack": {"Other": "x"}}, "holds no training network: no stack has a TrainingJobConfig output"),
+        ({"Stack": {"TrainingJobConfig": "{not json"}}, "stack 'Stack': output TrainingJobConfig must be a JSON document"),
+        ({"Stack": {"TrainingJobConfig": json.dumps({"subnets": []})}}, "output TrainingJobConfig is missing"),
         ({"Stack": {"TrainingJobConfig": json.dumps({**json.loads(json.loads(
             (FIXTURES / "outputs" / "cdk-outputs.json").read_text())["TrainingNetworkStack"]["TrainingJobConfig"]),
             "subnetAvailabilityZones": ["us-east-1a"]})}}, "must list one AZ per subnet (2)"),
@@ -562,9 +564,9 @@ def test_the_known_sdk_names_match_the_installed_sdk_signatures():
     estimators = (EstimatorBase, Framework, Estimator, PyTorch, TensorFlow, MXNet, HuggingFace)
     assert set(K.SDK_V2_ESTIMATOR_ARGS) == set().union(*(named(c.__init__) for c in estimators))
     assert set(K.SDK_V2_FIT_ARGS) == named(EstimatorBase.fit)
-    assert set(K.MODEL_TRAINER_ARGS) == set(ModelTrainer.model_fields)
+    assert set(K.SDK_V2_MODEL_TRAINER_ARGS) == set(ModelTrainer.model_fields)  # v3: test_sagemaker_sdk_v3.py
     sections = {"compute": Compute, "source_code": SourceCode, "checkpoint_config": CheckpointConfig, "networking": Networking}
-    assert {k: set(v) for k, v in K.MODEL_TRAINER_SECTIONS.items()} == {k: set(c.model_fields) for k, c in sections.items()}
+    assert {k: set(v) for k, v in K.SDK_V2_MODEL_TRAINER_SECTIONS.items()} == {k: set(c.model_fields) for k, c in sections.items()}
     # every name preflight reads is one of these or one of its own facts
     from smddp_infra.preflight.job import MODEL_TRAINER_KEYS, V2_KEYS
 

@@ -156,7 +156,7 @@ def test_rule_pack_results_and_endpoints_are_reported(summary):
 def test_mermaid_diagram_draws_the_network(summary):
     block = summary.split("```mermaid\n", 1)[1].split("```", 1)[0]
     assert block.startswith("flowchart LR")
-    assert "Training subnet · 10.0.0.0/24 · us-east-1a" in block
+    assert "Training subnet · 10.0.0.0/20 · us-east-1a" in block
     assert 'TrainingInstances -->|"all traffic to and from itself"| TrainingInstances' in block
     assert "FSx for Lustre" in block and "interface endpoints" in block
     assert block.count("subgraph ") == block.count("\n  end") + block.count("\n    end") + block.count("\n      end")

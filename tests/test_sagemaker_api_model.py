@@ -18,7 +18,8 @@ from botocore import xform_name
 
 from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, USER_CHOSEN_OUTPUT, complete_request, emitted
 from _sagemaker_shape_walker import all_problems, botocore_errors, sagemaker_operation, walk
-from smddp_infra.jobconfig import TrainingJobSettings
+from smddp_infra.contract import parse_document
+from smddp_infra.jobconfig import create_training_job_fragment
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 INPUT = sagemaker_operation("CreateTrainingJob").input_shape
@@ -208,11 +209,11 @@ def test_harness_catches_what_botocore_itself_rejects(path, value, reported):
 
 def test_an_unvalidated_bad_config_is_caught_by_the_harness():
     """If the CLI's own checks were bypassed, the emitted fragment would still be caught here."""
-    settings = TrainingJobSettings.from_document(dict(
+    settings = parse_document(dict(
         emitted_document(), securityGroupIds=[f"sg-0123456789abcdef{i}" for i in range(6)],
         fileSystem={"id": "fs-0123456789abcdef0", "type": "Lustre", "mountName": "abcdefgh",
-                    "directoryPath": "/abcdefgh", "accessMode": "ro"}))
-    problems = all_problems(complete_request(settings.create_training_job_fragment()))
+                    "directoryPath": "/abcdefgh", "accessMode": "ro"}), where="test")
+    problems = all_problems(complete_request(create_training_job_fragment(settings)))
     assert any("SecurityGroupIds: 6 entries is above the maximum 5" in p for p in problems), problems
     assert any("FileSystemType: 'Lustre' is not one of" in p for p in problems), problems
 

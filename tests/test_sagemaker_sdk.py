@@ -22,9 +22,8 @@ Nothing reaches the network:
   (v2 has no environment variable for it); the tests prove it is off AND that the guard
   would catch it if it were on.
 
-Why v2 only: v2 and v3 both own the ``sagemaker`` import name, and v3 pulls in about 1 GB;
-see docs/job-config.md. The v3 field names are checked against the API model in
-test_sagemaker_api_model.py.
+SDK v2 only in this process: v2 and v3 both own the ``sagemaker`` import name. SDK v3 runs in
+its own venv (.venv-sdkv3), driven by tests/test_sagemaker_sdk_v3.py.
 """
 
 from __future__ import annotations

@@ -56,7 +56,11 @@ def test_command_line_strings_are_parsed_like_json_values() -> None:
         ("smddp:maxCapacityGiB", "-1", "number > 0"),
         ("smddp:kmsKey", "arn:aws:kms:us-west-2:123456789012:key/11111111-2222-3333-4444-555555555555",
          "a key in smddp:region us-east-1"),
-        ("smddp:instanceCount", "5000", "too large for one training subnet"),
+        ("smddp:instanceCount", "5000", "does not fit the /20 training subnet"),
+        ("smddp:maxInstanceCount", "5000", "too large for one training subnet"),
+        ("smddp:maxInstanceCount", "0", "whole number >= 1"),
+        ("smddp:perUnitStorageThroughput", "fast", "whole number >= 1"),
+        ("smddp:allowReplacement", "yes", "true or false"),
         ("smddp:instanceCuont", "4", "unknown context key"),
     ],
 )
@@ -71,8 +75,13 @@ def test_bad_context_value_names_key_value_and_what_is_allowed(key: str, value: 
 
 
 @pytest.mark.parametrize(("overrides", "expected"), [
-    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:natGateway": "true"}, "smddp:vpcCidr 10.0.0.0/24 is too small for a /24 training subnet and a /28 NAT subnet"),
-    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:instanceCount": "64"}, "smddp:vpcCidr 10.0.0.0/24 is too small for a /22 training subnet"),
+    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:natGateway": "true", "smddp:maxInstanceCount": "16"},
+     "smddp:vpcCidr 10.0.0.0/24 is too small for a /24 training subnet and a /28 NAT subnet (smddp:maxInstanceCount=16)"),
+    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:maxInstanceCount": "64"}, "smddp:vpcCidr 10.0.0.0/24 is too small for a /22 training subnet"),
+    ({"smddp:vpcCidr": "10.0.0.0/24", "smddp:instanceCount": "64"},
+     "smddp:instanceCount=64 does not fit the /24 training subnet (the default, 1/16 of smddp:vpcCidr 10.0.0.0/24), which holds 22"),
+    ({"smddp:instanceCount": "30", "smddp:maxInstanceCount": "4"},
+     "smddp:instanceCount=30 does not fit the /24 training subnet (smddp:maxInstanceCount=4), which holds 22"),
 ])
 def test_subnets_that_do_not_fit_the_vpc_cidr_are_reported_before_jsii(overrides: dict, expected: str) -> None:
     with pytest.raises(ConfigError) as excinfo:
@@ -125,3 +134,55 @@ def test_app_exits_2_with_one_line_on_bad_context(args: list[str], expected: str
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("smddp_infra: error:")]
     assert len(lines) == 1, result.stderr
+
+
+def test_per_unit_throughput_pins_a_tier_only_with_its_deployment_type() -> None:
+    from smddp_infra.errors import SizingError
+    from smddp_infra.stack import plan_for
+
+    with pytest.raises(ConfigError, match="smddp:perUnitStorageThroughput=250 needs smddp:deploymentType too"):
+        parse(**{"smddp:perUnitStorageThroughput": "250"})
+    plan = plan_for(parse(**{"smddp:deploymentType": "PERSISTENT_2", "smddp:perUnitStorageThroughput": "125"}))
+    assert (plan.deployment_type, plan.per_unit_storage_throughput, plan.pinned) == ("PERSISTENT_2", 125, True)
+    with pytest.raises(SizingError) as excinfo:
+        plan_for(parse(**{"smddp:deploymentType": "PERSISTENT_2", "smddp:perUnitStorageThroughput": "300"}))
+    assert "smddp:perUnitStorageThroughput" in str(excinfo.value) and "125, 250, 500, 1000" in str(excinfo.value)
+
+
+def test_default_training_subnet_is_a_sixteenth_of_the_vpc_and_holds_406_instances() -> None:
+    """Sized from the VPC (or smddp:maxInstanceCount), never from today's count (test_deploy_local proves
+    that growing 4 -> 64 instances keeps the subnet's id)."""
+    from smddp_infra.settings import default_subnet_mask, subnet_instance_capacity, training_subnet_mask
+
+    assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=None, ips_per_instance=5, other_ips=14) == 20
+    assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=64, ips_per_instance=5, other_ips=14) == 22
+    assert subnet_instance_capacity(20, other_ips=14) == 406  # (4,091 / 2 - 14) / 5
+    assert subnet_instance_capacity(20, other_ips=14, headroom=1) == 815
+    assert [default_subnet_mask(p, nat=n) for p, n in ((20, False), (24, False), (24, True))] == [24, 24, 25]
+    assert parse(**{"smddp:instanceCount": "406"}).instance_count == 406
+    with pytest.raises(ConfigError, match="smddp:instanceCount=407 does not fit the /20 training subnet"):
+        parse(**{"smddp:instanceCount": "407"})
+
+
+def test_az_id_prefix_table_covers_the_regions_of_the_s3_prefix_list_table() -> None:
+    from smddp_infra.settings import AZ_ID_PREFIXES, S3_PREFIX_LISTS
+
+    assert set(S3_PREFIX_LISTS) <= set(AZ_ID_PREFIXES)
+    assert AZ_ID_PREFIXES["us-gov-west-1"] == "usgw1" and az_id_prefix("xx-nowhere-9") is None
+    assert az_id_prefix("us-east-1", {"us-east-1": "abc1"}) == "abc1"
+
+
+def test_an_az_id_of_another_region_names_the_key_and_the_override() -> None:
+    with pytest.raises(ConfigError, match=r"smddp:availabilityZoneId must be an AZ ID of us-east-1 like use1-az1, got 'usw2-az1'.*"
+                                          r"set smddp:availabilityZoneIdPrefix"):
+        parse(**{"smddp:availabilityZoneId": "usw2-az1"})
+    settings = parse(**{"smddp:availabilityZoneId": "xyz9-az1", "smddp:availabilityZoneIdPrefix": "xyz9"})
+    assert settings.availability_zone_id == "xyz9-az1" and settings.availability_zone_id_prefix == "xyz9"
+
+
+def test_the_monthly_cost_warning_context_key_is_parsed_and_checked() -> None:
+    assert parse(**{"smddp:monthlyCostWarningUSD": "5000"}).monthly_cost_warning_usd == 5000
+    with pytest.raises(ConfigError, match=r"smddp:monthlyCostWarningUSD must be a number > 0, got '-1'"):
+        parse(**{"smddp:monthlyCostWarningUSD": "-1"})
+    with pytest.raises(ConfigError, match=r"smddp:availabilityZoneIdPrefix must be an AZ ID prefix like use1"):
+        parse(**{"smddp:availabilityZoneIdPrefix": "use-1"})

@@ -12,7 +12,12 @@ No AWS account needed. The loop:
 6. check that every resource of the template exists in the stack (moto skips types it
    cannot handle and still says CREATE_COMPLETE);
 7. print ``smddp-infra job-config --format boto3`` for the outputs file;
-8. stop the endpoint (everything in it is gone: it lives in this process's memory).
+8. the update guard, end to end: grow the cluster (4 -> 8 x p4d at 200 MB/s per GPU) and run
+   ``smddp-infra guard --deployed-stack`` as ``make deploy`` does: refused (the calculator's
+   new PERSISTENT_2 would be a new, empty file system); pin ``smddp:deploymentType=SCRATCH_2``
+   and grow again: the guard passes and the update keeps the file system id (``--no-grow``
+   skips this step);
+9. stop the endpoint (everything in it is gone: it lives in this process's memory).
 
 Why these choices (details in docs/deploy-local.md):
 - ``AWS_ENDPOINT_URL=http://localhost:<port>``: with the default synthesizer the CLI hands
@@ -150,10 +155,20 @@ def boto3_client(service: str, endpoint_url: str, region: str) -> Any:
              config=Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 2, "mode": "standard"}))
 
 
-def synthesize(assembly_dir: Path, *, echo: Callable[[str], None] | None = None) -> tuple[CliRun, str, str, dict[str, Any]]:
+def context_args(context: dict[str, Any] | None) -> list[str]:
+    """``{"smddp:instanceCount": 8}`` -> ``["-c", "smddp:instanceCount=8"]`` (booleans as true/false)."""
+    args: list[str] = []
+    for key, value in (context or {}).items():
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        args += ["-c", f"{key}={text}"]
+    return args
+
+
+def synthesize(assembly_dir: Path, *, echo: Callable[[str], None] | None = None,
+               context: dict[str, Any] | None = None) -> tuple[CliRun, str, str, dict[str, Any]]:
     """``cdk synth`` the default app into ``assembly_dir``: (run, stack name, region, template)."""
-    run = _checked(run_cdk(["synth", *CDK_FLAGS, "--quiet", "--output", str(assembly_dir)], env=_on_path_env(),
-                           echo=echo), "cdk synth")
+    run = _checked(run_cdk(["synth", *CDK_FLAGS, "--quiet", "--output", str(assembly_dir), *context_args(context)],
+                           env=_on_path_env(), echo=echo), "cdk synth")
     manifest = json.loads((assembly_dir / "manifest.json").read_text())
     stacks = {name: a for name, a in manifest["artifacts"].items() if a["type"] == "aws:cloudformation:stack"}
     if len(stacks) != 1:
@@ -197,6 +212,71 @@ def deploy(assembly_dir: Path, outputs_file: Path, *, endpoint_url: str,
                            doubles=doubles, seconds=seconds, runs=[synth_run, boot_run, deploy_run])
 
 
+def guard(new: Path, deployment: LocalDeployment) -> subprocess.CompletedProcess[str]:
+    """What ``make deploy`` runs before ``cdk deploy``: ``smddp-infra guard --deployed-stack``.
+
+    The deployed template comes from the local endpoint's GetTemplate (boto3 honours
+    ``AWS_ENDPOINT_URL``), exactly as it comes from CloudFormation with a user's credentials.
+    """
+    return subprocess.run([sys.executable, "-m", "smddp_infra.cli", "guard", "--deployed-stack", deployment.stack_name,
+                           "--region", deployment.region, str(new)],
+                          cwd=ROOT, env=cli_env(deployment.endpoint_url, deployment.region), capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def update(deployment: LocalDeployment, assembly_dir: Path, *, echo: Callable[[str], None] | None = None) -> CliRun:
+    """``cdk deploy`` of another synthesized assembly onto the deployed stack (an UpdateStack)."""
+    env = cli_env(deployment.endpoint_url, deployment.region)
+    return _checked(run_cdk(["deploy", "--app", str(assembly_dir), *CDK_FLAGS, "--method=direct",
+                             "--require-approval", "never", "--outputs-file", str(deployment.outputs_file),
+                             deployment.stack_name], env=env, echo=echo), "cdk deploy (update)")
+
+
+def physical_ids(deployment: LocalDeployment) -> dict[str, str]:
+    """Logical id -> physical id of every resource the stack holds now."""
+    cfn = boto3_client("cloudformation", deployment.endpoint_url, deployment.region)
+    return {r["LogicalResourceId"]: r.get("PhysicalResourceId", "")
+            for r in cfn.describe_stack_resources(StackName=deployment.stack_name)["StackResources"]}
+
+
+#: The growth the guard must stop (issue 13): 4 -> 8 x p4d at 200 MB/s per GPU makes the
+#: calculator switch SCRATCH_2 -> PERSISTENT_2, a new empty file system.
+GROW = {"smddp:instanceCount": 8, "smddp:readMBpsPerGpu": 200}
+#: The same growth with the deployed type pinned: the file system grows in place.
+PIN = {"smddp:deploymentType": "SCRATCH_2"}
+
+
+def grow_scenario(deployment: LocalDeployment, workdir: Path, *, echo: Callable[[str], None] | None = None) -> list[str]:
+    """Deploy, grow (refused), pin and grow (deployed in place); returns the problems found ([] = as designed)."""
+    say = echo or (lambda text: None)
+    problems: list[str] = []
+    before = physical_ids(deployment)
+    fs_logical = next(lid for lid, r in deployment.template["Resources"].items() if r["Type"] == "AWS::FSx::FileSystem")
+
+    synthesize(workdir / "grown", context=GROW)
+    say(f"$ smddp-infra guard --deployed-stack {deployment.stack_name} <cdk.out with {' '.join(context_args(GROW))}>")
+    refused = guard(workdir / "grown", deployment)
+    say(refused.stdout.rstrip() + refused.stderr.rstrip())
+    if refused.returncode != 1:
+        problems.append(f"the guard let the unpinned growth through (exit {refused.returncode})")
+
+    synthesize(workdir / "pinned", context={**GROW, **PIN})
+    say(f"$ smddp-infra guard --deployed-stack {deployment.stack_name} <cdk.out with {' '.join(context_args({**GROW, **PIN}))}>")
+    passed = guard(workdir / "pinned", deployment)
+    say(passed.stdout.rstrip() + passed.stderr.rstrip())
+    if passed.returncode != 0:
+        problems.append(f"the guard refused the pinned growth (exit {passed.returncode})")
+        return problems
+    update(deployment, workdir / "pinned", echo=echo)
+    after = physical_ids(deployment)
+    fsx = boto3_client("fsx", deployment.endpoint_url, deployment.region)
+    (fs,) = fsx.describe_file_systems(FileSystemIds=[after[fs_logical]])["FileSystems"]
+    if after[fs_logical] != before[fs_logical]:
+        problems.append(f"the file system was replaced: {before[fs_logical]} -> {after[fs_logical]}")
+    say(f"Pinned growth deployed: file system {after[fs_logical]} kept, StorageCapacity now {fs['StorageCapacity']:,} GiB")
+    return problems
+
+
 def missing_resources(deployment: LocalDeployment) -> dict[str, str]:
     """Logical id -> type for every template resource the stack does NOT hold (a silent skip)."""
     cfn = boto3_client("cloudformation", deployment.endpoint_url, deployment.region)
@@ -224,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outputs-file", default="cdk-outputs.json", type=Path,
                         help="where to write the stack outputs (default: cdk-outputs.json)")
     parser.add_argument("--quiet", action="store_true", help="do not echo the cdk CLI's output")
+    parser.add_argument("--no-grow", action="store_true",
+                        help="skip the update guard scenario (grow: refused; pin and grow: deployed in place)")
     args = parser.parse_args(argv)
     echo = None if args.quiet else (lambda text: print(text.rstrip(), flush=True))
     outputs_file = args.outputs_file if args.outputs_file.is_absolute() else Path.cwd() / args.outputs_file
@@ -253,9 +335,17 @@ def main(argv: list[str] | None = None) -> int:
                 return result.returncode
         else:
             print(json.dumps(deployment.outputs, indent=2))
+        grow_problems: list[str] = []
+        if not args.no_grow:
+            print("\nUpdate guard: grow the cluster, first unpinned (must be refused), then pinned (in place)", flush=True)
+            started = time.monotonic()
+            grow_problems = grow_scenario(deployment, workdir, echo=lambda text: print(text, flush=True))
+            deployment.seconds["grow"] = time.monotonic() - started
+            for problem in grow_problems:
+                print(f"  PROBLEM: {problem}", file=sys.stderr)
         timings = ", ".join(f"{k} {v:.1f} s" for k, v in deployment.seconds.items())
         print(f"\nTimings: {timings}")
-        return 1 if skipped else 0
+        return 1 if skipped or grow_problems else 0
     except LocalDeployError as exc:
         print(f"deploy-local: error: {exc}", file=sys.stderr)
         return 1

@@ -74,7 +74,7 @@ def pipe_safe_stdout() -> Iterator[None]:
         yield
         return
     safe = _PipeSafeStdout(original)
-    sys.stdout = safe  # type: ignore[assignment]
+    sys.stdout = safe
     try:
         yield
     finally:

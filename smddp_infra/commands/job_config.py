@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the file written by `cdk deploy --outputs-file` (default: cdk-outputs.json)")
     parser.add_argument("--format", required=True, choices=list(FORMATS), dest="fmt",
                         help="; ".join(f"{k}: {v}" for k, v in FORMATS.items()))
+    parser.add_argument("--network", default=None, metavar="NAME",
+                        help="the network to read when the file holds several (its name or Stack/Name, "
+                             "as listed when several are found)")
     parser.add_argument("--stack", default=None, metavar="NAME",
                         help="the stack to read when the file holds several")
     parser.add_argument("--channel", default=DEFAULT_CHANNEL, metavar="NAME",
@@ -44,15 +47,15 @@ def _count(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from smddp_infra.jobconfig import TrainingJobSettings, load_outputs_file, select_stack
+    from smddp_infra.contract import read_outputs_file, select_network
+    from smddp_infra.jobconfig import missing_locations_warning, render, validated
 
-    name, outputs = select_stack(load_outputs_file(args.outputs), args.stack)
-    settings = TrainingJobSettings.from_outputs(outputs, stack=name, instance_type=args.instance_type,
-                                                instance_count=args.instance_count)
-    text = json.dumps(settings.render(args.fmt, channel=args.channel), indent=2) + "\n"
+    network = select_network(read_outputs_file(args.outputs), network=args.network, stack=args.stack)
+    document = validated(network, instance_type=args.instance_type, instance_count=args.instance_count)
+    text = json.dumps(render(document, args.fmt, channel=args.channel), indent=2) + "\n"
     # An older stack still renders, but the job would fail late in S3: say so on stderr
     # (stdout stays pure JSON for `> job.json`).
-    warning = settings.missing_locations_warning(args.fmt, stack=name)
+    warning = missing_locations_warning(document, args.fmt, where=network.where)
     if warning:
         sys.stderr.write(f"smddp-infra job-config: warning: {warning}\n")
     # One write of the finished text: nothing half-printed if rendering fails.

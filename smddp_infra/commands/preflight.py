@@ -1,8 +1,9 @@
-"""``smddp-infra preflight JOB_FILE [SCRIPT ...]``: the troubleshooting guide, before submission.
+"""``smddp-infra preflight INPUT [SCRIPT ...]``: the troubleshooting guide, before submission.
 
-Exit codes: 0 no error findings, 1 at least one error finding, 2 unreadable input (the
-CLI prints ``smddp-infra preflight: error: ...``). Never imports aws_cdk: it runs in CI
-and on laptops without a CDK toolchain.
+INPUT is a notebook, a launcher script, a CreateTrainingJob / DescribeTrainingJob JSON or a
+job file, detected by content. Exit codes: 0 no error findings, 1 at least one error
+finding, 2 unreadable input (the CLI prints ``smddp-infra preflight: error: ...``). Never
+imports aws_cdk: it runs in CI and on laptops without a CDK toolchain.
 """
 
 from __future__ import annotations
@@ -14,17 +15,18 @@ from pathlib import Path
 
 from smddp_infra.commands._output import pipe_safe_stdout
 
-HELP = ("Check a SageMaker training job file (SDK v2 Estimator arguments or ModelTrainer shape) and its "
-        "training scripts against the SMDDP troubleshooting guide.")
+HELP = ("Check a SageMaker training job (a notebook, a launcher script, CreateTrainingJob/DescribeTrainingJob "
+        "JSON, or a job file) and its training scripts against the SMDDP troubleshooting guide.")
 
 _STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("job_file", metavar="JOB_FILE", type=Path,
-                        help="YAML or JSON job description (Estimator kwargs, plus num_samples, batch_size, world_size, drop_last)")
+    parser.add_argument("job_file", metavar="INPUT", type=Path,
+                        help=("a notebook (.ipynb), a launcher script (.py) building an estimator or ModelTrainer, "
+                              "CreateTrainingJob/DescribeTrainingJob JSON, or a YAML/JSON job file"))
     parser.add_argument("scripts", metavar="SCRIPT", type=Path, nargs="*",
-                        help="training scripts to read (default: the job's entry_point, relative to the job file)")
+                        help="training scripts to read (default: the entry point and every .py under source_dir)")
     parser.add_argument("--outputs", metavar="CDK_OUTPUTS_JSON", type=Path,
                         help="cdk-outputs.json from `cdk deploy --outputs-file`: subnets and AZs of the training stack")
     parser.add_argument("--json", action="store_true", help="machine-readable report on stdout (for CI)")
@@ -58,9 +60,15 @@ def print_human(report, file=None) -> None:  # type: ignore[no-untyped-def]
         console.print(Text(f"  {f.message}"))
         console.print(Text("  symptom: ", style="dim") + Text(f.symptom))
         console.print(Text("  fix:     ", style="dim") + Text(f.fix, style="green"))
+    for note in report.not_evaluated:
+        console.print(Text(note, style="dim"))
     counts = report.counts
-    scripts = ", ".join(s.path.name for s in report.scripts) or "none"
-    summary = Text(f"preflight {report.job.path.name} (scripts: {scripts}): ")
+    scripts = ", ".join(s.name for s in report.scripts) or "none"
+    jobs = ""
+    if report.kind in ("notebook", "launcher"):
+        labels = ", ".join(j.job.label or j.job.estimator for j in report.jobs)
+        jobs = f"{len(report.jobs)} job{'s' if len(report.jobs) > 1 else ''}: {labels}; "
+    summary = Text(f"preflight {report.path.name} ({jobs}scripts: {scripts}): ")
     if report.findings:
         summary.append(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info",
                        style="bold red" if counts["error"] else "bold yellow" if counts["warning"] else "bold")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Optional
+from typing import Any, Optional
 
 from smddp_infra.errors import ConfigError, SizingError
 
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_table(required: float, dataset_gib: float, plans: dict) -> None:
+def _print_table(required: float, dataset_gib: float, plans: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 

@@ -59,6 +59,13 @@ ACKNOWLEDGEMENTS: dict[str, Acknowledged] = {
         "S3 server access log delivery only supports SSE-S3 on the target bucket; logs are encrypted at rest "
         "with S3-managed keys.",
     ),
+    "flow-log-bucket-access-logs": Acknowledged(
+        ("AwsSolutions-S1", "NIST.800.53.R5-S3BucketLoggingEnabled", "HIPAA.Security-S3BucketLoggingEnabled"),
+        "flow-log bucket (TrainingVpc alone, or a network given an existing checkpoint bucket)",
+        "The bucket only receives VPC flow logs (a log bucket); server access logs of a log bucket would need "
+        "yet another bucket. When the network also creates the checkpoint bucket, the same log bucket "
+        "receives its access logs and this acknowledgement is not made.",
+    ),
     "checkpoint-bucket-sse-s3": Acknowledged(
         ("NIST.800.53.R5-S3DefaultEncryptionKMS", "HIPAA.Security-S3DefaultEncryptionKMS"),
         "checkpoint bucket (default configuration only)",
@@ -71,17 +78,29 @@ ACKNOWLEDGEMENTS: dict[str, Acknowledged] = {
 #: Why each wildcard resource is as narrow as IAM allows (statement sid -> reason).
 WILDCARD_REASONS = {
     "DescribeNetwork": "EC2 Describe* actions do not support resource-level permissions.",
-    "TrainingMetrics": "cloudwatch:PutMetricData has no resource-level permissions; a condition limits it to SageMaker's metric namespaces.",
+    "TrainingMetrics": "cloudwatch:PutMetricData has no resource-level permissions; no namespace condition, because SageMaker Python SDK v3 validates the role by simulating this action with an empty context, where a condition is a definitive deny.",
     "DescribeFileSystem": "fsx:DescribeFileSystems is read-only; the Lustre EFA client may call it without a file system id filter (UNCONFIRMED), and a denied call makes Lustre over EFA fall back to TCP silently.",
     "EcrAuth": "ecr:GetAuthorizationToken does not support resource-level permissions.",
-    "CreateJobNetworkInterfaces": "SageMaker creates one network interface per job instance; their ids do not exist before the job.",
-    "ManageJobNetworkInterfaces": "SageMaker manages the job's network interfaces, whose ids do not exist before the job.",
+    "JobNetworkInterfaces": "SageMaker creates, shares and deletes one network interface per job instance; SageMaker Python SDK v3 validates the role by simulating these actions without a resource, so only the resource `*` passes. The job's subnet and groups are bound on the caller's CreateTrainingJob (sagemaker:VpcSubnets, sagemaker:VpcSecurityGroupIds), not here.",
     "TrainingLogs": "Log streams are named per training job under the /aws/sagemaker/TrainingJobs log group.",
     "EcrPull": "AWS Deep Learning Container images are separate repositories per framework in the DLC account.",
     "CheckpointReadWrite": "SageMaker writes checkpoint objects under the checkpoint prefix with names chosen by the training script.",
     "ModelOutputWrite": "SageMaker writes model artifacts under the output prefix with names it chooses per job.",
     "TrainingCodeRead": "The SDK uploads each job's script under the code prefix with a per-job name.",
+    "StagedCodeRead": "SageMaker Python SDK v3 stages code and drivers under <output prefix>/<code prefix>/ with per-job names when the launching caller can simulate policies; read-only (an explicit deny stops writes there).",
     "DatasetRead": "Training reads every object under the dataset prefix (read-only).",
+}
+
+#: Why each wildcard resource of the launch policy (``TrainingLaunchPolicy``) is as narrow as IAM
+#: allows (statement sid -> reason). Sids are those of :mod:`smddp_infra.guardrails`.
+LAUNCH_WILDCARD_REASONS = {
+    "LaunchTrainingInNetwork": "Job names are chosen at each launch, so the ARN ends in training-job/*; the conditions "
+    "(subnet, security groups, instance types, encryption, file system, key) scope what may start.",
+    "ManageTrainingJobs": "Describe, stop and tag apply to the jobs the principal starts, whose names are chosen per launch.",
+    "TrainingCodeUpload": "The SDK uploads each job's script under the code prefix with a per-job name.",
+    "ModelOutputRead": "SageMaker writes each job's model artifacts under the output prefix with a per-job name.",
+    "StagedCodeUpload": "SageMaker Python SDK v3 stages each job's code and drivers under <output prefix>/<code prefix>/ with per-job names.",
+    "TrainingLogsRead": "SageMaker names one log stream per job instance under the /aws/sagemaker/TrainingJobs log group.",
 }
 
 
@@ -101,4 +120,6 @@ def markdown_table() -> str:
             rows.append(f"| {rule_id} | {entry.resource} | {entry.reason} |")
     for sid, reason in WILDCARD_REASONS.items():
         rows.append(f"| AwsSolutions-IAM5[Resource::...] | execution role policy, statement {sid} | {reason} |")
+    for sid, reason in LAUNCH_WILDCARD_REASONS.items():
+        rows.append(f"| AwsSolutions-IAM5[Resource::...] | launch policy, statement {sid} | {reason} |")
     return "\n".join(rows) + "\n"

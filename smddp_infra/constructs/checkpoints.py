@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from typing import Optional
 
-from aws_cdk import Duration, RemovalPolicy, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Annotations, Duration, RemovalPolicy, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import acknowledge
-from smddp_infra.jobconfig import checkpoint_s3_uri
+from smddp_infra.contract import checkpoint_s3_uri
 
 #: Default prefixes inside the bucket: checkpoints (read/write by the job), model artifacts
 #: (written by SageMaker) and training code (uploaded by the SDK, read by the job).
 CHECKPOINT_PREFIX = "checkpoints"
 OUTPUT_PREFIX = "output"
 CODE_PREFIX = "code"
+#: Where the checkpoint bucket's server access logs go in the log bucket.
+ACCESS_LOG_PREFIX = "checkpoint-bucket/"
 
 
 def secure_log_bucket(scope: Construct, id: str, *, retention_days: int = 365) -> s3.Bucket:
@@ -32,9 +35,10 @@ def secure_log_bucket(scope: Construct, id: str, *, retention_days: int = 365) -
         block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
         enforce_ssl=True,
         versioned=True,
-        # object ownership left to CDK: with the serverAccessLogsUseBucketPolicy flag (recommended)
-        # logs are delivered under a bucket policy; without it, by the LogDeliveryWrite ACL, which
-        # needs ObjectWriter. Forcing BUCKET_OWNER_ENFORCED breaks apps without the flag.
+        # ACLs off whatever the app's feature flags: S3 server access logs are granted by a
+        # bucket-policy statement for logging.s3.amazonaws.com (grant_access_log_delivery), VPC
+        # flow logs by one for delivery.logs.amazonaws.com (TrainingVpc pins that flag on).
+        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
         removal_policy=RemovalPolicy.RETAIN,
         lifecycle_rules=[
             s3.LifecycleRule(
@@ -48,6 +52,28 @@ def secure_log_bucket(scope: Construct, id: str, *, retention_days: int = 365) -
     acknowledge(bucket, "log-replication")
     acknowledge(bucket, "log-bucket-kms")
     return bucket
+
+
+def grant_access_log_delivery(log_bucket: s3.IBucket, source: s3.Bucket, prefix: str) -> bool:
+    """Let S3 server access logging write ``source``'s logs under ``prefix`` in ``log_bucket``.
+
+    The statement aws-cdk-lib writes with ``@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy`` on
+    (PutObject for logging.s3.amazonaws.com, scoped to the source bucket and account), written
+    here explicitly: without the flag CDK would instead switch the log bucket to the
+    LogDeliveryWrite ACL and ObjectWriter ownership. False when ``log_bucket`` is imported (its
+    policy is not ours to change).
+    """
+    from aws_cdk import Stack, aws_iam as iam
+
+    statement = iam.PolicyStatement(
+        effect=iam.Effect.ALLOW,
+        principals=[iam.ServicePrincipal("logging.s3.amazonaws.com")],
+        actions=["s3:PutObject"],
+        resources=[log_bucket.arn_for_objects(f"{prefix}*" if prefix else "*")],
+        conditions={"ArnLike": {"aws:SourceArn": source.bucket_arn},
+                    "StringEquals": {"aws:SourceAccount": Stack.of(source).account}},
+    )
+    return bool(log_bucket.add_to_resource_policy(statement).statement_added)
 
 
 class CheckpointBucket(Construct):
@@ -85,13 +111,14 @@ class CheckpointBucket(Construct):
         :param output_prefix: key prefix for model artifacts. Default: ``output``.
         :param code_prefix: key prefix for uploaded training code. Default: ``code``.
         """
+        v.require("bucket", bucket, "IBucket")
+        v.require("log_bucket", log_bucket, "IBucket")
+        v.require("encryption_key", encryption_key, "IKey")
+        v.whole("noncurrent_version_expiration_days", noncurrent_version_expiration_days, minimum=1)
+        for name, value in (("prefix", prefix), ("output_prefix", output_prefix), ("code_prefix", code_prefix)):
+            v.text(name, value, optional=False)
         super().__init__(scope, id)
-        if isinstance(noncurrent_version_expiration_days, bool) or not isinstance(noncurrent_version_expiration_days, int) or noncurrent_version_expiration_days < 1:
-            from smddp_infra.errors import ConfigError
-
-            raise ConfigError(
-                f"noncurrent_version_expiration_days must be a whole number >= 1, got {noncurrent_version_expiration_days!r}"
-            )
+        v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         self.prefix = prefix.strip("/")
         self.output_prefix = output_prefix.strip("/")
         self.code_prefix = code_prefix.strip("/")
@@ -108,8 +135,8 @@ class CheckpointBucket(Construct):
                 block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
                 enforce_ssl=True,
                 object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-                server_access_logs_bucket=self.log_bucket,
-                server_access_logs_prefix="checkpoint-bucket/",
+                # Server access logs are wired below, not through server_access_logs_bucket:
+                # that prop's grant depends on a feature flag (ACLs without it).
                 removal_policy=RemovalPolicy.RETAIN,
                 lifecycle_rules=[
                     s3.LifecycleRule(
@@ -119,6 +146,17 @@ class CheckpointBucket(Construct):
                     )
                 ],
             )
+            cfn = bucket.node.default_child
+            assert isinstance(cfn, s3.CfnBucket)
+            cfn.logging_configuration = s3.CfnBucket.LoggingConfigurationProperty(
+                destination_bucket_name=self.log_bucket.bucket_name, log_file_prefix=ACCESS_LOG_PREFIX
+            )
+            if not grant_access_log_delivery(self.log_bucket, bucket, ACCESS_LOG_PREFIX):
+                Annotations.of(self).add_warning_v2(
+                    "smddp:accessLogsPolicyNotAdded",
+                    f"log_bucket {self.log_bucket.bucket_name} is imported: grant logging.s3.amazonaws.com s3:PutObject on "
+                    f"{ACCESS_LOG_PREFIX}* in its bucket policy, or server access logs will not arrive",
+                )
             acknowledge(bucket, "checkpoint-replication")
             if encryption_key is None:
                 acknowledge(bucket, "checkpoint-bucket-sse-s3")

@@ -13,16 +13,19 @@ resources, which works for groups we create and for groups passed in by a platfo
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
-from aws_cdk import Tags, aws_ec2 as ec2
+from aws_cdk import Annotations, Tags, aws_ec2 as ec2
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import acknowledge
+from smddp_infra.contract import TAG_ROLE, TAG_ROLE_TRAINING
+from smddp_infra.errors import ConfigError
 
 #: Tag that marks a training security group for smddp_infra.rules (any template).
-ROLE_TAG_KEY = "smddp:role"
-ROLE_TAG_VALUE = "training"
+ROLE_TAG_KEY, ROLE_TAG_VALUE = TAG_ROLE, TAG_ROLE_TRAINING
 
 HTTPS = ec2.Port.tcp(443)
 
@@ -52,6 +55,18 @@ def add_self_rules(scope: Construct, id: str, group: ec2.ISecurityGroup) -> tupl
     )
     acknowledge(ingress, "efa-self-ingress")
     return ingress, egress
+
+
+#: EC2's GroupDescription: up to 255 characters from this set (VPC security groups).
+_DESCRIPTION = re.compile(r"[a-zA-Z0-9. _\-:/()#,@\[\]+=&;{}!$*]{1,255}")
+
+
+def _check_description(description: object) -> None:
+    v.text("description", description, optional=False)
+    assert isinstance(description, str)
+    if not _DESCRIPTION.fullmatch(description):
+        raise ConfigError("description must be 1-255 characters of a-z, A-Z, 0-9, spaces and ._-:/()#,@[]+=&;{}!$* "
+                          f"(EC2's GroupDescription), got {description!r}")
 
 
 class EfaSecurityGroup(Construct):
@@ -90,7 +105,25 @@ class EfaSecurityGroup(Construct):
         :param description: GroupDescription of a created group. Changing it replaces the group (and
             the file system that carries it). Default: a description naming the self rules.
         """
+        v.require("vpc", vpc, "IVpc", optional=False)
+        v.require("security_group", security_group, "ISecurityGroup")
+        v.require_each("endpoint_security_groups", endpoint_security_groups, "ISecurityGroup")
+        v.prefix_list_id("s3_prefix_list_id", s3_prefix_list_id)
+        v.flag("allow_https_to_anywhere", allow_https_to_anywhere)
+        _check_description(description)
         super().__init__(scope, id)
+        v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
+        if security_group is not None:
+            # A group imported with mutable=False drops every rule added to it, silently.
+            v.check_group_takes_rules("security_group", security_group)
+            if security_group.allow_all_outbound:
+                Annotations.of(self).add_warning_v2(
+                    "smddp:efaGroupAllowsAllOutbound",
+                    f"security_group {security_group.security_group_id} allows all outbound traffic (allow_all_outbound=True, "
+                    "the default of SecurityGroup and of its imports): CDK drops the HTTPS egress rules added to it, and "
+                    "egress is wider than the network's own EFA group; import or create it with allow_all_outbound=False "
+                    "(the EFA self rules are separate resources and are kept either way)",
+                )
         if security_group is None:
             security_group = ec2.SecurityGroup(
                 self,

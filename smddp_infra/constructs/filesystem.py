@@ -9,16 +9,20 @@ requirement it was sized for as the tag ``smddp:requiredThroughputMBps``, so
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
-from aws_cdk import Duration, RemovalPolicy, Tags, aws_ec2 as ec2, aws_fsx as fsx, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Annotations, Duration, RemovalPolicy, Tags, aws_ec2 as ec2, aws_fsx as fsx, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
-from smddp_infra.errors import ConfigError
-from smddp_infra.sizing.lustre_rules import PERSISTENT_TYPES
-from smddp_infra.sizing.planner import LustrePlan
+from smddp_infra.constructs import _validation as v
+from smddp_infra.constructs._training_network_validation import context_cost_warning
+from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
+from smddp_infra.errors import ConfigError, PropTypeError
+from smddp_infra.sizing.guards import plan_alerts
+from smddp_infra.sizing.lustre_rules import MAX_BACKUP_RETENTION_DAYS, PERSISTENT_TYPES
+from smddp_infra.sizing.planner import SIZING_METADATA, LustrePlan
 
-REQUIREMENT_TAG = "smddp:requiredThroughputMBps"
+REQUIREMENT_TAG = TAG_REQUIRED_THROUGHPUT
 #: Where the dataset bucket appears inside the file system when linked.
 DATASET_PATH = "/dataset"
 
@@ -47,6 +51,7 @@ class LustreFileSystem(Construct):
         dataset_prefix: str = "",
         kms_key: Optional[kms.IKey] = None,
         backup_retention_days: int = 7,
+        monthly_cost_warning_usd: Optional[float] = None,
     ) -> None:
         """
         :param plan: the sizing plan (deployment type, capacity, per-unit throughput, EFA).
@@ -60,15 +65,35 @@ class LustreFileSystem(Construct):
         :param kms_key: KMS key for data at rest. Default: the FSx service key.
         :param backup_retention_days: automatic backups on persistent types (1-90). Default: 7.
             Scratch types take no backups.
+        :param monthly_cost_warning_usd: a plan costing more per month is a synth warning, as is
+            one above the default regional FSx for Lustre quota (100,800 GiB). Default: the
+            ``smddp:monthlyCostWarningUSD`` context value, else 20,000 (:mod:`smddp_infra.sizing.guards`).
         """
+        _validate_values(plan=plan, vpc=vpc, subnet=subnet, security_group=security_group, dataset_bucket=dataset_bucket,
+                         dataset_prefix=dataset_prefix, kms_key=kms_key, backup_retention_days=backup_retention_days,
+                         monthly_cost_warning_usd=monthly_cost_warning_usd)
         super().__init__(scope, id)
+        v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
+        v.check_subnet_in_vpc(self, subnet, vpc, subnet_prop="subnet")
         persistent = plan.deployment_type in PERSISTENT_TYPES
-        problems = plan.problems()
-        if problems:
-            raise ConfigError("LustreFileSystem plan: " + "; ".join(problems))
-        if persistent and not 1 <= backup_retention_days <= 90:
-            raise ConfigError(f"backup_retention_days must be 1-90 for {plan.deployment_type}, got {backup_retention_days}")
         self.plan = plan
+        if monthly_cost_warning_usd is None:
+            monthly_cost_warning_usd = context_cost_warning(self)
+            cost_setting = ("context smddp:monthlyCostWarningUSD" if monthly_cost_warning_usd is not None
+                            else "default; set monthly_cost_warning_usd or smddp:monthlyCostWarningUSD")
+        else:
+            cost_setting = "monthly_cost_warning_usd"
+        #: Quota and spend alerts, also shown as synth warnings on this construct.
+        self.alerts = plan_alerts(plan, monthly_cost_warning_usd=monthly_cost_warning_usd, cost_setting=cost_setting)
+        for alert in self.alerts:
+            Annotations.of(self).add_warning_v2(alert.id, alert.message)
+        if not v.group_takes_rules(security_group):
+            # aws-cdk-lib's L2 adds a self rule for TCP 988-1023; an immutable import drops it.
+            Annotations.of(self).add_warning_v2(
+                "smddp:lustreGroupImmutable",
+                f"security_group {security_group.security_group_id} was imported with mutable=False: it must already admit "
+                "TCP 988 and 1018-1023 from itself (FSx refuses to create a file system whose groups do not admit 988)",
+            )
 
         lustre = fsx.LustreConfiguration(
             deployment_type=fsx.LustreDeploymentType[plan.deployment_type],
@@ -100,6 +125,8 @@ class LustreFileSystem(Construct):
         if plan.efa_enabled:
             cfn.add_property_override("LustreConfiguration.EfaEnabled", True)
         Tags.of(cfn).add(REQUIREMENT_TAG, _fmt(plan.required_throughput_mbps))
+        # What was asked and chosen, so `smddp-infra guard` can re-plan a later update in place.
+        cfn.add_metadata(SIZING_METADATA, plan.record())
 
         self.directory_path_suffix = ""
         self.data_repository_association: Optional[fsx.CfnDataRepositoryAssociation] = None
@@ -134,6 +161,27 @@ class LustreFileSystem(Construct):
     @property
     def connections(self) -> ec2.Connections:
         return self.file_system.connections
+
+
+def _validate_values(*, plan: Any, vpc: Any, subnet: Any, security_group: Any, dataset_bucket: Any, dataset_prefix: Any,
+                     kms_key: Any, backup_retention_days: Any, monthly_cost_warning_usd: Any) -> None:
+    """One validator per prop, before any jsii call (aws-cdk-lib's ``validateProps`` manner)."""
+    v.instance("plan", plan, LustrePlan, "from smddp_infra.sizing.plan_lustre(...)")
+    if plan is None:
+        raise PropTypeError("plan is required: pass smddp_infra.sizing.plan_lustre(...)")
+    problems = plan.problems()
+    if problems:
+        raise ConfigError("LustreFileSystem plan: " + "; ".join(problems))
+    v.require("vpc", vpc, "IVpc", optional=False)
+    v.require("subnet", subnet, "ISubnet", optional=False)
+    v.require("security_group", security_group, "ISecurityGroup", optional=False)
+    v.require("dataset_bucket", dataset_bucket, "IBucket")
+    v.text("dataset_prefix", dataset_prefix, optional=False)
+    v.require("kms_key", kms_key, "IKey")
+    if plan.deployment_type in PERSISTENT_TYPES:
+        v.whole("backup_retention_days", backup_retention_days, minimum=1, maximum=MAX_BACKUP_RETENTION_DAYS,
+                why=f" for {plan.deployment_type}")
+    v.number("monthly_cost_warning_usd", monthly_cost_warning_usd, minimum=0, exclusive=True, unit="USD per month")
 
 
 def _fmt(value: float) -> str:

@@ -14,10 +14,23 @@ from typing import Optional, Sequence
 from aws_cdk import Stack, Tags, aws_ec2 as ec2, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
+from smddp_infra.constructs._training_network_validation import az_id_prefix_for
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import secure_log_bucket
 from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
-from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, FILE_SYSTEM_IPS, plan_subnet_mask
+from smddp_infra.errors import ConfigError
+from smddp_infra.settings import (
+    DEFAULT_INTERFACE_ENDPOINTS,
+    FILE_SYSTEM_IPS,
+    NAT_SUBNET_MASK,
+    subnet_instance_capacity,
+    training_subnet_mask,
+)
+
+#: aws-cdk-lib's feature flag that makes an S3 flow-log destination grant
+#: delivery.logs.amazonaws.com in the bucket policy; pinned on for this construct's subtree.
+CREATE_DEFAULT_LOGGING_POLICY = "@aws-cdk/aws-s3:createDefaultLoggingPolicy"
 
 TRAINING_SUBNET_GROUP = "Training"
 
@@ -28,7 +41,8 @@ class TrainingVpc(Construct):
     Attributes: ``vpc``, ``training_subnet``, ``endpoint_security_group`` (None with NAT and
     no interface endpoints), ``interface_endpoints`` (service name -> endpoint),
     ``flow_log_bucket``,
-    ``availability_zone`` (the AZ name, a token when chosen by AZ ID).
+    ``availability_zone`` (the AZ name, a token when chosen by AZ ID),
+    ``training_subnet_mask`` and ``instance_capacity`` (instances the training subnet holds).
     """
 
     def __init__(
@@ -38,7 +52,7 @@ class TrainingVpc(Construct):
         *,
         availability_zone: Optional[str] = None,
         availability_zone_id: Optional[str] = None,
-        max_instance_count: int = 4,
+        max_instance_count: Optional[int] = None,
         ips_per_instance: int = 5,
         file_system_ips: int = FILE_SYSTEM_IPS,
         cidr: str = "10.0.0.0/16",
@@ -46,13 +60,19 @@ class TrainingVpc(Construct):
         interface_endpoints: Optional[Sequence[str]] = None,
         flow_log_bucket: Optional[s3.IBucket] = None,
         restrict_default_security_group: bool = False,
+        availability_zone_id_prefix: Optional[str] = None,
     ) -> None:
         """
         :param availability_zone: AZ name of the training subnet, e.g. ``us-east-1a``. Default: none
             (one of this or ``availability_zone_id`` is required).
         :param availability_zone_id: AZ ID instead (``use1-az4``), as capacity reservations and
             training plans name it. Exactly one of the two is required.
-        :param max_instance_count: the largest cluster the subnet must hold. Default: 4.
+        :param max_instance_count: the largest cluster the training subnet must hold, twice over
+            (a finished job's interfaces may linger while the next starts). Default: none, the
+            subnet takes 1/16 of ``cidr`` (a /20 of a /16: 406 instances at 5 IPs), so that a
+            growing cluster never changes the subnet's CIDR (create-only: a new CIDR replaces the
+            subnet and the file system in it). Setting it sizes the subnet from it instead; a
+            different value later is such a replacement.
         :param ips_per_instance: private IPs per EFA training instance. Default: 5.
         :param file_system_ips: IPs reserved for the file system's interfaces. Default: 8
             (UNCONFIRMED estimate; FSx for Lustre uses one per file server).
@@ -67,23 +87,53 @@ class TrainingVpc(Construct):
         :param restrict_default_security_group: strip the default group's rules with CDK's
             custom-resource Lambda. Default: False (nothing uses the default group; the stack
             stays free of Lambdas).
+        :param availability_zone_id_prefix: the region's AZ ID prefix (``use1``) the AZ ID is checked
+            against. Default: the ``smddp:availabilityZoneIdPrefix`` context value, else the built-in
+            table (UNCONFIRMED; regions outside it are not checked).
         """
-        super().__init__(scope, id)
+        v.az_name_shape("availability_zone", availability_zone)
+        v.az_id_shape("availability_zone_id", availability_zone_id)
+        v.az_id_prefix("availability_zone_id_prefix", availability_zone_id_prefix)
         if (availability_zone is None) == (availability_zone_id is None):
-            from smddp_infra.errors import ConfigError
-
             raise ConfigError(
                 "TrainingVpc needs exactly one of availability_zone or availability_zone_id, "
                 f"got availability_zone={availability_zone!r}, availability_zone_id={availability_zone_id!r}"
             )
+        v.whole("max_instance_count", max_instance_count, minimum=1, optional=True)
+        v.whole("ips_per_instance", ips_per_instance, minimum=5,
+                why=" (SageMaker: a training instance that uses EFA needs at least 5 private IPs)")
+        v.whole("file_system_ips", file_system_ips, minimum=0)
+        network = v.vpc_cidr("cidr", cidr)
+        v.flag("nat_gateway", nat_gateway)
+        v.flag("restrict_default_security_group", restrict_default_security_group)
+        v.text_list("interface_endpoints", interface_endpoints)
+        v.require("flow_log_bucket", flow_log_bucket, "IBucket")
         if interface_endpoints is None:
             interface_endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS
-        endpoint_ips = len(interface_endpoints)
-        mask = plan_subnet_mask(
-            instances=max_instance_count,
-            ips_per_instance=ips_per_instance,
-            other_ips=endpoint_ips + file_system_ips,
-        )
+        other_ips = len(interface_endpoints) + file_system_ips
+        vpc_prefix = network.prefixlen
+        try:
+            mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat_gateway, max_instance_count=max_instance_count,
+                                        ips_per_instance=ips_per_instance, other_ips=other_ips)
+        except ConfigError as exc:
+            raise ConfigError(f"max_instance_count={max_instance_count} is too large for one training subnet: {exc}") from None
+        needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat_gateway else 0)
+        if needed > network.num_addresses:
+            parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat_gateway else "")
+            raise ConfigError(f"cidr {cidr} is too small for {parts} (max_instance_count={max_instance_count}, "
+                              f"ips_per_instance={ips_per_instance}); use a larger block")
+        capacity = subnet_instance_capacity(mask, ips_per_instance=ips_per_instance, other_ips=other_ips)
+        super().__init__(scope, id)
+        self.training_subnet_mask = mask
+        self.instance_capacity = capacity
+        # Same posture whatever the app's feature flags (docs/embedding.md): the flow-log
+        # destination grant for delivery.logs.amazonaws.com is written into the bucket policy
+        # explicitly, as the recommended flag does, instead of being left to the service.
+        self.node.set_context(CREATE_DEFAULT_LOGGING_POLICY, True)
+        region = v.concrete_region(self)
+        v.az_in_region("availability_zone", availability_zone, region)
+        v.az_id_in_region("availability_zone_id", availability_zone_id, region,
+                          prefix=az_id_prefix_for(self, availability_zone_id_prefix))
 
         subnets = [ec2.SubnetConfiguration(
             name=TRAINING_SUBNET_GROUP,
@@ -91,14 +141,14 @@ class TrainingVpc(Construct):
             cidr_mask=mask,
         )]
         if nat_gateway:
-            subnets.append(ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=28, map_public_ip_on_launch=False))
+            subnets.append(ec2.SubnetConfiguration(name="Public", subnet_type=ec2.SubnetType.PUBLIC, cidr_mask=NAT_SUBNET_MASK, map_public_ip_on_launch=False))
 
         self.vpc = ec2.Vpc(
             self,
             "Vpc",
             ip_addresses=ec2.IpAddresses.cidr(cidr),
             # The AZ ID case starts from the name slot and is rewritten below.
-            availability_zones=[availability_zone or availability_zone_id],
+            availability_zones=[str(availability_zone or availability_zone_id)],
             subnet_configuration=subnets,
             nat_gateways=1 if nat_gateway else 0,
             # A custom resource Lambda would strip the default group's rules; it brings a
@@ -117,9 +167,10 @@ class TrainingVpc(Construct):
         cfn_subnet = self.training_subnet.node.default_child
         assert isinstance(cfn_subnet, ec2.CfnSubnet)
         self.cfn_training_subnet = cfn_subnet
-        self.availability_zone = cfn_subnet.attr_availability_zone if availability_zone_id else availability_zone
+        self.availability_zone: str = cfn_subnet.attr_availability_zone if availability_zone_id else str(availability_zone)
         for subnet in (*self.vpc.private_subnets, *self.vpc.isolated_subnets, *self.vpc.public_subnets):
             cfn = subnet.node.default_child
+            assert isinstance(cfn, ec2.CfnSubnet)
             if availability_zone_id is not None:  # every subnet, the NAT's public one included
                 cfn.add_property_deletion_override("AvailabilityZone")
                 cfn.add_property_override("AvailabilityZoneId", availability_zone_id)
@@ -129,6 +180,7 @@ class TrainingVpc(Construct):
 
         if flow_log_bucket is None:
             flow_log_bucket = secure_log_bucket(self, "FlowLogBucket")
+            acknowledge(flow_log_bucket, "flow-log-bucket-access-logs")
         self.flow_log_bucket = flow_log_bucket
         self.vpc.add_flow_log(
             "FlowLog",

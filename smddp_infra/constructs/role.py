@@ -4,20 +4,29 @@ Permissions (REFERENCE section 5, SageMaker's "CreateTrainingJob API: Execution 
 Permissions" for VPC jobs): the EC2 network-interface actions SageMaker uses to attach the
 job to the training subnet, ``fsx:DescribeFileSystems`` (without it Lustre over EFA silently
 falls back to TCP), read on the dataset bucket, read/write on the checkpoint prefix, the
-job's CloudWatch log group, ECR pulls, and ``cloudwatch:PutMetricData`` in SageMaker's
-namespaces (training metrics; SDK v3's ModelTrainer refuses a role without it). No AWS managed policies (AwsSolutions-IAM4).
-Wildcards remain only where the API has no resource-level permissions; each is
-acknowledged on this construct with the reason.
+job's CloudWatch log group, ECR pulls, and ``cloudwatch:PutMetricData`` (training metrics).
+No AWS managed policies (AwsSolutions-IAM4).
+
+SDK v3's ModelTrainer checks the role before it submits: it simulates its "smoke-test" actions
+(``sagemaker.core.helper.iam_role_resolver._get_smoke_test_actions("training")``: the EC2
+network-interface actions, PutMetricData, ecr:GetAuthorizationToken) with no resource and no
+context, and refuses the role on an implicit deny. Those actions are therefore granted on ``*``
+without conditions (docs/security.md weighs what the earlier subnet/group scoping protected;
+the binding of jobs to this network belongs on the caller's CreateTrainingJob). Other
+wildcards remain only where the API has no resource-level permissions or names are per job;
+each is acknowledged on this construct with the reason.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
-from aws_cdk import Acknowledgment, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS
+from smddp_infra.errors import ConfigError
 
 #: AWS Deep Learning Containers registry account (PyTorch + SMDDP images). UNCONFIRMED for
 #: every partition; override with ``ecr_repository_arns``.
@@ -35,14 +44,14 @@ def nag_resource_finding(stack: Stack, value: str) -> str:
     return _render(stack.resolve(value))
 
 
-def _render(value) -> str:
+def _render(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and "Fn::Join" in value:
         sep, parts = value["Fn::Join"]
-        return sep.join(_render(p) for p in parts)
+        return str(sep).join(_render(p) for p in parts)
     if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return "<" + ".".join(value["Fn::GetAtt"]) + ">"
+        return "<" + ".".join(str(part) for part in value["Fn::GetAtt"]) + ">"
     if isinstance(value, dict) and "Ref" in value:
         return f"<{value['Ref']}>"
     return str(value)
@@ -73,8 +82,9 @@ class TrainingExecutionRole(Construct):
         role: Optional[iam.IRole] = None,
     ) -> None:
         """
-        :param training_subnet: the subnet jobs run in (scopes ec2:CreateNetworkInterface).
-        :param security_groups: the job's groups (scopes ec2:CreateNetworkInterface).
+        :param training_subnet: the subnet jobs run in (kept on the construct as ``training_subnet``;
+            the network-interface grant is not scoped to it, see docs/security.md).
+        :param security_groups: the job's groups (kept as ``security_groups``; not a scope either).
         :param checkpoint_bucket: read/write under ``checkpoint_prefix``.
         :param checkpoint_prefix: key prefix of checkpoints (read/write).
         :param output_prefix: key prefix in the same bucket where SageMaker writes model
@@ -90,8 +100,22 @@ class TrainingExecutionRole(Construct):
             AWS Deep Learning Containers account in this region.
         :param role: escape hatch: an existing role; the policy is attached to it. Default: a new role.
         """
+        v.require("training_subnet", training_subnet, "ISubnet", optional=False)
+        groups = v.require_each("security_groups", security_groups, "ISecurityGroup")
+        if not 1 <= len(groups) <= 5:
+            raise ConfigError(f"security_groups must list 1 to 5 groups (VpcConfig.SecurityGroupIds), got {len(groups)}")
+        v.require("checkpoint_bucket", checkpoint_bucket, "IBucket", optional=False)
+        v.text("checkpoint_prefix", checkpoint_prefix, optional=False)
+        v.text("output_prefix", output_prefix)
+        v.text("code_prefix", code_prefix)
+        v.text("file_system_id", file_system_id, allow_token=True)
+        v.require("dataset_bucket", dataset_bucket, "IBucket")
+        v.text("dataset_prefix", dataset_prefix, optional=False)
+        v.require_each("encryption_keys", encryption_keys, "IKey")
+        v.text_list("ecr_repository_arns", ecr_repository_arns)
+        v.require("role", role, "IRole")
         super().__init__(scope, id)
-        stack = Stack.of(self)
+        stack = v.stack_of(self)
         if role is None:
             role = iam.Role(
                 self,
@@ -104,6 +128,8 @@ class TrainingExecutionRole(Construct):
                 ),
             )
         self.role: iam.IRole = role
+        self.training_subnet = training_subnet
+        self.security_groups = tuple(security_groups)
 
         def arn(service: str, resource: str, name: str = "*", sep: str = "/") -> str:
             return stack.format_arn(service=service, resource=resource, resource_name=name,
@@ -123,22 +149,18 @@ class TrainingExecutionRole(Construct):
                 resources=["*"],  # EC2 Describe* actions have no resource-level permissions
             ),
             iam.PolicyStatement(
-                sid="CreateJobNetworkInterfaces",
-                actions=["ec2:CreateNetworkInterface"],
-                resources=[
-                    arn("ec2", "network-interface"),
-                    arn("ec2", "subnet", training_subnet.subnet_id),
-                    *(arn("ec2", "security-group", g.security_group_id) for g in security_groups),
-                ],
-            ),
-            iam.PolicyStatement(
-                sid="ManageJobNetworkInterfaces",
+                sid="JobNetworkInterfaces",
                 actions=[
+                    "ec2:CreateNetworkInterface",
                     "ec2:CreateNetworkInterfacePermission",
                     "ec2:DeleteNetworkInterface",
                     "ec2:DeleteNetworkInterfacePermission",
                 ],
-                resources=[arn("ec2", "network-interface")],  # ENI ids exist only once SageMaker creates them
+                # "*", not the subnet/group/ENI ARNs: SDK v3 checks the role by simulating these
+                # actions with no resource, and a scoped grant is then a definitive deny. The job's
+                # subnet and groups are bound where IAM can check them: the caller's
+                # CreateTrainingJob (sagemaker:VpcSubnets, sagemaker:VpcSecurityGroupIds).
+                resources=["*"],
             ),
             iam.PolicyStatement(
                 sid="TrainingLogs",
@@ -150,8 +172,9 @@ class TrainingExecutionRole(Construct):
             iam.PolicyStatement(
                 sid="TrainingMetrics",
                 actions=["cloudwatch:PutMetricData"],
-                resources=["*"],  # no resource-level permissions; the namespace condition scopes it
-                conditions={"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
+                # No resource-level permissions. No namespace condition either: SDK v3 simulates
+                # the action with an empty context, where any condition fails.
+                resources=["*"],
             ),
             iam.PolicyStatement(sid="EcrAuth", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
             iam.PolicyStatement(
@@ -185,6 +208,19 @@ class TrainingExecutionRole(Construct):
                 actions=["s3:GetObject"],
                 resources=[checkpoint_bucket.arn_for_objects(_objects(code_prefix))],
             ))
+        if output_prefix and output_prefix.strip("/") and code_prefix and code_prefix.strip("/"):
+            # SDK v3 stages code and drivers under OutputDataConfig's prefix when the CALLER can
+            # simulate and the role cannot write the whole session bucket (ModelTrainer's
+            # _resolve_staging_bucket): <output>/<default_bucket_prefix = code prefix>/...
+            staged = _objects(f"{output_prefix.strip('/')}/{code_prefix.strip('/')}".strip("/"))
+            statements += [
+                iam.PolicyStatement(sid="StagedCodeRead", actions=["s3:GetObject"],
+                                    resources=[checkpoint_bucket.arn_for_objects(staged)]),
+                # ...and read-only, like the code prefix: a job cannot rewrite what the next one runs.
+                iam.PolicyStatement(sid="StagedCodeNoWrite", effect=iam.Effect.DENY,
+                                    actions=["s3:PutObject", "s3:DeleteObject"],
+                                    resources=[checkpoint_bucket.arn_for_objects(staged)]),
+            ]
         if file_system_id is not None:
             statements.append(
                 iam.PolicyStatement(
@@ -218,6 +254,7 @@ class TrainingExecutionRole(Construct):
         self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[role],
                                         description="SMDDP training job: network, FSx, checkpoints, logs, images")
         cfn_policy = self.policy.node.default_child
+        assert cfn_policy is not None
         reasons: dict[str, list[str]] = {}
         for statement in statements:
             reason = WILDCARD_REASONS.get(statement.sid or "")
@@ -235,7 +272,6 @@ class TrainingExecutionRole(Construct):
         return self.role.role_arn
 
 
-def _arn_format(sep: str):
-    from aws_cdk import ArnFormat
+def _arn_format(sep: str) -> ArnFormat:
 
     return ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME

@@ -11,21 +11,25 @@ of the public contract: they feed logical IDs, and changing one replaces a state
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from aws_cdk import RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs import _training_network_validation as _validation_l3
+from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
-from smddp_infra.constructs.efa import EfaSecurityGroup, add_self_rules
+from smddp_infra.constructs.efa import EfaSecurityGroup
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.network import TrainingVpc
 from smddp_infra.constructs.role import TrainingExecutionRole
+from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
 from smddp_infra.errors import ConfigError
-from smddp_infra.jobconfig import TrainingJobSettings
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
-from smddp_infra.sizing.catalog import efa_instance
-from smddp_infra.sizing.planner import LustrePlan, plan_lustre
+from smddp_infra.sizing.planner import LustrePlan
+
+if TYPE_CHECKING:
+    from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
 
 
 class SmddpTrainingNetwork(Construct):
@@ -44,6 +48,7 @@ class SmddpTrainingNetwork(Construct):
         *,
         instance_type: str = "ml.p4d.24xlarge",
         instance_count: int = 4,
+        max_instance_count: Optional[int] = None,
         availability_zone: Optional[str] = None,
         availability_zone_id: Optional[str] = None,
         lustre_plan: Optional[LustrePlan] = None,
@@ -72,10 +77,19 @@ class SmddpTrainingNetwork(Construct):
         ips_per_instance: Optional[int] = None,
         restrict_default_security_group: bool = False,
         file_system_access_mode: str = "ro",
+        encrypt_inter_container_traffic: bool = True,
+        publish_job_config: bool = True,
+        job_config_output_id: Optional[str] = None,
+        monthly_cost_warning_usd: Optional[float] = None,
+        availability_zone_id_prefix: Optional[str] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
-        :param instance_count: instances per job; sizes the subnet and the file system. Default: 4.
+        :param instance_count: instances per job; sizes the file system (not the subnet). Default: 4.
+        :param max_instance_count: the largest cluster a created training subnet is sized for.
+            Default: none, 1/16 of ``vpc_cidr`` (a /20 of the default /16, 406 instances at 5 IPs),
+            so growing ``instance_count`` never changes a CIDR (a new CIDR replaces the subnet and
+            the file system). See :class:`TrainingVpc`.
         :param availability_zone: AZ name of the training subnet (``us-east-1a``). One of this or
             ``availability_zone_id`` is required when the network creates the VPC.
         :param availability_zone_id: AZ ID instead (``use1-az4``, as capacity reservations name it).
@@ -93,14 +107,18 @@ class SmddpTrainingNetwork(Construct):
         :param efa_file_system: an EFA-enabled PERSISTENT_2 file system. Default: False.
         :param nat_gateway: public subnet + NAT gateway instead of interface endpoints. Default: False.
         :param vpc_cidr: CIDR of a created VPC. Default: 10.0.0.0/16.
-        :param vpc: escape hatch: an existing VPC (then ``training_subnet`` is required). Default: a new
-            :class:`TrainingVpc`.
-        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx. Default: the
+        :param vpc: escape hatch: an existing VPC in the stack's region (then ``training_subnet`` is
+            required). Default: a new :class:`TrainingVpc`.
+        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx: one of
+            ``vpc``'s subnets, imported with its AZ (``Subnet.from_subnet_attributes(...,
+            availability_zone=...)``); ``availability_zone``, if given, must be its AZ. Default: the
             new VPC's training subnet (required when ``vpc`` is given).
         :param security_group: escape hatch: an existing group to use as the EFA group (the
-            self rules are added to it). Default: a new group.
-        :param additional_security_groups: more groups the job carries (e.g. the platform's own);
-            each gets the self ingress/egress rules too, as the guide requires. Default: none.
+            self rules and HTTPS egress are added to it, so it must take rules: a group imported
+            with ``mutable=False`` is refused). Default: a new group.
+        :param additional_security_groups: more groups the job carries (e.g. the platform's own),
+            left exactly as given: security groups are evaluated as a union per interface, so
+            the EFA group's self rules admit the EFA traffic. At most 4. Default: none.
         :param checkpoint_bucket: escape hatch: an existing bucket. Default: a new, secure bucket.
         :param checkpoint_noncurrent_days: days old checkpoint versions are kept. Default: 30.
         :param dataset_bucket: dataset bucket, linked into FSx and readable by the role. Default: none.
@@ -125,32 +143,34 @@ class SmddpTrainingNetwork(Construct):
         :param restrict_default_security_group: strip the created VPC's default group of its
             rules (CDK's custom-resource Lambda). Default: False.
         :param file_system_access_mode: ``ro`` or ``rw`` for the job's FSx channel. Default: ``ro``.
+        :param encrypt_inter_container_traffic: EnableInterContainerTrafficEncryption for jobs on
+            this network (IPsec between the instances' IP traffic; costs time on IP-heavy jobs;
+            see docs/job-config.md). Default: True.
+        :param publish_job_config: emit the job document as a stack output, which
+            ``smddp-infra job-config --outputs cdk-outputs.json`` reads. Default: True.
+        :param job_config_output_id: the output's id. Default: the construct's path in the stack,
+            letters and digits, + ``TrainingJobConfig`` (unique per network in a stack).
+        :param monthly_cost_warning_usd: a file system costing more per month is a synth warning
+            (a warning, not a cap: ``max_capacity_gib`` refuses). Default: the
+            ``smddp:monthlyCostWarningUSD`` context value, else 20,000.
+        :param availability_zone_id_prefix: the stack region's AZ ID prefix (``use1``) that
+            ``availability_zone_id`` is checked against. Default: the ``smddp:availabilityZoneIdPrefix``
+            context value, else the built-in table (UNCONFIRMED; regions outside it are not checked).
         """
+        props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
+        instance = _validation_l3.check_values(props)  # plain values, before any jsii call
         super().__init__(scope, id)
+        self._validate_props(props)
         stack = Stack.of(self)
-        instance = efa_instance(instance_type, setting="instance_type")
-        if isinstance(instance_count, bool) or not isinstance(instance_count, int) or instance_count < 1:
-            raise ConfigError(f"instance_count must be a whole number >= 1, got {instance_count!r}")
-        if file_system_access_mode not in ("ro", "rw"):
-            raise ConfigError(f"file_system_access_mode must be 'ro' or 'rw', got {file_system_access_mode!r}")
         self.instance_type = instance_type
         self.instance_count = instance_count
         self.file_system_access_mode = file_system_access_mode
+        if not isinstance(encrypt_inter_container_traffic, bool):
+            raise ConfigError(f"encrypt_inter_container_traffic must be True or False, got {encrypt_inter_container_traffic!r}")
+        self.encrypt_inter_container_traffic = encrypt_inter_container_traffic
 
         if lustre_plan is None:
-            if required_throughput_mbps is None:
-                if read_mbps_per_gpu is None:
-                    raise ConfigError("SmddpTrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none")
-                from smddp_infra.sizing.workload import throughput_from_cluster
-
-                required_throughput_mbps = throughput_from_cluster(instance_type, instance_count, read_mbps_per_gpu)
-            lustre_plan = plan_lustre(
-                required_throughput_mbps,
-                dataset_gib,
-                efa_enabled=efa_file_system,
-                deployment_types=deployment_types,
-                max_capacity_gib=max_capacity_gib,
-            )
+            lustre_plan = _validation_l3.plan_from_props(props, instance)
         self.lustre_plan = lustre_plan
 
         # --- encryption -------------------------------------------------------------------
@@ -166,6 +186,8 @@ class SmddpTrainingNetwork(Construct):
 
         # --- logs bucket (access logs + flow logs) and checkpoints --------------------------
         log_bucket = secure_log_bucket(self, "Logs") if checkpoint_bucket is None or vpc is None else None
+        if log_bucket is not None and checkpoint_bucket is not None:
+            acknowledge(log_bucket, "flow-log-bucket-access-logs")  # flow logs only: nothing logs into it
 
         # --- network ------------------------------------------------------------------------
         self.network: Optional[TrainingVpc] = None
@@ -181,14 +203,21 @@ class SmddpTrainingNetwork(Construct):
                 "Network",
                 availability_zone=availability_zone,
                 availability_zone_id=availability_zone_id,
-                max_instance_count=instance_count,
+                max_instance_count=max_instance_count,
                 ips_per_instance=instance.private_ips if ips_per_instance is None else ips_per_instance,
                 restrict_default_security_group=restrict_default_security_group,
+                availability_zone_id_prefix=_validation_l3.az_id_prefix_for(self, availability_zone_id_prefix),
                 cidr=vpc_cidr,
                 nat_gateway=nat_gateway,
                 interface_endpoints=endpoints,
                 flow_log_bucket=log_bucket,
             )
+            if instance_count > self.network.instance_capacity:
+                raise ConfigError(
+                    f"instance_count={instance_count} does not fit the /{self.network.training_subnet_mask} training "
+                    f"subnet, which holds {self.network.instance_capacity} instances; set max_instance_count="
+                    f"{instance_count} or more (a new CIDR: it replaces the subnet and the file system of a deployed network)"
+                )
             vpc = self.network.vpc
             training_subnet = self.network.training_subnet
             self.availability_zone = self.network.availability_zone
@@ -197,7 +226,8 @@ class SmddpTrainingNetwork(Construct):
         else:
             if training_subnet is None:
                 raise ConfigError("vpc was given without training_subnet: pass the private subnet (one AZ) for jobs and FSx")
-            self.availability_zone = availability_zone or training_subnet.availability_zone
+            # validated in _validate_props: the subnet has an AZ and availability_zone (if given) is it
+            self.availability_zone = training_subnet.availability_zone
         endpoint_groups.extend(endpoint_security_groups)
         if allow_https_egress is None:
             if self.network is None and not endpoint_security_groups:
@@ -235,11 +265,10 @@ class SmddpTrainingNetwork(Construct):
             allow_https_to_anywhere=allow_https_egress,
         )
         self.efa_security_group: ec2.ISecurityGroup = self.efa.security_group
-        for index, group in enumerate(additional_security_groups):
-            add_self_rules(self, f"AdditionalGroup{index + 1}", group)
+        # Groups in additional_security_groups are left exactly as given: security groups are
+        # evaluated as a union per interface, so the EFA group's self rules admit the EFA
+        # traffic whatever else the job carries (docs/embedding.md, "Change only what you own").
         self.security_groups: tuple[ec2.ISecurityGroup, ...] = (self.efa_security_group, *additional_security_groups)
-        if len(self.security_groups) > 5:
-            raise ConfigError(f"a training job takes at most 5 security groups (VpcConfig.SecurityGroupIds), got {len(self.security_groups)}")
 
         # --- file system --------------------------------------------------------------------
         self.file_system = LustreFileSystem(
@@ -252,6 +281,7 @@ class SmddpTrainingNetwork(Construct):
             dataset_bucket=dataset_bucket,
             dataset_prefix=dataset_prefix,
             kms_key=encryption_key,
+            monthly_cost_warning_usd=monthly_cost_warning_usd,
         )
 
         # --- checkpoints and role -------------------------------------------------------------
@@ -282,27 +312,103 @@ class SmddpTrainingNetwork(Construct):
         )
         self.role: iam.IRole = self.execution_role.role
 
-    def job_settings(self) -> TrainingJobSettings:
-        """The training-job settings (tokens until deploy) for outputs, SSM or another construct."""
+        self.job_config_output: Optional[CfnOutput] = None
+        if publish_job_config:
+            self.job_config_output = self._publish_job_config(job_config_output_id)
+
+    def _validate_props(self, props: dict[str, Any]) -> None:
+        """The checks that need the app (region, the VPC's subnets, the group's mutability), in the
+        manner of aws-cdk-lib's ``validateProps()``: one small validator per rule, all before any
+        resource is created (see :mod:`smddp_infra.constructs._training_network_validation`)."""
+        _validation_l3.check_against_app(self, props)
+
+    @property
+    def network_name(self) -> str:
+        """The construct's path inside its stack: how ``job-config --network`` names it."""
+        stack_path = Stack.of(self).node.path
+        path = self.node.path
+        return path[len(stack_path) + 1:] if path.startswith(stack_path + "/") else path
+
+    def launch_policy(self, **overrides: Any) -> "TrainingLaunchPolicy":
+        """The network's launch guardrail (created once, as ``LaunchPolicy``): a customer-managed
+        policy that lets its holders start training jobs only inside this network.
+
+        :param overrides: :class:`TrainingLaunchPolicy` props to change on first creation
+            (e.g. ``include_tuning_jobs=True``, ``instance_types=[...]``).
+        """
+        from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
+
+        existing = self.node.try_find_child("LaunchPolicy")
+        if existing is not None:
+            if overrides:
+                raise ConfigError("launch_policy() was already created; pass its overrides on the first call only")
+            assert isinstance(existing, TrainingLaunchPolicy)
+            return existing
+        props: dict[str, Any] = {
+            "training_subnets": [self.training_subnet],
+            "security_groups": list(self.security_groups),
+            "role": self.role,
+            "instance_types": [self.instance_type],
+            "encrypt_inter_container_traffic": self.encrypt_inter_container_traffic,
+            "file_system_id": self.file_system.file_system_id,
+            "file_system_mount_name": self.file_system.mount_name,
+            "file_system_access_mode": self.file_system_access_mode,
+            "encryption_key": self.encryption_key,
+            "job_bucket": self.checkpoint_bucket,
+            "code_prefix": self.checkpoints.code_prefix,
+            "output_prefix": self.checkpoints.output_prefix,
+        }
+        props.update(overrides)
+        return TrainingLaunchPolicy(self, "LaunchPolicy", **props)
+
+    def grant_launch(self, principal: Any) -> "TrainingLaunchPolicy":
+        """Let ``principal`` (an IAM role, user or group) start training jobs, only inside this network."""
+        policy = self.launch_policy()
+        policy.grant(principal)
+        return policy
+
+    def job_settings(self) -> JobDocument:
+        """The job document (tokens until deploy) for outputs, SSM or another construct."""
         stack = Stack.of(self)
-        return TrainingJobSettings(
+        return JobDocument(
+            network=self.network_name,
             subnets=(self.training_subnet.subnet_id,),
+            subnet_availability_zones=(self.availability_zone,),
             security_group_ids=tuple(g.security_group_id for g in self.security_groups),
             role_arn=self.role.role_arn,
             checkpoint_s3_uri=self.checkpoints.s3_uri(),
             output_s3_uri=self.checkpoints.output_s3_uri(),
             code_s3_uri=self.checkpoints.code_s3_uri(),
-            file_system_id=self.file_system.file_system_id,
-            file_system_mount_name=self.file_system.mount_name,
-            file_system_directory_path=self.file_system.directory_path,
-            file_system_access_mode=self.file_system_access_mode,
+            file_system=FileSystemRef(
+                id=self.file_system.file_system_id,
+                mount_name=self.file_system.mount_name,
+                directory_path=self.file_system.directory_path,
+                access_mode=self.file_system_access_mode,
+            ),
             instance_type=self.instance_type,
             instance_count=self.instance_count,
             region=stack.region,
             availability_zone=self.availability_zone,
-            extra={
-                "subnetAvailabilityZones": [self.availability_zone],
-                "encryptInterContainerTraffic": True,
-                "requiredThroughputMBps": self.lustre_plan.required_throughput_mbps,
-            },
+            encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
+            required_throughput_mbps=self.lustre_plan.required_throughput_mbps,
+            kms_key_arn=self.encryption_key.key_arn if self.encryption_key is not None else None,
         )
+
+    def job_config_json(self) -> str:
+        """The job document as the JSON string (a token until deploy) the output carries."""
+        return Stack.of(self).to_json_string(self.job_settings().to_json())
+
+    def _publish_job_config(self, output_id: Optional[str]) -> CfnOutput:
+        """The document as a stack output, with an id no other network in the stack shares."""
+        stack = Stack.of(self)
+        wanted = output_id if output_id is not None else document_output_id(self.network_name)
+        for other in stack.node.find_all():
+            if other is not self and getattr(other, "_job_config_output_id", None) == wanted:
+                raise ConfigError(f"job_config_output_id {wanted!r} of {self.node.path} is already used by "
+                                  f"{other.node.path} in the same stack; pass another job_config_output_id")
+        self._job_config_output_id = wanted
+        output = CfnOutput(self, "JobConfig", value=self.job_config_json(),
+                           description=f"SMDDP training-job settings of {self.network_name} (smddp-infra job-config)")
+        output.override_logical_id(wanted)
+        return output
+

@@ -43,7 +43,7 @@ def smddp_evidence(job: JobDescription, scripts: Sequence[ScriptFacts]) -> Optio
         return job.smddp_from_distribution
     for facts in scripts:
         if facts.smddp_evidence:
-            return f"{facts.path.name}: {facts.smddp_evidence}"
+            return f"{facts.name}: {facts.smddp_evidence}"
     return None
 
 
@@ -56,12 +56,25 @@ def check_unknown_keys(job: JobDescription) -> list[Finding]:
     for unknown in job.unknown_keys:
         hint = f"; did you mean {unknown.suggestion}?" if unknown.suggestion else ""
         out.append(finding(
-            F.UNKNOWN_KEY, WARNING, location=f"{job.path.name}: {unknown.key}",
-            message=f"{unknown.key} is neither a setting preflight reads nor {what}: both ignore it{hint}",
+            F.UNKNOWN_KEY, WARNING, location=job.where(unknown.key),
+            message=_unknown_message(job, unknown.key, unknown.note, hint, what),
             fix=(f"rename {unknown.key} to {unknown.suggestion}" if unknown.suggestion
+                 else f"move {unknown.key}= to the .fit() call" if unknown.note
                  else f"remove {unknown.key}, or spell it as the SDK does"),
         ))
     return out
+
+
+def _unknown_message(job: JobDescription, key: str, note: Optional[str], hint: str, what: str) -> str:
+    if job.kind not in ("notebook", "launcher"):
+        return f"{key} is neither a setting preflight reads nor {what}: both ignore it{hint}"
+    if job.shape == "model_trainer":
+        drop = "ModelTrainer rejects it when this code runs (pydantic extra=forbid)"
+        where = "ModelTrainer" if "." not in key else key.split(".", 1)[0]
+        return f"{key}= is not a {where} field: {drop}{hint}"
+    if note:
+        return f"{note}: {job.estimator}(...) drops it without a word"
+    return f"{key}= is not an argument of {job.estimator}: the SDK drops it without a word{hint}"
 
 
 def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
@@ -74,18 +87,28 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
     ``checkpoint_local_path`` are given -- also when the user configured a hook on purpose.
     ModelTrainer sends no Debugger configuration at all.
     """
-    if job.shape != "estimator" or job.debugger_hook == "false" or not job.checkpoint_s3_uri:
+    if job.shape not in ("estimator", "api") or job.debugger_hook == "false" or not job.checkpoint_s3_uri:
         return []
-    if job.region in DEBUGGER_UNSUPPORTED_REGIONS:
+    if "debugger_hook_config" in job.unknown:
         return []
     smddp = smddp_evidence(job, scripts)
     if smddp is None:
+        return []
+    if job.shape == "api":
+        return [finding(
+            F.DEBUGGER_CHECKPOINT, ERROR, location=job.where("debugger_hook_config"),
+            message=(f"the job ran with DebugHookConfig (the Debugger on), CheckpointConfig.S3Uri={job.checkpoint_s3_uri} "
+                     f"and SMDDP ({smddp}): the combination the guide says SMDebug does not support"),
+            fix=("submit without DebugHookConfig (SDK v2: debugger_hook_config=False; `smddp-infra job-config` "
+                 "always does), or keep the Debugger and drop CheckpointConfig"),
+        )]
+    if job.region in DEBUGGER_UNSUPPORTED_REGIONS:
         return []
     hook = ("debugger_hook_config is not set, so the SDK adds its default hook"
             if job.debugger_hook in ("absent", "none") else "debugger_hook_config configures a hook")
     distributed = (job.instance_count or 1) > 1 or job.distribution is not None or job.estimator == "PyTorch"
     auto = job.estimator in AUTO_DISABLING_ESTIMATORS and bool(job.checkpoint_local_path) and distributed
-    location = f"{job.path.name}: debugger_hook_config"
+    location = job.where("debugger_hook_config")
     if auto:
         if job.debugger_hook == "configured":
             return [finding(
@@ -93,7 +116,7 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
                 message=(f"{hook}, but with checkpoint_s3_uri and checkpoint_local_path both set and SMDDP on "
                          f"({smddp}) the {job.estimator} estimator silently replaces it with False: "
                          "the job runs without the Debugger you configured"),
-                fix=("set debugger_hook_config: false to say so; to keep Debugger, remove checkpoint_s3_uri and "
+                fix=(f"set {job.assign('debugger_hook_config', False)} to say so; to keep Debugger, remove checkpoint_s3_uri and "
                      "checkpoint_local_path and checkpoint manually in the script"),
             )]
         return [finding(
@@ -101,7 +124,7 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
             message=(f"{hook}; the {job.estimator} estimator turns it off only because both checkpoint_s3_uri and "
                      "checkpoint_local_path are set -- another estimator class, ModelTrainer or a raw "
                      "CreateTrainingJob request would not"),
-            fix="set debugger_hook_config: false explicitly",
+            fix=f"set {job.assign('debugger_hook_config', False)} explicitly",
         )]
     why = (f"the {job.estimator} estimator never turns the Debugger off" if job.estimator not in AUTO_DISABLING_ESTIMATORS
            else "the SDK turns the Debugger off only when checkpoint_local_path is set as well")
@@ -109,7 +132,7 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
         F.DEBUGGER_CHECKPOINT, ERROR, location=location,
         message=(f"Debugger ({hook}), SageMaker checkpointing (checkpoint_s3_uri={job.checkpoint_s3_uri}) "
                  f"and SMDDP ({smddp}) are all on, and {why}"),
-        fix=("set debugger_hook_config: false (or, to keep Debugger, remove checkpoint_s3_uri and write "
+        fix=(f"set {job.assign('debugger_hook_config', False)} (or, to keep Debugger, remove checkpoint_s3_uri and write "
              "checkpoints manually in the training script)"),
     )]
 
@@ -122,7 +145,7 @@ def check_deprecated_api(scripts: Sequence[ScriptFacts]) -> list[Finding]:
             if ".parallel" in use.module:
                 fix = "from torch.nn.parallel import DistributedDataParallel as DDP; " + SMDDP_REPLACEMENT
             out.append(finding(
-                F.DEPRECATED_SMDDP_API, WARNING, location=f"{facts.path.name}:{use.line}",
+                F.DEPRECATED_SMDDP_API, WARNING, location=facts.where(use.line),
                 message=f"`{use.code}` uses {use.module}, deprecated since SMDDP v1.4.0",
                 fix=fix,
             ))
@@ -166,7 +189,7 @@ def check_batches(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[F
     )
     world_note = "" if job.world_size is not None else f" (instance_count {job.instance_count} x GPUs of {job.instance_type})"
     return [finding(
-        F.UNEVEN_BATCHES, ERROR, location=f"{job.path.name}: num_samples",
+        F.UNEVEN_BATCHES, ERROR, location=job.where("num_samples"),
         message=(f"num_samples={n} split over world_size={world}{world_note} with batch_size={b}, "
                  f"drop_last={str(drop_last).lower()}: {_ranks(0, extra - 1)} run {counts[0]} batches, "
                  f"{_ranks(extra, world - 1)} run {counts[-1]}"),
@@ -186,27 +209,50 @@ def _check_loaders(job: JobDescription, scripts: Sequence[ScriptFacts], world: O
     out = []
     for facts in scripts:
         for loader in facts.loaders:
-            if loader.distributed is False and loader.drop_last is not True:
+            if loader.distributed is not False or loader.drop_last is True:
+                continue
+            if loader.use in ("guarded", "never", "step_bounded"):
+                continue  # one rank only, not iterated here, or every rank runs the same steps
+            if loader.use == "evaluation":
                 out.append(finding(
-                    F.DATALOADER_SAMPLER, WARNING, location=f"{facts.path.name}:{loader.line}",
-                    message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True; without "
-                             "num_samples, batch_size and world_size in the job file preflight cannot prove "
-                             "every rank runs the same number of batches"),
-                    fix=("pass sampler=DistributedSampler(dataset) (or batch_sampler=even_shards(...).batches(rank)), "
-                         "or add num_samples, batch_size and world_size to the job file so preflight can count"),
+                    F.DATALOADER_SAMPLER, INFO, location=facts.where(loader.line),
+                    message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True; every rank iterates it "
+                             f"without gradients (line {loader.use_line}): uneven counts hang only if that loop runs "
+                             "collectives (an all_reduce per batch, DDP's buffer broadcast in forward)"),
+                    fix=("pass sampler=DistributedSampler(dataset, shuffle=False) if the evaluation loop runs collectives; "
+                         "or evaluate on rank 0 only (if dist.get_rank() == 0:)"),
                 ))
+                continue
+            if loader.use == "unclear":
+                out.append(finding(
+                    F.DATALOADER_SAMPLER, INFO, location=facts.where(loader.line),
+                    message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True, and is handed to code "
+                             f"preflight cannot follow (line {loader.use_line}); if every rank iterates it to the end, "
+                             "ranks may run different numbers of batches"),
+                    fix=("pass sampler=DistributedSampler(dataset) if every rank iterates it; nothing to do if only "
+                         "one rank does or training stops on a step count"),
+                ))
+                continue
+            out.append(finding(
+                F.DATALOADER_SAMPLER, WARNING, location=facts.where(loader.line),
+                message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True and every rank iterates it "
+                         f"to the end (line {loader.use_line}); without num_samples, batch_size and world_size in the "
+                         "job file preflight cannot prove every rank runs the same number of batches"),
+                fix=("pass sampler=DistributedSampler(dataset) (or batch_sampler=even_shards(...).batches(rank)), "
+                     "or add num_samples, batch_size and world_size to the job file so preflight can count"),
+            ))
     return out
 
 
 def check_checkpoint_uri(job: JobDescription) -> list[Finding]:
     uri = job.checkpoint_s3_uri
-    if not uri or uri.endswith("/"):
+    if not uri or uri.endswith("/") or "checkpoint_s3_uri_end" in job.unknown:
         return []
     key = job.key("checkpoint_s3_uri")
     return [finding(
-        F.CHECKPOINT_URI_SLASH, WARNING, location=f"{job.path.name}: {key}",
+        F.CHECKPOINT_URI_SLASH, WARNING, location=job.where("checkpoint_s3_uri"),
         message=f"{key} {uri} does not end in '/': S3 treats it as a key prefix that also matches {uri}-old/...",
-        fix=f"{key}: {uri}/",
+        fix=job.assign("checkpoint_s3_uri", f"{uri}/"),
     )]
 
 
@@ -223,7 +269,7 @@ def check_checkpoint_paths(job: JobDescription, scripts: Sequence[ScriptFacts]) 
     /opt/ml/checkpoints when the job syncs another path (error), and other writes under
     /opt/ml or whose path says checkpoint/ckpt (error if it says so, else warning).
     """
-    if not job.checkpoint_s3_uri:
+    if not job.checkpoint_s3_uri or "checkpoint_local_path" in job.unknown:
         return []
     local = posixpath.normpath(job.effective_checkpoint_local_path)
     key = job.key("checkpoint_local_path")
@@ -252,7 +298,7 @@ def check_checkpoint_paths(job: JobDescription, scripts: Sequence[ScriptFacts]) 
             shown = write.path + ("..." if not write.complete else "")
             where = "relative to the working directory, " if not path.startswith("/") else ""
             out.append(finding(
-                F.CHECKPOINT_LOCAL_PATH, severity, location=f"{facts.path.name}:{write.line}",
+                F.CHECKPOINT_LOCAL_PATH, severity, location=facts.where(write.line),
                 message=(f"{write.how} writes {shown} ({where}outside {key} {local}): SageMaker uploads only "
                          f"{local} to {job.checkpoint_s3_uri}"),
                 fix=fix,
@@ -272,7 +318,9 @@ def check_subnets(job: JobDescription, stacks: Iterable[StackSubnets], *, output
         zones.update(stack.availability_zones)
     zones.update(job.subnet_availability_zones)  # the job file wins where both know a subnet
     if job.subnets:
-        subnets, source = job.subnets, f"{job.path.name}: {job.key('subnets')}"
+        subnets, source = job.subnets, job.where("subnets")
+    elif job.kind != "job_file":
+        return []  # a job built in code or sent to the API without subnets runs outside the VPC
     else:
         subnets = tuple(s for stack in stacks for s in stack.subnets)
         names = ", ".join(f"{stack.stack}.TrainingJobConfig" for stack in stacks)
@@ -290,5 +338,129 @@ def check_subnets(job: JobDescription, stacks: Iterable[StackSubnets], *, output
         F.SUBNETS_MULTI_AZ, ERROR, location=source,
         message=(f"the job's subnets span {len(by_zone)} Availability Zones ({spread}); SageMaker may place "
                  "instances in any of them, and EFA traffic does not cross AZs"),
-        fix=f"{job.key('subnets')}: [{', '.join(by_zone[keep])}] (only the subnets in {keep})",
+        fix=(f"{job.key('subnets')}={by_zone[keep]!r}" if job.kind in ("notebook", "launcher")
+             else f"{job.key('subnets')}: [{', '.join(by_zone[keep])}]") + f" (only the subnets in {keep})",
     )]
+
+
+def check_smddp_instance(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
+    """SMDDP only where it runs (the one list: :data:`smddp_infra.sizing.catalog.SMDDP_INSTANCE_TYPES`).
+
+    Current SMDDP releases support ml.p4d.24xlarge and ml.p4de.24xlarge; ml.p3dn.24xlarge is
+    legacy (no new optimisations); SDK v2's allow-list also admits ml.p3.16xlarge, which only
+    older releases served. Anywhere else (p5, p6, g5, trn...) the same EFA network runs NCCL.
+    """
+    from smddp_infra.sizing.catalog import SMDDP_INSTANCE_TYPES, smddp_support
+
+    smddp = smddp_evidence(job, scripts)
+    if smddp is None or job.instance_type is None or "instance_type" in job.unknown:
+        return []
+    if job.instance_type.startswith("local"):
+        return []  # SDK local mode ("local_gpu" is in its SMDDP allow-list): nothing is provisioned
+    level = smddp_support(job.instance_type)
+    if level == "current":
+        return []
+    firm = job.smddp_from_distribution or any(f.smddp_evidence and not f.smddp_optional for f in scripts)
+    if not firm and level is None:
+        return [finding(
+            F.SMDDP_INSTANCE, INFO, location=job.where("instance_type"),
+            message=(f"the script tries SMDDP ({smddp}) but catches a failed import: on {job.instance_type}, "
+                     "which SMDDP does not support, make sure it then falls back to NCCL"),
+            fix='init_process_group(backend="nccl") when smdistributed is missing (current PyTorch DLCs carry none)',
+        )]
+    location = job.where("instance_type")
+    current = ", ".join(sorted(SMDDP_INSTANCE_TYPES))
+    if level == "legacy":
+        return [finding(
+            F.SMDDP_INSTANCE, WARNING, location=location,
+            message=(f"SMDDP ({smddp}) on {job.instance_type}: a legacy SMDDP instance type that gets no new "
+                     f"optimisations; current releases target {current}"),
+            fix=f"{job.assign('instance_type', 'ml.p4d.24xlarge')} (or ml.p4de.24xlarge)",
+        )]
+    if level == "older-releases":
+        return [finding(
+            F.SMDDP_INSTANCE, WARNING, location=location,
+            message=(f"SMDDP ({smddp}) on {job.instance_type}: the SDK v2 allow-list admits it, but only older SMDDP "
+                     f"releases served it; current releases support {current}"),
+            fix=f"{job.assign('instance_type', 'ml.p4d.24xlarge')} (or ml.p4de.24xlarge)",
+        )]
+    return [finding(
+        F.SMDDP_INSTANCE, ERROR, location=location,
+        message=(f"SMDDP ({smddp}) is requested on {job.instance_type}, which SMDDP does not support; it supports "
+                 f"{current} (ml.p3dn.24xlarge as legacy)"),
+        fix=(f"keep {job.instance_type} and use NCCL on the same EFA network: distribution="
+             '{"torch_distributed": {"enabled": True}} (ModelTrainer: distributed=Torchrun()) and '
+             'torch.distributed.init_process_group(backend="nccl") in the script; or '
+             f"{job.assign('instance_type', 'ml.p4d.24xlarge')} to keep SMDDP"),
+    )]
+
+
+def check_ddp_prefix(scripts: Sequence[ScriptFacts]) -> list[Finding]:
+    """Guide: "unexpected prefix (model. for example) attached to state_dict keys".
+
+    A ``DistributedDataParallel`` wrapper keeps the network as ``.module``: its
+    ``state_dict()`` names every parameter ``module.<name>``. Saving that is a warning at the
+    save site; a scanned file that loads such a checkpoint into a model it never wraps
+    (``inference.py``'s ``model_fn``) is an error naming both sites. Files whose names show
+    different checkpoints (``model.pth`` vs ``best.pt``) are not linked.
+    """
+    out: list[Finding] = []
+    saves = [(facts, save) for facts in scripts for save in facts.ddp_saves]
+    for facts, save in saves:
+        out.append(finding(
+            F.DDP_PREFIX, WARNING, location=facts.where(save.line),
+            message=(f"`{save.code}` saves the state_dict of {save.model}, a DistributedDataParallel wrapper: every key "
+                     "is saved as module.<name>"),
+            fix=(f"save {save.model}.module.state_dict() instead, or load with "
+                 "smddp_infra.training.strip_ddp_prefix(torch.load(path))"),
+        ))
+    for facts, load in ((f, load) for f in scripts for load in f.plain_loads):
+        for save_facts, save in saves:
+            if save_facts is facts and save.model == load.model:
+                continue
+            if save.basename and load.basename and save.basename != load.basename:
+                continue
+            out.append(finding(
+                F.DDP_PREFIX, ERROR, location=facts.where(load.line),
+                message=(f"`{load.code}` loads a checkpoint into {load.model}, which is not wrapped in "
+                         f"DistributedDataParallel, while {save_facts.where(save.line)} saves one with module. keys "
+                         f"(`{save.code}`)"),
+                fix=(f"{load.model}.load_state_dict(smddp_infra.training.strip_ddp_prefix(torch.load(...))), or save "
+                     f"{save.model}.module.state_dict() at {save_facts.where(save.line)}"),
+            ))
+            break
+    return out
+
+
+def check_api_shape(job: JobDescription, problems: Optional[Sequence[str]]) -> list[Finding]:
+    if not problems:
+        return []
+    request = job.kind == "create_training_job"
+    what = "CreateTrainingJob request" if request else "DescribeTrainingJob response"
+    return [finding(
+        F.API_SHAPE, ERROR if request else INFO, location=f"{job.path.name}",
+        message=f"botocore's {what} shape: {problem}",
+        fix=("fix the request so botocore accepts it (the client refuses it otherwise)" if request
+             else "nothing to fix in a response: a newer API or a trimmed copy (the rules read what is there)"),
+    ) for problem in problems]
+
+
+#: The settings each job rule reads: when one is unknown the rule did not really run.
+RULE_NEEDS: dict[str, tuple[str, ...]] = {
+    F.DEBUGGER_CHECKPOINT.id: ("debugger_hook_config", "checkpoint_s3_uri", "checkpoint_local_path", "distribution"),
+    F.SMDDP_INSTANCE.id: ("instance_type", "distribution"),
+    F.UNEVEN_BATCHES.id: ("instance_type", "instance_count"),
+    F.CHECKPOINT_URI_SLASH.id: ("checkpoint_s3_uri", "checkpoint_s3_uri_end"),
+    F.CHECKPOINT_LOCAL_PATH.id: ("checkpoint_s3_uri", "checkpoint_local_path"),
+    F.SUBNETS_MULTI_AZ.id: ("subnets",),
+}
+
+
+def not_evaluated(job: JobDescription) -> list[str]:
+    """``"PF-SMDDP-INSTANCE not evaluated: instance_type unknown (...)"``, one per rule and setting."""
+    out = []
+    for rule_id, needs in RULE_NEEDS.items():
+        for setting in needs:
+            if setting in job.unknown:
+                out.append(f"{rule_id} not evaluated: {job.key(setting)} unknown ({job.unknown[setting]})")
+    return out

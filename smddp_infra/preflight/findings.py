@@ -76,6 +76,33 @@ UNKNOWN_KEY = Rule(
     "",  # not in the guide: it keeps the other rules from being skipped without a word
 )
 
+DDP_PREFIX = Rule(
+    "PF-DDP-PREFIX",
+    "state_dict saved from a DistributedDataParallel wrapper (every key starts with module.)",
+    ('loading it into the plain model fails: RuntimeError: Error(s) in loading state_dict: Missing key(s) ... '
+     'Unexpected key(s) in state_dict: "module. ..."'),
+    "",  # the guide section "unexpected prefix attached to state_dict keys"
+)
+SMDDP_INSTANCE = Rule(
+    "PF-SMDDP-INSTANCE",
+    "SMDDP requested on an instance type it does not support",
+    ("the job fails at start-up or runs on an unsupported path: the SMDDP library supports only "
+     "ml.p4d.24xlarge and ml.p4de.24xlarge (ml.p3dn.24xlarge as legacy)"),
+    "",  # AWS's SMDDP "supported instance types" page, not the troubleshooting guide
+)
+NON_PYTHON_ENTRY_POINT = Rule(
+    "PF-NON-PYTHON-ENTRY-POINT",
+    "Entry point is not a Python script",
+    "the scripts it runs are what the guide's failures live in; preflight follows its `python x.py` lines",
+    "",
+)
+API_SHAPE = Rule(
+    "PF-API-SHAPE",
+    "SageMaker API JSON that botocore's service model rejects",
+    "the client refuses the request before it reaches SageMaker (botocore ParamValidationError)",
+    "",
+)
+
 RULES: dict[str, Rule] = {
     rule.id: rule
     for rule in (
@@ -87,6 +114,10 @@ RULES: dict[str, Rule] = {
         CHECKPOINT_LOCAL_PATH,
         SUBNETS_MULTI_AZ,
         UNKNOWN_KEY,
+        DDP_PREFIX,
+        SMDDP_INSTANCE,
+        NON_PYTHON_ENTRY_POINT,
+        API_SHAPE,
     )
 }
 

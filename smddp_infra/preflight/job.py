@@ -25,6 +25,7 @@ known key, because the SDK v2 drops it silently and preflight would skip the rul
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -80,9 +81,57 @@ class JobDescription:
     sharding: Optional[str] = None
     #: keys neither preflight nor the SDK knows (PF-UNKNOWN-KEY)
     unknown_keys: tuple[UnknownKey, ...] = ()
+    #: where the job came from: "job_file", "notebook", "launcher", "create_training_job"
+    #: or "describe_training_job"
+    kind: str = "job_file"
+    #: for a job found in code: the variable and the cell/line of the construction
+    label: Optional[str] = None
+    #: setting -> where its value was written ("launch.ipynb cell 4 line 7")
+    locations: Mapping[str, str] = field(default_factory=dict)
+    #: settings whose value preflight could not resolve (rules needing them do not fire)
+    unknown: Mapping[str, str] = field(default_factory=dict)
+    #: SMDDP turned on by something other than ``distribution`` (an API hyperparameter)
+    smddp_setting: Optional[str] = None
+    #: ("pytorch", "2.3.0") from framework_version or the training image tag
+    framework: Optional[tuple[str, str]] = None
+    #: ModelTrainer ``SourceCode(command=...)``
+    command: Optional[str] = None
+    #: the directory entry_point and source_dir are relative to (default: the job file's)
+    base_dir: Optional[Path] = None
+
+    def where(self, setting: str) -> str:
+        """Where ``setting`` was written: the cell/line for code, ``file: key`` for documents."""
+        if setting in self.locations:
+            return self.locations[setting]
+        if self.label and self.kind in ("notebook", "launcher", "live"):
+            return f"{self.label}: {self.key(setting)}"
+        return f"{self.path.name}: {self.key(setting)}"
+
+    def assign(self, setting: str, value: Any) -> str:
+        """The fix as the user writes it: ``key: value`` in a job file, ``key=value`` in code."""
+        key = self.key(setting)
+        if self.kind in ("notebook", "launcher", "live"):
+            return f"{key}={value!r}" if not isinstance(value, bool) else f"{key}={value}"
+        if isinstance(value, bool):
+            value = str(value).lower()
+        return f"{key}: {value}"
 
     def key(self, setting: str) -> str:
         """How ``setting`` is spelled in this job file's shape (for messages and fixes)."""
+        if setting == "checkpoint_s3_uri_end":
+            return f"the end of {self.key('checkpoint_s3_uri')}"
+        if self.shape == "api":
+            return {
+                "checkpoint_s3_uri": "CheckpointConfig.S3Uri",
+                "checkpoint_local_path": "CheckpointConfig.LocalPath",
+                "instance_type": "ResourceConfig.InstanceType",
+                "instance_count": "ResourceConfig.InstanceCount",
+                "subnets": "VpcConfig.Subnets",
+                "entry_point": "HyperParameters.sagemaker_program",
+                "source_dir": "HyperParameters.sagemaker_submit_directory",
+                "debugger_hook_config": "DebugHookConfig",
+                "distribution": "HyperParameters.sagemaker_distributed_dataparallel_enabled",
+            }.get(setting, setting)
         if self.shape == "model_trainer":
             return {
                 "checkpoint_s3_uri": "checkpoint_config.s3_uri",
@@ -106,6 +155,8 @@ class JobDescription:
         SDK v2's PyTorch estimator rewrites ``pytorchddp`` into
         ``smdistributed.dataparallel`` (sagemaker 2.257 pytorch/estimator.py).
         """
+        if self.smddp_setting:
+            return self.smddp_setting
         dist = self.distribution or {}
         smd = dist.get("smdistributed")
         if isinstance(smd, Mapping) and isinstance(smd.get("dataparallel"), Mapping) and smd["dataparallel"].get("enabled"):
@@ -157,7 +208,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
             f"job file {path} mixes SDK v2 Estimator arguments ({', '.join(v2)}) with ModelTrainer "
             f"settings ({', '.join(mt)}); describe the job in one of the two shapes"
         )
-    common = dict(
+    common: dict[str, Any] = dict(
         path=path,
         region=_opt_str(doc, "region"),
         num_samples=_opt_int(doc, "num_samples", minimum=0),
@@ -181,7 +232,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
             instance_type=_opt_str(compute, "instance_type", prefix="compute."),
             instance_count=_opt_int(compute, "instance_count", minimum=1, prefix="compute."),
             checkpoint_s3_uri=_opt_s3(checkpoint, "s3_uri", prefix="checkpoint_config."),
-            checkpoint_local_path=_opt_str(checkpoint, "local_path", prefix="checkpoint_config."),
+            checkpoint_local_path=_opt_path(checkpoint, "local_path", prefix="checkpoint_config."),
             debugger_hook="false",  # ModelTrainer sends no Debugger configuration
             subnets=_str_list(networking, "subnets", prefix="networking."),
             **common,
@@ -199,7 +250,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         instance_count=_opt_int(doc, "instance_count", minimum=1),
         distribution=distribution,
         checkpoint_s3_uri=_opt_s3(doc, "checkpoint_s3_uri"),
-        checkpoint_local_path=_opt_str(doc, "checkpoint_local_path"),
+        checkpoint_local_path=_opt_path(doc, "checkpoint_local_path"),
         debugger_hook=_debugger_hook(doc),
         subnets=_str_list(doc, "subnets"),
         **common,
@@ -261,6 +312,13 @@ def _opt_str(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> Optional[
     return value
 
 
+def _opt_path(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> Optional[str]:
+    """A local path where ``""`` means unset, as the SDK treats it (``if checkpoint_local_path:``)."""
+    if doc.get(key) == "":
+        return None
+    return _opt_str(doc, key, prefix=prefix)
+
+
 def _opt_s3(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> Optional[str]:
     value = _opt_str(doc, key, prefix=prefix)
     if value is not None and not value.startswith("s3://"):
@@ -274,7 +332,7 @@ def _opt_int(doc: Mapping[str, Any], key: str, *, minimum: int, prefix: str = ""
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise PreflightInputError(f"{prefix}{key} must be a whole number >= {minimum}, got {value!r}")
-    return value
+    return int(value)
 
 
 def _opt_bool(doc: Mapping[str, Any], key: str) -> Optional[bool]:
@@ -290,7 +348,7 @@ def _opt_choice(doc: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> O
         return None
     if value not in allowed:
         raise PreflightInputError(f"{key} must be one of {', '.join(allowed)}, got {value!r}")
-    return value
+    return str(value)
 
 
 def _str_list(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> tuple[str, ...]:
@@ -309,3 +367,21 @@ def _str_map(doc: Mapping[str, Any], key: str) -> dict[str, str]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise PreflightInputError(f"{key} must map subnet ids to Availability Zones, e.g. {{subnet-0abc: us-east-1a}}, got {value!r}")
     return dict(value)
+
+
+_VERSION = re.compile(r"^\d+(\.\d+)+$")
+
+
+def framework_from_image(image: str) -> Optional[tuple[str, str]]:
+    """("pytorch", "2.3.0") from a Deep Learning Container URI such as
+    ``763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311-cu121-ubuntu20.04-sagemaker``
+    (Hugging Face images put the PyTorch version first too: ``2.1.0-transformers4.36.0-gpu-...``).
+    None for any image whose repository or tag does not say (a custom image)."""
+    repository, _, tag = image.rsplit("/", 1)[-1].partition(":")
+    version = tag.split("-", 1)[0]
+    if not _VERSION.match(version):
+        return None
+    for framework in ("pytorch", "tensorflow", "mxnet"):
+        if framework in repository:
+            return framework, version
+    return None

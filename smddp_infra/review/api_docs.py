@@ -33,6 +33,7 @@ PUBLIC_CONSTRUCTS: tuple[tuple[str, str], ...] = (
     ("LustreFileSystem", "constructs/filesystem.py"),
     ("CheckpointBucket", "constructs/checkpoints.py"),
     ("TrainingExecutionRole", "constructs/role.py"),
+    ("TrainingLaunchPolicy", "constructs/launch_policy.py"),
     ("TrainingNetworkStack", "stack.py"),
 )
 

@@ -84,3 +84,41 @@ def _conditions(view: TemplateView, condition: Any) -> str:
         for key, value in (pairs or {}).items():
             parts.append(f"{operator} {key} = {view.render(value)}")
     return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Guardrail:
+    """A launch policy (``TrainingLaunchPolicy``) in the template: its statements and, in words,
+    what its launch statement refuses."""
+
+    policy: str  # logical id
+    attached_to: tuple[str, ...]  # logical ids (or rendered names) of roles, users, groups
+    statements: tuple[Permission, ...]
+    refuses: tuple[str, ...]
+
+
+def launch_guardrails(view: TemplateView) -> list[Guardrail]:
+    """Managed policies carrying the guardrail's launch statement (by its Sid)."""
+    from smddp_infra.guardrails import SID_LAUNCH, SID_PASS_ROLE, refusal
+
+    found = []
+    for policy_id, policy in view.of_type("AWS::IAM::ManagedPolicy"):
+        props = policy.get("Properties") or {}
+        statements = as_list((props.get("PolicyDocument") or {}).get("Statement"))
+        if not any(s.get("Sid") == SID_LAUNCH for s in statements):
+            continue
+        refuses: list[str] = []
+        for statement in statements:
+            if statement.get("Sid") == SID_PASS_ROLE:
+                refuses.append(f"passing any role other than {view.render(statement.get('Resource'))}")
+            if statement.get("Sid") in (SID_LAUNCH, SID_PASS_ROLE):
+                for operator, pairs in (statement.get("Condition") or {}).items():
+                    for key, value in (pairs or {}).items():
+                        if operator == "Null" and str(value).lower() != "false":
+                            continue
+                        refuses.append(refusal(operator, key, ", ".join(view.render(v) for v in as_list(value))))
+        attached = tuple(view.label(view.referenced_id(r) or view.render(r))
+                         for k in ("Roles", "Users", "Groups") for r in as_list(props.get(k)))
+        found.append(Guardrail(policy_id, attached, tuple(_statements(view, "", policy_id, props.get("PolicyDocument"))),
+                               tuple(refuses)))
+    return found

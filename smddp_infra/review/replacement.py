@@ -15,6 +15,13 @@ A replacement also travels along references: when a resource is replaced its id 
 so a resource whose replace-only property ``Ref``s or ``Fn::GetAtt``s it is replaced too
 (a new security group id in ``FileSystem.SecurityGroupIds`` replaces the file system). A
 logical id that disappears (renamed construct id) means delete + create.
+
+:func:`guard` is what ``smddp-infra guard`` and ``make deploy`` run: the replacements of
+stateful resources (file system, buckets, VPC, subnet, KMS key, and any security group a file
+system carries), each with what it means in words and how to avoid it, plus file-system
+capacity changes FSx cannot make in place (a shrink fails the update). For the file system the
+advice is the pinned plan: the deployed tier, re-sized by the calculator for the NEW
+requirement (read from the ``smddp:sizing`` Metadata the file-system construct writes).
 """
 
 from __future__ import annotations
@@ -29,7 +36,15 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
 #: What the guard protects by default (stateful, or everything depends on it).
-GUARDED_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::EC2::VPC", "AWS::EC2::Subnet")
+GUARDED_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::KMS::Key")
+FILE_SYSTEM_TYPE = "AWS::FSx::FileSystem"
+#: Guarded too when a file system carries it (``SecurityGroupIds``): its id is the file system's.
+SECURITY_GROUP_TYPE = "AWS::EC2::SecurityGroup"
+
+#: Construct metadata (cloud assembly, not template) that ``-c smddp:allowReplacement=true`` writes.
+ALLOW_REPLACEMENT_METADATA = "smddp:allowReplacement"
+#: Template Metadata key of the file system's sizing record (smddp_infra.sizing.planner.SIZING_METADATA).
+SIZING_METADATA = "smddp:sizing"
 
 #: Environment variable that points at a CDK service-spec database (db.json.gz).
 SERVICE_SPEC_ENV = "SMDDP_CDK_SERVICE_SPEC"
@@ -47,6 +62,8 @@ class Replacement:
     property: str  # dotted path, "(logical id)" or "(type)"
     reason: str
     certainty: str = "yes"  # "yes" or "maybe" (the spec's "conditional")
+    kind: str = "replace"  # "replace", "delete" (logical id gone) or "fails" (an update FSx refuses)
+    caused_by: tuple[str, ...] = ()  # replaced resources whose new id forces this one
 
     def message(self) -> str:
         where = f"{self.logical_id} ({self.resource_type}, {self.label})"
@@ -133,7 +150,8 @@ def find_replacements(
             direct.setdefault(logical_id, []).append(
                 Replacement(logical_id, kind, label, "(logical id)",
                             "is gone from the new template (construct id or path changed): CloudFormation deletes it "
-                            "(or orphans it, with DeletionPolicy Retain) and creates a new resource under the new id")
+                            "(or orphans it, with DeletionPolicy Retain) and creates a new resource under the new id",
+                            kind="delete")
             )
             continue
         if after.get("Type") != kind:
@@ -168,12 +186,33 @@ def find_replacements(
                         Replacement(logical_id, kind, _label(after, logical_id), ".".join(rule.path),
                                     f"refers to {', '.join(targets)}, which is replaced, so its value changes and this "
                                     f"{'requires' if rule.certainty == 'yes' else 'may require'} replacement ({rule.source})",
-                                    rule.certainty)
+                                    rule.certainty, caused_by=tuple(targets))
                     ]
                     changed = True
                     break
-    found = [r for logical_id, reasons in replaced.items() for r in reasons if r.resource_type in guarded]
+    # A security group a file system carries is guarded too: its id is part of the file system.
+    seen: set[tuple[str, str]] = set()
+    found = []
+    for reasons in replaced.values():
+        for r in reasons:
+            key = (r.logical_id, r.property)
+            if key in seen:
+                continue
+            if r.resource_type in guarded or (FILE_SYSTEM_TYPE in guarded and r.resource_type == SECURITY_GROUP_TYPE
+                                              and _is_file_system_group(r.logical_id, old, new)):
+                seen.add(key)
+                found.append(r)
     return sorted(found, key=lambda r: (r.logical_id, r.property))
+
+
+def _is_file_system_group(logical_id: str, *templates: Mapping[str, Any]) -> bool:
+    """True when a file system of either template names this security group in SecurityGroupIds."""
+    for template in templates:
+        for resource in (template.get("Resources") or {}).values():
+            if resource.get("Type") == FILE_SYSTEM_TYPE and logical_id in _references(
+                    (resource.get("Properties") or {}).get("SecurityGroupIds")):
+                return True
+    return False
 
 
 # --- sources ---------------------------------------------------------------------------------
@@ -270,3 +309,354 @@ def _label(resource: Mapping[str, Any], logical_id: str) -> str:
 def _short(value: Any) -> str:
     text = "(absent)" if value is None else json.dumps(value, sort_keys=True)
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+# --- the guard: what a replacement means and how to avoid it ----------------------------------
+
+#: How to let a replacing update through on purpose (``make deploy`` passes it to ``cdk synth``).
+ACCEPT_HINT = ("to replace on purpose (copy the data first): `make deploy ALLOW_REPLACEMENT=true`, "
+               "i.e. `cdk synth -c smddp:allowReplacement=true` before the guard")
+
+
+@dataclass(frozen=True)
+class GuardFinding:
+    """One stateful resource the update would replace, delete or fail on: why, what it means, how to avoid it."""
+
+    replacements: tuple[Replacement, ...]
+    meaning: str
+    avoid: tuple[str, ...] = ()
+
+    @property
+    def first(self) -> Replacement:
+        return self.replacements[0]
+
+    @property
+    def verb(self) -> str:
+        return {"replace": "REPLACE", "delete": "DELETE", "fails": "FAILS"}.get(self.first.kind, "REPLACE")
+
+    def lines(self) -> list[str]:
+        r = self.first
+        out = [f"{self.verb} {r.logical_id} ({r.resource_type}, {r.label})"]
+        out += [f"  why:   {x.property}: {x.reason}" for x in self.replacements]
+        out.append(f"  means: {self.meaning}")
+        out += [f"  avoid: {line}" for line in self.avoid]
+        return out
+
+
+@dataclass(frozen=True)
+class GuardReport:
+    """The guard's answer for one update: findings, and whether the synth accepted replacements."""
+
+    findings: tuple[GuardFinding, ...]
+    accepted: bool = False
+    sources: tuple[str, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.findings) and not self.accepted
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.blocked else 0
+
+    def lines(self) -> list[str]:
+        if not self.findings:
+            return ["guard: no stateful resource (file system, bucket, VPC, subnet, KMS key, file system's "
+                    "security group) is replaced or deleted by this update"]
+        out: list[str] = []
+        for finding in self.findings:
+            out += finding.lines()
+        count = len(self.findings)
+        noun = "stateful resource" if count == 1 else "stateful resources"
+        if self.accepted:
+            out.append(f"guard: {count} {noun} replaced, deleted or failing: ACCEPTED by smddp:allowReplacement=true")
+        else:
+            out.append(f"guard: {count} {noun} would be replaced, deleted or fail to update: refusing the update")
+            out.append(f"guard: {ACCEPT_HINT}")
+        return out
+
+
+def guard(old: Mapping[str, Any], new: Mapping[str, Any], *, data: Optional[ReplacementData] = None,
+          accepted: bool = False) -> GuardReport:
+    """Everything stateful the update from ``old`` (deployed) to ``new`` would lose or fail on."""
+    data = data or ReplacementData()
+    old_resources: Mapping[str, Mapping[str, Any]] = old.get("Resources") or {}
+    new_resources: Mapping[str, Mapping[str, Any]] = new.get("Resources") or {}
+    found = find_replacements(old, new, data=data)
+    replaced_ids = {r.logical_id for r in found}
+    found += _capacity_failures(old_resources, new_resources, skip=replaced_ids)
+    grouped: dict[tuple[str, str], list[Replacement]] = {}
+    for r in sorted(found, key=lambda r: (_ORDER.get(r.resource_type, 9), r.logical_id, r.kind, r.property)):
+        grouped.setdefault((r.logical_id, r.kind), []).append(r)
+    findings = []
+    for (logical_id, _kind), reasons in grouped.items():
+        before = old_resources.get(logical_id) or {}
+        after = new_resources.get(logical_id) or {}
+        specific: list[str] = []
+        generic: list[str] = []
+        for r in reasons:
+            lines = _avoid(r, before, after, new)
+            target = generic if lines and lines[0].startswith(_GENERIC) else specific
+            target += [line for line in lines if line not in target]
+        avoid = specific or generic  # "keep X as deployed" only when nothing better is known
+        findings.append(GuardFinding(tuple(reasons), _meaning(reasons[0], before), tuple(avoid)))
+    return GuardReport(tuple(findings), accepted=accepted, sources=tuple(data.sources))
+
+
+_ORDER = {FILE_SYSTEM_TYPE: 0, "AWS::S3::Bucket": 1, "AWS::KMS::Key": 2, "AWS::EC2::Subnet": 3,
+          SECURITY_GROUP_TYPE: 4, "AWS::EC2::VPC": 5}
+
+
+def _capacity_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]],
+                       *, skip: set[str]) -> list[Replacement]:
+    from smddp_infra.sizing.lustre_rules import capacity_update_problem
+
+    found = []
+    for logical_id, after in new.items():
+        before = old.get(logical_id)
+        if after.get("Type") != FILE_SYSTEM_TYPE or not before or logical_id in skip:
+            continue
+        a = _as_int((before.get("Properties") or {}).get("StorageCapacity"))
+        b = _as_int((after.get("Properties") or {}).get("StorageCapacity"))
+        kind = ((after.get("Properties") or {}).get("LustreConfiguration") or {}).get("DeploymentType")
+        if (after.get("Properties") or {}).get("FileSystemType") != "LUSTRE" or a is None or b is None:
+            continue
+        problem = capacity_update_problem(str(kind or "SCRATCH_1"), a, b)
+        if problem:
+            found.append(Replacement(logical_id, FILE_SYSTEM_TYPE, _label(after, logical_id), "StorageCapacity",
+                                     problem + " (FSx UpdateFileSystem)", kind="fails"))
+    return found
+
+
+def _as_int(value: Any) -> Optional[int]:
+    """A whole number from a template value (JSON int or a digit string); None for intrinsics."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def _retained(resource: Mapping[str, Any], kind: str) -> bool:
+    policy = resource.get("DeletionPolicy" if kind == "delete" else "UpdateReplacePolicy")
+    return policy in ("Retain", "RetainExceptOnCreate", "Snapshot")
+
+
+def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
+    if r.kind == "fails":
+        return "CloudFormation tries the update, FSx refuses it, and the whole stack update rolls back: nothing is lost"
+    kept = _retained(before, r.kind)
+    new_one = "creates a new one under the new logical id" if r.kind == "delete" else "creates a new one first"
+    if r.resource_type == FILE_SYSTEM_TYPE:
+        old_fate = ("the old one is retained outside the stack and still billed" if kept
+                    else "the old one is deleted with its data")
+        return (f"the file system is replaced by an EMPTY one (CloudFormation {new_one}; new FileSystemId and "
+                f"mount name, so every job's FileSystemDataSource changes and jobs read an empty /fsx); {old_fate}")
+    if r.resource_type == "AWS::S3::Bucket":
+        old_fate = ("the old bucket and its objects are retained outside the stack (still billed)" if kept
+                    else "CloudFormation then deletes the old bucket, which fails while it holds objects")
+        return (f"a new, EMPTY bucket (CloudFormation {new_one}): checkpoints, model output and code stay behind "
+                f"and every S3 URI in the job settings changes; {old_fate}")
+    if r.resource_type == "AWS::KMS::Key":
+        old_fate = ("the old key is retained" if kept
+                    else "the old key is scheduled for deletion, after which data encrypted under it cannot be read")
+        return f"a new KMS key: the file system and buckets that use it are re-created or re-encrypted; {old_fate}"
+    if r.resource_type == "AWS::EC2::Subnet":
+        return ("a new subnet (new id in every job's VpcConfig.Subnets), and the file system in it is replaced with "
+                "it; CloudFormation creates the new subnet before deleting the old one, so a CIDR that overlaps the "
+                "deployed one makes the update fail and roll back")
+    if r.resource_type == "AWS::EC2::VPC":
+        return ("a new VPC: every subnet, route table, endpoint and security group in it is re-created, and the "
+                "file system with them")
+    if r.resource_type == SECURITY_GROUP_TYPE:
+        return ("a new security group id: the file system that carries it is replaced, and every job's "
+                "VpcConfig.SecurityGroupIds changes")
+    return "a new physical resource replaces the deployed one"
+
+
+def _avoid(r: Replacement, before: Mapping[str, Any], after: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    before_props = before.get("Properties") or {}
+    if r.kind == "delete":
+        return [f"restore the construct id / path that produced {r.logical_id} (construct ids are part of the "
+                "contract; changing one is delete + create)"]
+    if r.caused_by:
+        return [f"avoid the replacement of {', '.join(r.caused_by)} (listed here too): this one follows from it"]
+    if r.kind == "fails" and r.property == "StorageCapacity":
+        old_gib = _as_int(before_props.get("StorageCapacity")) or 0
+        return [f"keep StorageCapacity at {old_gib:,} GiB or more: `-c smddp:datasetGiB={old_gib}` makes the "
+                "calculator plan at least the deployed size"]
+    if r.resource_type == FILE_SYSTEM_TYPE and r.property in (
+            "LustreConfiguration.DeploymentType", "LustreConfiguration.PerUnitStorageThroughput",
+            "StorageType", "LustreConfiguration.EfaEnabled", "LustreConfiguration.DriveCacheType"):
+        return _pinned_plan_advice(before_props, after)
+    if r.resource_type == "AWS::EC2::Subnet" and r.property == "CidrBlock":
+        return _subnet_advice(str(before_props.get("CidrBlock")), new)
+    if r.resource_type == "AWS::EC2::Subnet" and r.property in ("AvailabilityZone", "AvailabilityZoneId"):
+        key = "availabilityZone" if r.property == "AvailabilityZone" else "availabilityZoneId"
+        return [f"keep the deployed zone: `-c smddp:{key}={_plain(before_props.get(r.property))}` (the file system "
+                "and EFA capacity live in that zone)"]
+    if r.resource_type == "AWS::EC2::VPC" and r.property == "CidrBlock":
+        return [f"keep the deployed VPC CIDR: `-c smddp:vpcCidr={_plain(before_props.get('CidrBlock'))}`"]
+    if r.resource_type == "AWS::S3::Bucket" and r.property == "BucketName":
+        old_name = before_props.get("BucketName")
+        keep = f"keep BucketName {_plain(old_name)}" if old_name else "leave BucketName unset, as deployed"
+        return [f"{keep}; to move on purpose, copy the objects to the new bucket first"]
+    return [f"{_GENERIC}{r.property}: {_short(_at(before_props, tuple(r.property.split('.'))))}"]
+
+
+_GENERIC = "keep the deployed value of "
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """The deployed tier, re-sized by the calculator for the new requirement: the in-place plan."""
+    from smddp_infra.errors import SizingError
+    from smddp_infra.settings import DEPLOYMENT_TYPE_CHOICES
+    from smddp_infra.sizing.planner import PERSISTENT_1_HDD, plan_lustre
+
+    lustre = before_props.get("LustreConfiguration") or {}
+    deployed_type = str(lustre.get("DeploymentType") or "SCRATCH_1")
+    per_unit = lustre.get("PerUnitStorageThroughput")
+    efa = bool(lustre.get("EfaEnabled"))
+    hdd = before_props.get("StorageType") == "HDD"
+    group = PERSISTENT_1_HDD if hdd else deployed_type
+    old_gib = _as_int(before_props.get("StorageCapacity"))
+    tier = f"{deployed_type}{'/' + str(per_unit) if per_unit is not None else ''}{' HDD' if hdd else ''}{' with EFA' if efa else ''}"
+    if group not in DEPLOYMENT_TYPE_CHOICES:
+        return [f"the deployed {tier} cannot be pinned with smddp:deploymentType (choices: "
+                f"{', '.join(DEPLOYMENT_TYPE_CHOICES)}); keep the file system's construct as deployed"]
+    context = [f"-c smddp:deploymentType={group}"]
+    if per_unit is not None:
+        context.append(f"-c smddp:perUnitStorageThroughput={per_unit}")
+    if efa:
+        context.append("-c smddp:efaFileSystem=true")
+    record = (after.get("Metadata") or {}).get(SIZING_METADATA)
+    if not isinstance(record, Mapping) or not isinstance(record.get("requiredThroughputMBps"), (int, float)):
+        return [f"keep the deployed {tier}: {' '.join(context)} (the new template has no {SIZING_METADATA} record, "
+                "so the pinned size is not computed here)"]
+    required = float(record["requiredThroughputMBps"])
+    min_gib = float(record.get("minCapacityGiB") or 0)
+    cap = record.get("maxCapacityGiB")
+    try:
+        plan = plan_lustre(required, min_gib, efa_enabled=efa, deployment_types=[group],
+                           per_unit_storage_throughput=per_unit, max_capacity_gib=cap)
+        if old_gib is not None and plan.storage_capacity_gib < old_gib:
+            context.append(f"-c smddp:datasetGiB={old_gib}")
+            plan = plan_lustre(required, max(min_gib, old_gib), efa_enabled=efa, deployment_types=[group],
+                               per_unit_storage_throughput=per_unit, max_capacity_gib=cap)
+    except SizingError as exc:
+        return [f"pinned to the deployed {tier} ({' '.join(context)}), no file system meets the new requirement: {exc}"]
+    grows = (f"grows in place from {old_gib:,} GiB" if old_gib is not None and plan.storage_capacity_gib > old_gib
+             else "keeps its size")
+    return [f"keep the deployed {tier} and grow it in place: {' '.join(context)}",
+            f"the pinned plan is {plan.storage_capacity_gib:,} GiB ({plan.baseline_throughput_mbps:,.0f} MB/s baseline "
+            f"for {required:,g} MB/s required, ${plan.monthly_cost_usd:,.0f}/month): the file system {grows} "
+            "(FSx raises StorageCapacity without replacing it)"]
+
+
+def _subnet_advice(old_cidr: str, new: Mapping[str, Any]) -> list[str]:
+    from smddp_infra.settings import FILE_SYSTEM_IPS, plan_subnet_mask, subnet_instance_capacity
+
+    try:
+        mask = int(old_cidr.rsplit("/", 1)[1])
+    except (IndexError, ValueError):
+        return [f"keep the deployed CidrBlock {old_cidr}"]
+    endpoints = sum(1 for r in (new.get("Resources") or {}).values()
+                    if r.get("Type") == "AWS::EC2::VPCEndpoint"
+                    and (r.get("Properties") or {}).get("VpcEndpointType") == "Interface")
+    other = endpoints + FILE_SYSTEM_IPS
+    count = subnet_instance_capacity(mask, other_ips=other)
+    if count >= 1:
+        try:
+            same = plan_subnet_mask(instances=count, other_ips=other) == mask
+        except ValueError:
+            same = False
+        if same:
+            return [f"keep the deployed /{mask} training subnet ({old_cidr}): `-c smddp:maxInstanceCount={count}` "
+                    f"(the largest cluster a /{mask} holds, twice over); a larger cluster then needs a new subnet"]
+    return [f"keep the deployed CidrBlock {old_cidr} (set smddp:maxInstanceCount so the training subnet is a /{mask})"]
+
+
+# --- reading the inputs -------------------------------------------------------------------------
+
+
+def load_template(path: str | Path, *, stack: Optional[str] = None, what: str = "template") -> tuple[dict[str, Any], Optional[Any]]:
+    """A template from a JSON/YAML file, or a stack's template from a cdk.out directory.
+
+    Returns (template, StackArtifact or None). Raises ConfigError (one line) when unreadable.
+    """
+    from smddp_infra.errors import ConfigError
+
+    target = Path(path)
+    if target.is_dir():
+        from smddp_infra.review.assembly import load_assembly
+
+        assembly = load_assembly(target)
+        if stack is None:
+            if len(assembly.stacks) != 1:
+                names = ", ".join(s.display_name for s in assembly.stacks) or "none"
+                raise ConfigError(f"{what} {str(target)!r} holds {len(assembly.stacks)} stacks ({names}): choose one with --stack")
+            artifact = assembly.stacks[0]
+        else:
+            artifact = assembly.stack(stack)
+        return json.loads(json.dumps(artifact.template)), artifact
+    try:
+        text = target.read_text()
+    except (FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{what} must be a readable template file or cdk.out directory, got {str(target)!r} "
+                          f"({type(exc).__name__})") from None
+    return parse_template_text(text, where=f"{what} {str(target)!r}"), None
+
+
+def parse_template_text(text: str, *, where: str) -> dict[str, Any]:
+    """JSON or YAML (CloudFormation short-form tags such as ``!Ref`` included) -> template dict."""
+    from smddp_infra.errors import ConfigError
+
+    try:
+        value: Any = json.loads(text)
+    except json.JSONDecodeError:
+        value = _load_cfn_yaml(text, where)
+    if not isinstance(value, dict) or not isinstance(value.get("Resources"), dict):
+        raise ConfigError(f"{where} is not a CloudFormation template (no Resources mapping)")
+    return value
+
+
+def _load_cfn_yaml(text: str, where: str) -> Any:
+    import yaml
+
+    from smddp_infra.errors import ConfigError
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    def construct(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+        name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+        if isinstance(node, yaml.ScalarNode):
+            value: Any = loader.construct_scalar(node)
+            if suffix == "GetAtt" and isinstance(value, str):
+                value = value.split(".", 1)
+        elif isinstance(node, yaml.SequenceNode):
+            value = loader.construct_sequence(node, deep=True)
+        else:
+            value = loader.construct_mapping(node, deep=True)
+        return {name: value}
+
+    _Loader.add_multi_constructor("!", construct)
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where} is neither JSON nor YAML: {str(exc).splitlines()[0]}") from None
+
+
+def replacement_accepted(artifact: Any) -> bool:
+    """True when the cloud assembly records ``-c smddp:allowReplacement=true`` for this stack."""
+    if artifact is None:
+        return False
+    for entries in (getattr(artifact, "metadata", None) or {}).values():
+        for entry in entries:
+            if entry.get("type") == ALLOW_REPLACEMENT_METADATA and entry.get("data") is True:
+                return True
+    return False

@@ -1,7 +1,8 @@
 """The two-minute Markdown summary of one synthesized stack.
 
 Sections, in the order a security or platform reviewer asks: what is created, the
-diagram, who can talk to whom (security-group rules with the reason each exists), the file
+diagram, who can talk to whom (security-group rules with the reason each exists), who may
+start jobs in the network (the launch guardrail: what it allows and refuses), the file
 system's sizing and cost, the endpoints, the execution role's permissions, and what the
 rule packs said, with every acknowledgement and its reason.
 """
@@ -9,13 +10,13 @@ rule packs said, with every acknowledgement and its reason.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from smddp_infra.review.assembly import CloudAssembly, StackArtifact
 from smddp_infra.review.diagram import build_graph, to_mermaid
 from smddp_infra.review.filesystems import file_system_sizing, price_note
 from smddp_infra.review.network import endpoints, security_group_rules
-from smddp_infra.review.permissions import role_permissions, role_trusts
+from smddp_infra.review.permissions import launch_guardrails, role_permissions, role_trusts
 from smddp_infra.review.template import TemplateView
 
 #: The one summary line that depends on the machine (is Graphviz installed?).
@@ -26,13 +27,56 @@ GENERATED_NOTE = (
 )
 
 
-def render_summary(assembly: CloudAssembly, *, image_lines: dict[str, str], title: str = "Review") -> str:
+def render_summary(assembly: CloudAssembly, *, image_lines: dict[str, str], title: str = "Review",
+                   deployed: Optional[Mapping[str, Optional[Mapping[str, Any]]]] = None) -> str:
+    """``deployed``: stack name -> its deployed template (None: not deployed) adds a Replacements section."""
     out: list[str] = [f"# {title}", "", GENERATED_NOTE, ""]
     if len(assembly.stacks) > 1:
         out += ["Stacks: " + ", ".join(f"[{s.display_name}](#{_anchor(s.display_name)})" for s in assembly.stacks), ""]
     for stack in assembly.stacks:
-        out += _stack_section(stack, assembly, image_lines.get(stack.name, ""), level=2 if len(assembly.stacks) > 1 else 1)
+        section = _stack_section(stack, assembly, image_lines.get(stack.name, ""), level=2 if len(assembly.stacks) > 1 else 1)
+        if deployed is not None:
+            section = _with_replacements(section, stack, deployed, level=2 if len(assembly.stacks) > 1 else 1)
+        out += section
     return "\n".join(out).rstrip() + "\n"
+
+
+def _with_replacements(section: list[str], stack: StackArtifact, deployed: Mapping[str, Optional[Mapping[str, Any]]],
+                       *, level: int) -> list[str]:
+    """Insert "Replacements" before the diagram: what updating the deployed stack would replace."""
+    from smddp_infra.review.replacement import guard, replacement_accepted
+
+    h = "#" * (level + 1)
+    old = deployed.get(stack.name, deployed.get(stack.display_name))
+    lines = [f"{h} Replacements", ""]
+    if old is None:
+        lines += ["Not deployed before (no deployed template given for this stack): nothing to replace.", ""]
+    else:
+        report = guard(old, stack.reviewable_template(), accepted=replacement_accepted(stack))
+        if not report.findings:
+            lines += ["None: updating the deployed stack replaces or deletes no file system, bucket, VPC, subnet, "
+                      "KMS key or file-system security group.", ""]
+        else:
+            state = ("accepted with `smddp:allowReplacement=true`" if report.accepted
+                     else "`make deploy` refuses this update (`smddp-infra guard`)")
+            lines += [f"{len(report.findings)} stateful resource(s), {state}:", "",
+                      "| Action | Resource | Why | What it means | How to avoid it |", "|---|---|---|---|---|"]
+            for f in report.findings:
+                why = "; ".join(f"{r.property}: {r.reason}" for r in f.replacements)
+                lines.append(f"| {f.verb} | {_cell(_short_path(f.first.label))} (`{f.first.resource_type}`) | {_cell(why)} "
+                             f"| {_cell(f.meaning)} | {_cell('; '.join(f.avoid))} |")
+            lines.append("")
+    if old is not None:
+        from smddp_infra.review.replacement import ReplacementData
+
+        data = ReplacementData()
+        missing = "" if data.service_spec else (
+            " The CDK CLI's service spec was not found: replacements only it knows (an FSx DeploymentType change, "
+            "for one) are NOT detected here; run `npm ci`.")
+        lines += [f"Replacement data: {'; '.join(data.sources)}.{missing}", ""]
+    marker = f"{h} Network diagram"
+    index = section.index(marker) if marker in section else len(section)
+    return section[:index] + lines + section[index:]
 
 
 def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: str, *, level: int) -> list[str]:
@@ -76,6 +120,8 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
         )
     out.append("")
 
+    out += _guardrail_section(view, h)
+
     # File system sizing
     sizings = file_system_sizing(view)
     out += [f"{h} File system sizing", ""]
@@ -103,6 +149,13 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
         for s in sizings:
             if s.note:
                 out.append(f"Note on {view.label(s.logical_id)}: {s.note}.")
+        out.append("")
+
+    # Synth warnings (Annotations: quota and cost of the file system, unverifiable inputs)
+    warnings = _synth_warnings(stack)
+    if warnings:
+        out += [f"{h} Synth warnings ({len(warnings)})", ""]
+        out += [f"- `{_cell(_short_path(path))}`: {_cell(message)}" for path, message in warnings]
         out.append("")
 
     # Endpoints
@@ -170,6 +223,27 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
     return out
 
 
+def _guardrail_section(view: TemplateView, h: str) -> list[str]:
+    """The launch guardrail beside the group rules: the rules hold only for jobs that use the
+    network, and this policy is what makes a job use it."""
+    guardrails = launch_guardrails(view)
+    out = [f"{h} Launch guardrail ({len(guardrails)})", ""]
+    if not guardrails:
+        return out + ["No launch policy in this template: anyone who may call sagemaker:CreateTrainingJob can start a "
+                      "job outside the network (another subnet or AZ, the default security group, another role).", ""]
+    for g in guardrails:
+        who = ", ".join(g.attached_to) if g.attached_to else "nobody yet (attach it by the `LaunchPolicyArn` output)"
+        out += [f"**{_cell(view.label(g.policy))}** (customer managed), attached to {who}. It allows:", ""]
+        out += ["| Sid | Actions | Resources | Conditions |", "|---|---|---|---|"]
+        for p in g.statements:
+            out.append(f"| {p.sid} | {_cell('<br>'.join(p.actions))} | {_cell('<br>'.join(p.resources))} | "
+                       f"{_cell(p.conditions.replace('; ', '<br>'))} |")
+        out += ["", "It refuses (each line is one condition of the launch or pass-role statement):", ""]
+        out += [f"- {_cell(line)}" for line in g.refuses]
+        out.append("")
+    return out
+
+
 def _smddp_rules(stack: StackArtifact, template: dict) -> list[str]:
     """The project's own rules re-run here on the template (pure Python, no CDK)."""
     from smddp_infra.rules import RULES, check_template
@@ -192,6 +266,17 @@ def _smddp_rules(stack: StackArtifact, template: dict) -> list[str]:
         out.append(f"| {rule.id} | {rule.severity.value} | {_cell(rule.title)} | {result} |")
     out.append("")
     return out
+
+
+def _synth_warnings(stack: StackArtifact) -> list[tuple[str, str]]:
+    """``aws:cdk:warning`` metadata (what ``cdk synth`` prints as warnings), by construct path."""
+    found = []
+    for path, entries in sorted(stack.metadata.items()):
+        for entry in entries:
+            if entry.get("type") == "aws:cdk:warning":
+                message = str(entry.get("data", ""))
+                found.append((path, message.rsplit(" [ack: ", 1)[0]))
+    return found
 
 
 def _cell(text: str) -> str:

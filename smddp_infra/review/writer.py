@@ -44,8 +44,12 @@ def dump_yaml(template: Mapping[str, Any]) -> str:
     return yaml.safe_dump(template, sort_keys=False, default_flow_style=False, width=100, allow_unicode=True)
 
 
-def write_review(cdk_out: str | Path, out_dir: str | Path, *, render_images: bool = True, dot: Optional[str] = None) -> ReviewResult:
-    """Write the review of every stack in ``cdk_out`` into ``out_dir`` and return what was written."""
+def write_review(cdk_out: str | Path, out_dir: str | Path, *, render_images: bool = True, dot: Optional[str] = None,
+                 deployed: Optional[Mapping[str, Optional[Mapping[str, Any]]]] = None) -> ReviewResult:
+    """Write the review of every stack in ``cdk_out`` into ``out_dir`` and return what was written.
+
+    ``deployed`` (stack name -> deployed template, or None) adds a "Replacements" section.
+    """
     assembly: CloudAssembly = load_assembly(cdk_out)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -77,6 +81,7 @@ def write_review(cdk_out: str | Path, out_dir: str | Path, *, render_images: boo
         image_lines[stack.name] = f"not drawn: {reason}; the Graphviz source is [{dot_path.name}]({dot_path.name})."
         notes.append(f"{stack.name}: no SVG ({reason})")
     summary = out / SUMMARY_FILE
-    summary.write_text(render_summary(assembly, image_lines=image_lines, title="Review of the synthesized templates"))
+    summary.write_text(render_summary(assembly, image_lines=image_lines, title="Review of the synthesized templates",
+                                      deployed=deployed))
     files.append(summary)
     return ReviewResult(out_dir=out, files=tuple(files), images=tuple(images), notes=tuple(notes))

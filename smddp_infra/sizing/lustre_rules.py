@@ -341,3 +341,34 @@ def validate_lustre_settings(
         if file_system_type_version is not None and file_system_type_version != FILE_SYSTEM_TYPE_VERSION:
             problems.append(f"EfaEnabled requires FileSystemTypeVersion {FILE_SYSTEM_TYPE_VERSION}, got {file_system_type_version}")
     return problems
+
+
+# --- In-place growth (UpdateFileSystem StorageCapacity; used by `smddp-infra guard`) --------
+# FSx API reference, UpdateFileSystem.StorageCapacity for Lustre: SCRATCH_2, PERSISTENT_1 and
+# PERSISTENT_2 SSD grow in multiples of 2400 GiB, PERSISTENT HDD in multiples of 6000 / 1800 GiB
+# (12 / 40 MB/s/TiB), always to MORE than the current capacity; SCRATCH_1 cannot grow, and no
+# type shrinks. One increase at a time: a request is refused while another is in progress.
+# Every valid capacity above 1200 GiB of those tiers is such a multiple, so "a larger valid
+# capacity of the same tier" is an in-place update. EFA-enabled PERSISTENT_2 growth in its
+# EFA steps is UNCONFIRMED (not stated in the API reference).
+
+#: Deployment types whose StorageCapacity grows in place (CloudFormation: no replacement).
+CAPACITY_GROWS_IN_PLACE = (SCRATCH_2, PERSISTENT_1, PERSISTENT_2)
+
+
+def capacity_update_problem(deployment_type: str, old_gib: int, new_gib: int) -> Optional[str]:
+    """Why an update from ``old_gib`` to ``new_gib`` cannot be done in place (None when it can).
+
+    CloudFormation does not replace a file system for a StorageCapacity change; it calls
+    UpdateFileSystem, which rejects a smaller value or a SCRATCH_1 increase, and the stack
+    update fails and rolls back.
+    """
+    if new_gib == old_gib:
+        return None
+    if new_gib < old_gib:
+        return (f"StorageCapacity {old_gib:,} -> {new_gib:,} GiB: FSx for Lustre cannot shrink a file system, so "
+                "the update fails and rolls back")
+    if deployment_type not in CAPACITY_GROWS_IN_PLACE:
+        return (f"StorageCapacity {old_gib:,} -> {new_gib:,} GiB: a {deployment_type} file system cannot grow "
+                f"(only {', '.join(CAPACITY_GROWS_IN_PLACE)} do), so the update fails and rolls back")
+    return None

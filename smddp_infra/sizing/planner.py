@@ -52,6 +52,9 @@ TIER_GROUPS: Mapping[str, tuple[Tier, ...]] = {
 #: asked for by name.
 DEFAULT_DEPLOYMENT_TYPES = (rules.SCRATCH_2, rules.PERSISTENT_1, rules.PERSISTENT_2)
 
+#: Template Metadata key on the file system resource holding :meth:`LustrePlan.record`.
+SIZING_METADATA = "smddp:sizing"
+
 #: With EFA only PERSISTENT_2 exists, on the EFA capacity steps.
 EFA_TIER_GROUPS: Mapping[str, tuple[Tier, ...]] = {rules.PERSISTENT_2: rules.EFA_TIERS}
 
@@ -90,6 +93,11 @@ class LustrePlan:
     price_usd_per_gb_month: float
     warnings: tuple[str, ...] = ()
     explanation: str = field(default="", compare=False)
+    #: The ``deployment_types`` groups the calculator chose from (one: the type was pinned) and
+    #: its capacity cap: with the requirement, what :meth:`record` writes into the template so a
+    #: later update can be re-planned in place (``smddp-infra guard``).
+    considered_groups: tuple[str, ...] = field(default=(), compare=False)
+    max_capacity_gib: Optional[float] = field(default=None, compare=False)
 
     def problems(self) -> list[str]:
         """Every reason CloudFormation would reject this plan as the file-system construct emits
@@ -125,6 +133,31 @@ class LustrePlan:
         )
         assert found is not None, "a LustrePlan is only built from a rule-table tier"
         return found
+
+    @property
+    def pinned(self) -> bool:
+        """True when the caller named exactly one deployment type (the calculator did not choose it)."""
+        return len(self.considered_groups) == 1
+
+    def record(self) -> dict[str, Any]:
+        """The sizing as deployed, for the file system's template Metadata (:data:`SIZING_METADATA`).
+
+        The deployed type is what decides whether a later plan is an in-place update: FSx grows
+        StorageCapacity in place, but a new DeploymentType or PerUnitStorageThroughput is a new,
+        empty file system. Metadata is not a property, so writing it never updates the resource.
+        """
+        return {
+            "deploymentType": self.deployment_type,
+            "perUnitStorageThroughput": self.per_unit_storage_throughput,
+            "storageType": self.storage_type,
+            "efaEnabled": self.efa_enabled,
+            "storageCapacityGiB": self.storage_capacity_gib,
+            "requiredThroughputMBps": self.required_throughput_mbps,
+            "minCapacityGiB": self.min_capacity_gib,
+            "maxCapacityGiB": self.max_capacity_gib,
+            "chosenFrom": list(self.considered_groups),
+            "chosenBy": "pinned" if self.pinned else "calculator" if self.considered_groups else "given",
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (what ``smddp-infra size --json`` prints)."""
@@ -176,6 +209,7 @@ def plan_lustre(
     prices: Optional[Mapping[str, float]] = None,
     max_capacity_gib: Optional[float] = None,
     clients: Optional[int] = None,
+    per_unit_storage_throughput: Optional[int] = None,
 ) -> LustrePlan:
     """The cheapest valid file system with baseline throughput and capacity both met.
 
@@ -184,10 +218,13 @@ def plan_lustre(
     :data:`DEFAULT_DEPLOYMENT_TYPES`. With ``efa_enabled`` only ``PERSISTENT_2`` on the EFA
     capacity steps exists. ``prices`` replaces the whole default table (keyed by
     ``Tier.key``); ``clients`` (the number of training instances), when given, enables a
-    per-client throughput warning. Raises :class:`SizingError` for impossible requests.
+    per-client throughput warning; ``per_unit_storage_throughput`` keeps only the tiers of that
+    MB/s/TiB (to keep a deployed tier: changing it replaces the file system). Raises
+    :class:`SizingError` for impossible requests.
     """
     request = _Request.build(
-        required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients
+        required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
+        per_unit_storage_throughput,
     )
     candidates = request.feasible_candidates()
     best = min(candidates, key=lambda c: c.rank)
@@ -203,6 +240,7 @@ def best_per_deployment_type(
     prices: Optional[Mapping[str, float]] = None,
     max_capacity_gib: Optional[float] = None,
     clients: Optional[int] = None,
+    per_unit_storage_throughput: Optional[int] = None,
 ) -> dict[str, LustrePlan]:
     """The best plan of each considered group (``SCRATCH_2``, ``PERSISTENT_1``, ...), cheapest first.
 
@@ -211,7 +249,8 @@ def best_per_deployment_type(
     :class:`SizingError` when no group is feasible.
     """
     request = _Request.build(
-        required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients
+        required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
+        per_unit_storage_throughput,
     )
     candidates = sorted(request.feasible_candidates(), key=lambda c: c.rank)
     result: dict[str, LustrePlan] = {}
@@ -231,10 +270,10 @@ def best_per_deployment_type(
 def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
         raise SizingError(f"{name} must be a number, got {value!r}")
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
+    number = float(value)
+    if math.isnan(number) or math.isinf(number):
         raise SizingError(f"{name} must be a finite number, got {value!r}")
-    return value
+    return number
 
 
 def _decimal(price: float) -> Fraction:
@@ -269,6 +308,20 @@ def _selected_tiers(deployment_types: Optional[Sequence[str]], efa_enabled: bool
     return tuple(tiers)
 
 
+def _with_per_unit(tiers: tuple[Tier, ...], per_unit: Any) -> tuple[Tier, ...]:
+    if per_unit is None:
+        return tiers
+    kept = tuple(t for t in tiers if t.per_unit_storage_throughput == per_unit)
+    if not kept:
+        allowed = sorted({t.per_unit_storage_throughput for t in tiers if t.per_unit_storage_throughput is not None})
+        groups = ", ".join(dict.fromkeys(group_of(t) for t in tiers))
+        raise SizingError(
+            f"per_unit_storage_throughput must be one of {', '.join(map(str, allowed)) or '(none: not settable)'} "
+            f"MB/s/TiB for {groups}, got {per_unit!r}"
+        )
+    return kept
+
+
 def _validated_prices(prices: Optional[Mapping[str, float]], tiers: Iterable[Tier]) -> dict[str, float]:
     table = DEFAULT_PRICES if prices is None else prices
     if not isinstance(table, Mapping):
@@ -299,6 +352,7 @@ class _Request:
     max_capacity: Optional[float]
     clients: Optional[int]
     custom_prices: bool
+    groups: tuple[str, ...] = ()
 
     @classmethod
     def build(
@@ -310,6 +364,7 @@ class _Request:
         prices: Optional[Mapping[str, float]],
         max_capacity: Any,
         clients: Any,
+        per_unit: Any = None,
     ) -> "_Request":
         required = _number("required_throughput_mbps", required)
         if required <= 0:
@@ -325,9 +380,10 @@ class _Request:
                 raise SizingError(f"max_capacity_gib must be > 0 GiB, got {max_capacity:g}")
         if clients is not None and (isinstance(clients, bool) or not isinstance(clients, int) or clients < 1):
             raise SizingError(f"clients must be a whole number >= 1, got {clients!r}")
-        tiers = _selected_tiers(deployment_types, efa_enabled)
+        tiers = _with_per_unit(_selected_tiers(deployment_types, efa_enabled), per_unit)
         table = _validated_prices(prices, tiers)
-        return cls(required, min_capacity, efa_enabled, tiers, table, max_capacity, clients, prices is not None)
+        groups = tuple(dict.fromkeys(group_of(t) for t in tiers))
+        return cls(required, min_capacity, efa_enabled, tiers, table, max_capacity, clients, prices is not None, groups)
 
     def candidate(self, tier: Tier) -> _Candidate:
         """The tier's smallest valid size meeting both needs (exact rational arithmetic)."""
@@ -378,6 +434,8 @@ class _Request:
             price_usd_per_gb_month=best.price,
             warnings=self.warnings(best),
             explanation=self.explain(best, others, within),
+            considered_groups=(within,) if within else self.groups,
+            max_capacity_gib=self.max_capacity,
         )
 
     def warnings(self, best: _Candidate) -> tuple[str, ...]:

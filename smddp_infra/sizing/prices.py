@@ -51,3 +51,8 @@ DEFAULT_PRICES: Mapping[str, float] = MappingProxyType(
         "PERSISTENT_1/HDD/40": 0.083,
     }
 )
+
+#: A plan costing more than this per month (USD, at the table's or the caller's prices) is a
+#: synth-time warning (``monthly_cost_warning_usd`` prop, ``smddp:monthlyCostWarningUSD``
+#: context key). A warning, not a cap: ``max_capacity_gib`` is the guard that refuses.
+DEFAULT_MONTHLY_COST_WARNING_USD = 20_000.0

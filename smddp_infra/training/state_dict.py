@@ -81,7 +81,7 @@ def strip_ddp_prefix(state_dict: M, prefixes: Union[str, Iterable[str]] = DEFAUL
     if collisions:
         raise PrefixCollisionError(collisions, chosen)
 
-    result = _same_mapping_type(state_dict, [(new, value) for _, new, value in renamed])
+    result: M = _same_mapping_type(state_dict, [(new, value) for _, new, value in renamed])
     _carry_metadata(state_dict, result, chosen)
     return result
 

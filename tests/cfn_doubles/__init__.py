@@ -13,7 +13,9 @@ Two more types have a moto handler that fails (HTTP 500 on CreateStack) on a val
 ``AWS::EC2::FlowLog`` with an S3 destination that carries a key prefix
 (``arn:aws:s3:::bucket/prefix/``, which moto looks up as a bucket name), and
 ``AWS::SSM::Parameter`` without a ``Name`` (moto reads only ``Properties.Name``). Each
-repair fixes that one step and is otherwise moto's own handler.
+repair fixes that one step and is otherwise moto's own handler. For stack UPDATES the FSx
+double updates ``StorageCapacity`` in place (larger only) and replaces otherwise, and one
+repair makes ``UsePreviousValue`` work for a defaulted parameter (the CLI's BootstrapVersion).
 
 Each double here does what CloudFormation's own handler does: it calls moto's OWN service
 backend (the code behind the real API), so the test reads the result back through the real

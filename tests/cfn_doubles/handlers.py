@@ -1,5 +1,8 @@
 """CloudFormation handlers moto 5.2.5 lacks (three) or fails on (two); all use moto's backends.
 
+One more repair is not a handler: UpdateStack's ``UsePreviousValue`` for a defaulted
+parameter (:func:`_previous_values_from_defaults`), which every ``cdk deploy`` update sends.
+
 Handlers follow moto's ``CloudFormationModel`` protocol: ``create_from_cloudformation_json``
 receives the resource with every intrinsic already resolved (Ref, Fn::GetAtt, Fn::Join),
 ``physical_resource_id`` is what ``Ref`` returns, ``get_cfn_attribute`` answers
@@ -38,10 +41,21 @@ class FSxFileSystem(CloudFormationModel):
     moto's backend does not keep FileSystemTypeVersion, so it cannot be read back.
     """
 
-    def __init__(self, file_system: Any, account_id: str, region_name: str) -> None:
+    #: What CloudFormation updates in place (FSx UpdateFileSystem): StorageCapacity, Tags and
+    #: these LustreConfiguration keys. Any other change is CloudFormation's replacement: a new
+    #: file system (new id) is created and, the resource being RETAINed, the old one stays.
+    #: PerUnitStorageThroughput is left out: CloudFormation's spec marks it as replacing.
+    IN_PLACE_LUSTRE_KEYS = frozenset({
+        "WeeklyMaintenanceStartTime", "DailyAutomaticBackupStartTime", "AutomaticBackupRetentionDays",
+        "AutoImportPolicy", "DataCompressionType", "LogConfiguration", "RootSquashConfiguration",
+        "MetadataConfiguration", "ThroughputCapacity", "DataReadCacheConfiguration",
+    })
+
+    def __init__(self, file_system: Any, account_id: str, region_name: str, props: dict[str, Any] | None = None) -> None:
         self.file_system = file_system
         self.account_id = account_id
         self.region_name = region_name
+        self.props = props or {}
 
     @staticmethod
     def cloudformation_name_type() -> str:
@@ -81,7 +95,33 @@ class FSxFileSystem(CloudFormationModel):
             file_system_type_version=props.get("FileSystemTypeVersion"),
             open_zfs_configuration=props.get("OpenZFSConfiguration"),
         )
-        return cls(file_system, account_id, region_name)
+        return cls(file_system, account_id, region_name, props)
+
+    @classmethod
+    def update_from_cloudformation_json(  # type: ignore[override]
+        cls, original_resource: "FSxFileSystem", new_resource_name: str, cloudformation_json: dict[str, Any],
+        account_id: str, region_name: str,
+    ) -> "FSxFileSystem":
+        """In place for StorageCapacity (larger only, as UpdateFileSystem), Tags and the updatable
+        Lustre settings; otherwise a replacement: a new file system, the old one kept (RETAIN)."""
+        props = cloudformation_json["Properties"]
+        before = original_resource.props
+        changed = {k for k in set(props) | set(before) if props.get(k) != before.get(k)}
+        lustre_before, lustre_after = before.get("LustreConfiguration") or {}, props.get("LustreConfiguration") or {}
+        lustre_changed = {k for k in set(lustre_before) | set(lustre_after) if lustre_before.get(k) != lustre_after.get(k)}
+        if changed - {"StorageCapacity", "Tags", "LustreConfiguration"} or lustre_changed - cls.IN_PLACE_LUSTRE_KEYS:
+            return cls.create_from_cloudformation_json(new_resource_name, cloudformation_json, account_id, region_name)
+        file_system = original_resource.file_system
+        capacity = int(props["StorageCapacity"])
+        if capacity < file_system.storage_capacity:
+            raise ValueError(f"BadRequest: StorageCapacity {capacity} is less than the current {file_system.storage_capacity}")
+        file_system.storage_capacity = capacity
+        if file_system.lustre_configuration is not None:
+            file_system.lustre_configuration.update({k: lustre_after[k] for k in lustre_changed if k in lustre_after})
+        if props.get("Tags"):
+            file_system.backend.tagger.tag_resource(file_system.resource_arn, props["Tags"])
+        original_resource.props = props
+        return original_resource
 
     @property
     def physical_resource_id(self) -> str:
@@ -309,6 +349,36 @@ REPAIRS: dict[str, tuple[type[CloudFormationModel], type[CloudFormationModel]]] 
 _displaced: dict[str, type[CloudFormationModel] | None] = {}
 
 
+def _previous_values_from_defaults(original: Any) -> Any:
+    """UpdateStack's ``UsePreviousValue`` for a parameter that took its template default.
+
+    The cdk CLI updates a stack with ``BootstrapVersion: UsePreviousValue=true``; CloudFormation
+    reuses the previous value, which for a defaulted parameter is the default. moto 5.2.5 looks
+    the key up among the parameters passed at create time only and fails with KeyError (HTTP
+    500 on UpdateStack). The repair leaves such a parameter out, so moto resolves the template
+    default again: the value CloudFormation would reuse. Other parameters go to moto unchanged.
+    """
+
+    def resolve(self: Any, instance: Any, incoming_params: list[dict[str, Any]]) -> dict[str, str]:
+        known = [p for p in incoming_params
+                 if not p.get("UsePreviousValue", False) or p.get("ParameterKey") in instance.parameters]
+        return original(self, instance, known)
+
+    resolve.__wrapped__ = original  # type: ignore[attr-defined]
+    return resolve
+
+
+def _patch_update_parameters(on: bool) -> None:
+    from moto.cloudformation.models import CloudFormationBackend
+
+    current = CloudFormationBackend._resolve_update_parameters
+    wrapped = getattr(current, "__wrapped__", None)
+    if on and wrapped is None:
+        CloudFormationBackend._resolve_update_parameters = _previous_values_from_defaults(current)  # type: ignore[method-assign]
+    elif not on and wrapped is not None:
+        CloudFormationBackend._resolve_update_parameters = wrapped  # type: ignore[method-assign]
+
+
 def register() -> dict[str, type[CloudFormationModel]]:
     """Put the doubles in moto's CloudFormation type map (idempotent); returns what was put.
 
@@ -330,6 +400,7 @@ def register() -> dict[str, type[CloudFormationModel]]:
             model_map[type_name] = double
             name_types[type_name] = double.cloudformation_name_type()
             added[type_name] = double
+    _patch_update_parameters(True)
     return added
 
 
@@ -346,3 +417,4 @@ def unregister() -> None:
             name_types[type_name] = original.cloudformation_name_type()
         del _displaced[type_name]
     SecurityGroupEgress._stripped_default.clear()
+    _patch_update_parameters(False)

@@ -1,0 +1,390 @@
+"""Prop validation for the constructs: one small validator per rule, in aws-cdk-lib's manner.
+
+aws-cdk-lib's ``fsx.LustreFileSystem`` runs ``validateProps()``, which calls one validator
+per rule before it creates anything. The constructs here do the same, for the reason a user
+sees: a wrong prop must end in ONE line that names the prop the user wrote, the value and
+what is allowed (a :class:`~smddp_infra.errors.ConfigError`, or a
+:class:`~smddp_infra.errors.PropTypeError`, which is also a ``TypeError``, for a value of the
+wrong type), never in a jsii deserialisation error or a trace from deep inside CDK.
+
+Two kinds of checks:
+
+* value checks (:func:`require`, :func:`number`, :func:`whole`, ...) need no construct and run
+  before ``super().__init__``;
+* checks against the app (the stack's region, the VPC's subnets, whether an imported group
+  takes rules) run once the construct is in the tree. Each says "unknown" (returns None, or
+  adds a synth warning) when the app does not hold the answer: an environment-agnostic stack
+  has no region, and an imported VPC only knows the subnets it was told about.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from numbers import Real
+from typing import Any, Optional, Sequence
+
+from aws_cdk import Annotations, Stack, Token, aws_ec2 as ec2
+from constructs import IConstruct
+
+from smddp_infra.errors import ConfigError, PropTypeError
+from smddp_infra.settings import check_availability_zone, check_availability_zone_id, is_az_id, is_az_name
+
+#: What each jsii interface is recognised by: jsii's Python interfaces are typing Protocols
+#: that ``isinstance`` cannot check, so a value qualifies by the attribute that defines the
+#: interface (an ``IVpc`` has ``vpc_id``, an ``IBucket`` has ``bucket_arn``, ...).
+INTERFACES: dict[str, tuple[str, str]] = {
+    "IVpc": ("vpc_id", "aws_ec2.IVpc, e.g. ec2.Vpc(...) or ec2.Vpc.from_vpc_attributes(...)"),
+    "ISubnet": ("subnet_id", "aws_ec2.ISubnet, e.g. ec2.Subnet.from_subnet_attributes(..., availability_zone=...)"),
+    "ISecurityGroup": ("security_group_id", "aws_ec2.ISecurityGroup, e.g. ec2.SecurityGroup.from_security_group_id(...)"),
+    "IBucket": ("bucket_arn", "aws_s3.IBucket, e.g. s3.Bucket.from_bucket_name(...)"),
+    "IKey": ("key_arn", "aws_kms.IKey, e.g. kms.Key.from_key_arn(...)"),
+    "IRole": ("role_arn", "aws_iam.IRole, e.g. iam.Role.from_role_arn(...)"),
+}
+
+#: Synth-warning ids (``Annotations.add_warning_v2``): stable, so an app can acknowledge one.
+WARN_SUBNET_UNVERIFIED = "smddp:subnetNotListedInVpc"
+WARN_AZ_ID_UNVERIFIED = "smddp:azIdNotVerifiable"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return f"str {value!r}"
+    node = getattr(value, "node", None)
+    if node is not None and hasattr(node, "path"):
+        kinds = [name for name, (attribute, _) in INTERFACES.items() if hasattr(value, attribute)]
+        return f"{' / '.join(kinds) or 'construct'} {node.path}"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+def is_token(value: Any) -> bool:
+    """A CloudFormation token (``Fn.select(...)``, a parameter, an attribute): unknown at synth."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool) and Token.is_unresolved(value)
+
+
+# --- value checks (no construct needed) ----------------------------------------------------------
+
+
+def require(prop: str, value: Any, interface: str, *, optional: bool = True) -> None:
+    """``value`` must implement the jsii ``interface`` (None allowed when ``optional``)."""
+    if value is None:
+        if optional:
+            return
+        raise PropTypeError(f"{prop} is required: pass an {INTERFACES[interface][1]}")
+    attribute, expected = INTERFACES[interface]
+    if isinstance(value, (str, bytes, int, float, bool, list, tuple, dict, set)) or not hasattr(value, attribute):
+        raise PropTypeError(f"{prop} must be an {expected}, got {_shown(value)}")
+
+
+def require_each(prop: str, values: Any, interface: str) -> list[Any]:
+    """A list/tuple of ``interface`` values (a single value or a string is a type error)."""
+    attribute, expected = INTERFACES[interface]
+    if isinstance(values, (str, bytes)) or hasattr(values, attribute) or not isinstance(values, (list, tuple)):
+        hint = " (one value: wrap it in a list, [value])" if hasattr(values, attribute) else ""
+        raise PropTypeError(f"{prop} must be a list of {expected.split(',')[0]}, got {_shown(values)}{hint}")
+    for index, value in enumerate(values):
+        require(f"{prop}[{index}]", value, interface, optional=False)
+    return list(values)
+
+
+def text(prop: str, value: Any, *, optional: bool = True, allow_token: bool = False) -> Optional[str]:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise PropTypeError(f"{prop} must be a str, got {_shown(value)}")
+    if not allow_token and Token.is_unresolved(value):
+        raise ConfigError(f"{prop} must be known at synth (a literal string), got a token {value!r}")
+    return value
+
+
+def text_list(prop: str, values: Any, *, optional: bool = True) -> Optional[list[str]]:
+    if values is None and optional:
+        return None
+    if isinstance(values, str) or not isinstance(values, (list, tuple)):
+        raise PropTypeError(f"{prop} must be a list of str, got {_shown(values)}")
+    for index, value in enumerate(values):
+        text(f"{prop}[{index}]", value, optional=False, allow_token=True)
+    return list(values)
+
+
+def flag(prop: str, value: Any, *, optional: bool = False) -> Optional[bool]:
+    if value is None and optional:
+        return None
+    if not isinstance(value, bool):
+        raise PropTypeError(f"{prop} must be True or False, got {_shown(value)}")
+    return value
+
+
+def number(prop: str, value: Any, *, minimum: float, exclusive: bool = False, unit: str = "",
+           optional: bool = True) -> Optional[float]:
+    """A finite literal number >= (or >) ``minimum``."""
+    if value is None and optional:
+        return None
+    relation = ">" if exclusive else ">="
+    what = f"a number {relation} {minimum:g}{' ' + unit if unit else ''}"
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise PropTypeError(f"{prop} must be {what}, got {_shown(value)}")
+    if is_token(value):
+        raise ConfigError(f"{prop} must be known at synth (a literal number): it sizes resources, got a token")
+    number_ = float(value)
+    if not math.isfinite(number_) or number_ < minimum or (exclusive and number_ == minimum):
+        raise ConfigError(f"{prop} must be {what}, got {value!r}")
+    return number_
+
+
+def whole(prop: str, value: Any, *, minimum: int, maximum: Optional[int] = None, why: str = "",
+          optional: bool = False) -> Optional[int]:
+    if value is None and optional:
+        return None
+    allowed = f"a whole number >= {minimum}" if maximum is None else f"a whole number from {minimum} to {maximum}"
+    allowed += " or None" if optional else ""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PropTypeError(f"{prop} must be {allowed}{why}, got {_shown(value)}")
+    if is_token(value):
+        raise ConfigError(f"{prop} must be known at synth (a literal number), got a token")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ConfigError(f"{prop} must be {allowed}{why}, got {value!r}")
+    checked: int = value
+    return checked
+
+
+def choice(prop: str, value: Any, allowed: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        names = [repr(a) for a in allowed]
+        listed = " or ".join(names) if len(names) == 2 else "one of " + ", ".join(names)
+        raise ConfigError(f"{prop} must be {listed}, got {value!r}")
+    return value
+
+
+def instance(prop: str, value: Any, cls: type, how: str) -> None:
+    if value is not None and not isinstance(value, cls):
+        raise PropTypeError(f"{prop} must be a {cls.__name__} ({how}), got {_shown(value)}")
+
+
+def vpc_cidr(prop: str, value: Any) -> ipaddress.IPv4Network:
+    """An IPv4 CIDR block from /16 to /24 (a VPC CIDR that holds the planned training subnet)."""
+    text(prop, value, optional=False)
+    try:
+        network = ipaddress.IPv4Network(value, strict=True)
+    except ValueError:
+        network = None
+    if network is None or not 16 <= network.prefixlen <= 24:
+        raise ConfigError(f"{prop} must be an IPv4 CIDR block from /16 to /24 like 10.0.0.0/16, got {value!r}")
+    return network
+
+
+def prefix_list_id(prop: str, value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    text(prop, value, allow_token=True)
+    if not Token.is_unresolved(value) and not re.fullmatch(r"pl-[0-9a-f]{8,17}", value):
+        raise ConfigError(f"{prop} must be a managed prefix list id like pl-63a5400a, got {value!r}")
+    return str(value)
+
+
+def az_id_prefix(prop: str, value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    text(prop, value)
+    if not re.fullmatch(r"[a-z]+\d+", value):
+        raise ConfigError(f"{prop} must be an AZ ID prefix like use1 (the part before -az in use1-az4), got {value!r}")
+    return str(value)
+
+
+def az_name_shape(prop: str, value: Any) -> Optional[str]:
+    """An AZ name, or a token; an AZ ID given as a name is the common slip and named as such."""
+    if value is None:
+        return None
+    text(prop, value, allow_token=True)
+    if Token.is_unresolved(value):
+        return str(value)
+    if is_az_id(value):
+        raise ConfigError(f"{prop} must be an Availability Zone name like us-east-1a, got the AZ ID {value!r}: "
+                          "pass it as availability_zone_id")
+    if not is_az_name(value):
+        raise ConfigError(f"{prop} must be an Availability Zone name like us-east-1a, got {value!r}")
+    return str(value)
+
+
+def az_id_shape(prop: str, value: Any) -> Optional[str]:
+    if value is None:
+        return None
+    text(prop, value, allow_token=True)
+    if Token.is_unresolved(value):
+        return str(value)
+    if is_az_name(value):
+        raise ConfigError(f"{prop} must be an AZ ID like use1-az4, got the AZ name {value!r}: pass it as availability_zone")
+    if not is_az_id(value):
+        raise ConfigError(f"{prop} must be an AZ ID like use1-az4, got {value!r}")
+    return str(value)
+
+
+# --- checks against the app ------------------------------------------------------------------------
+
+
+def stack_of(scope: IConstruct) -> Stack:
+    """``Stack.of``, with one line instead of jsii's trace when the construct is not in a stack."""
+    try:
+        return Stack.of(scope)
+    except RuntimeError:
+        raise ConfigError(
+            f"{type(scope).__name__} {scope.node.path!r} is not inside a Stack: pass a Stack (or a construct "
+            "inside one) as its scope, not the App or a Stage"
+        ) from None
+
+
+def concrete_region(scope: IConstruct) -> Optional[str]:
+    """The stack's region, or None in an environment-agnostic stack (nothing regional is checked)."""
+    region = stack_of(scope).region
+    return None if Token.is_unresolved(region) else region
+
+
+def az_in_region(prop: str, value: Optional[str], region: Optional[str]) -> None:
+    if value is None or region is None or Token.is_unresolved(value):
+        return
+    check_availability_zone(prop, value, region)
+
+
+def az_id_in_region(prop: str, value: Optional[str], region: Optional[str], *, prefix: Optional[str],
+                    prefix_prop: str = "availability_zone_id_prefix") -> None:
+    if value is None or region is None or Token.is_unresolved(value):
+        return
+    check_availability_zone_id(prop, value, region, prefix=prefix, prefix_setting=prefix_prop)
+
+
+def resource_region(prop: str, resource: Any, region: Optional[str], why: str) -> None:
+    """A resource whose ``env.region`` is known must be in the stack's region."""
+    if region is None or resource is None:
+        return
+    theirs = resource.env.region
+    if not Token.is_unresolved(theirs) and theirs != region:
+        raise ConfigError(f"{prop} is in region {theirs}, the stack in {region}: {why}")
+
+
+def subnet_availability_zone(prop: str, subnet: Any) -> str:
+    """The subnet's AZ; an imported subnet without one is refused with the import that fixes it."""
+    try:
+        zone = subnet.availability_zone
+    except RuntimeError:  # jsii: CannotReferenceSubnetSAvailability
+        zone = None
+    if not isinstance(zone, str) or not zone:
+        raise ConfigError(
+            f"{prop} {subnet.subnet_id!r} has no Availability Zone (imported with Subnet.from_subnet_id?): EFA, FSx for "
+            "Lustre and the job settings need it; import it with ec2.Subnet.from_subnet_attributes(scope, id, "
+            "subnet_id=..., availability_zone='<its AZ, e.g. us-east-1a>', route_table_id=...)"
+        )
+    return zone
+
+
+def _all_subnets(vpc: Any) -> list[Any]:
+    return [*vpc.public_subnets, *vpc.private_subnets, *vpc.isolated_subnets]
+
+
+def subnet_in_vpc(subnet: Any, vpc: Any) -> tuple[Optional[bool], str]:
+    """Is ``subnet`` one of ``vpc``'s subnets? (True/False when the app says, None when it cannot; why)
+
+    Known: the same subnet object (or the same literal id) is among the VPC's subnets; a subnet
+    created in the app names its VpcId; a VPC created in the app has only the subnets it
+    creates, so a subnet imported by id cannot be one of them; a VPC imported with its subnet
+    ids (``Vpc.from_vpc_attributes(private_subnet_ids=...)``) has exactly those. Unknown: an
+    imported VPC that lists no subnets, or a subnet id that is a token.
+    """
+    stack = Stack.of(subnet)
+    subnets = _all_subnets(vpc)
+    if any(s.node.path == subnet.node.path for s in subnets):
+        return True, ""
+    subnet_id = subnet.subnet_id
+    literal_ids = [s.subnet_id for s in subnets if not Token.is_unresolved(s.subnet_id)]
+    if not Token.is_unresolved(subnet_id) and subnet_id in literal_ids:
+        return True, ""
+    cfn = subnet.node.default_child if isinstance(subnet, ec2.Subnet) else None
+    if isinstance(cfn, ec2.CfnSubnet):
+        same = Stack.of(cfn) is Stack.of(vpc) and stack.resolve(cfn.vpc_id) == stack.resolve(vpc.vpc_id)
+        return same, "" if same else "the subnet is created in this app with another VpcId"
+    if isinstance(vpc, ec2.Vpc):
+        return False, "the VPC is created by this app, so its subnets are the ones it creates, and this one is not among them"
+    if Token.is_unresolved(subnet_id) or not subnets:
+        return None, ""
+    listed = ", ".join(literal_ids) if literal_ids else "only tokens"
+    return False, (f"the VPC was imported with the subnets {listed}, and {subnet_id} is not one of them "
+                   "(if it is in that VPC, add it to Vpc.from_vpc_attributes)")
+
+
+def check_subnet_in_vpc(scope: IConstruct, subnet: Any, vpc: Any, *, subnet_prop: str = "training_subnet") -> None:
+    found, why = subnet_in_vpc(subnet, vpc)
+    if found is False:
+        raise ConfigError(
+            f"{subnet_prop} {subnet.node.path} is not a subnet of vpc {vpc.node.path}: {why}; FSx for Lustre and the "
+            "job's interfaces must be in the VPC the EFA group belongs to: pass one of the VPC's own subnets "
+            "(vpc.private_subnets / vpc.isolated_subnets / vpc.select_subnets(...))"
+        )
+    if found is None and _all_subnets(vpc):
+        Annotations.of(scope).add_warning_v2(
+            WARN_SUBNET_UNVERIFIED,
+            f"{subnet_prop} {subnet.node.path} cannot be checked against the subnets of vpc {vpc.node.path} at synth "
+            "(its id is a token): make sure it is a subnet of that VPC",
+        )
+
+
+def subnet_matches_zone(scope: IConstruct, subnet_zone: str, *, availability_zone: Optional[str],
+                        availability_zone_id: Optional[str]) -> None:
+    """``availability_zone`` / ``availability_zone_id`` given beside a subnet must name its AZ."""
+    if Token.is_unresolved(subnet_zone):
+        return
+    if availability_zone is not None and not Token.is_unresolved(availability_zone) and availability_zone != subnet_zone:
+        raise ConfigError(
+            f"availability_zone {availability_zone!r} contradicts training_subnet, which is in {subnet_zone!r}: the job "
+            "and the file system run in the subnet's AZ; drop availability_zone or pass a subnet in that AZ"
+        )
+    if availability_zone_id is None or Token.is_unresolved(availability_zone_id):
+        return
+    if is_az_id(subnet_zone):
+        if subnet_zone != availability_zone_id:
+            raise ConfigError(f"availability_zone_id {availability_zone_id!r} contradicts training_subnet, which is in "
+                              f"{subnet_zone!r}")
+        return
+    Annotations.of(scope).add_warning_v2(
+        WARN_AZ_ID_UNVERIFIED,
+        f"availability_zone_id {availability_zone_id} cannot be checked against training_subnet's AZ {subnet_zone} at "
+        "synth: AZ names map to AZ IDs per account (aws ec2 describe-availability-zones shows the mapping)",
+    )
+
+
+def group_takes_rules(group: Any) -> bool:
+    """Does the group keep the rules added to it? A group imported with ``mutable=False`` drops
+    every ``add_ingress_rule``/``add_egress_rule`` without a word.
+
+    aws-cdk-lib exposes no mutability attribute, so this asks the group itself: it adds one
+    throwaway ingress rule, sees whether a rule construct appeared, and removes it again
+    (nothing reaches the template either way).
+    """
+    if isinstance(group, ec2.SecurityGroup):
+        return True
+    before = {child.node.id for child in group.node.children}
+    group.add_ingress_rule(ec2.Peer.ipv4("192.0.2.1/32"), ec2.Port.tcp(9), "smddp_infra mutability probe")
+    added = [child.node.id for child in group.node.children if child.node.id not in before]
+    for child_id in added:
+        group.node.try_remove_child(child_id)
+    return bool(added)
+
+
+def check_group_takes_rules(prop: str, group: Any) -> None:
+    if not group_takes_rules(group):
+        raise ConfigError(
+            f"{prop} {group.security_group_id!r} cannot take rules (imported with mutable=False): as the EFA group it "
+            "needs its all-traffic self rules and HTTPS egress, which CDK would drop silently; import it with "
+            "mutable=True (allow_all_outbound=False so egress rules are kept), or pass it in "
+            "additional_security_groups and let the network create the EFA group"
+        )
+
+
+def distinct_groups(prop: str, groups: Sequence[Any], stack: Stack) -> None:
+    seen: dict[str, int] = {}
+    for index, group in enumerate(groups):
+        key = repr(stack.resolve(group.security_group_id))
+        if key in seen:
+            raise ConfigError(f"{prop} names security group {group.security_group_id!r} twice (a job's groups are a set)")
+        seen[key] = index
+

@@ -1,0 +1,167 @@
+"""TrainingLaunchPolicy: the customer-managed policy for the people and roles that start jobs.
+
+It allows ``sagemaker:CreateTrainingJob`` only for jobs inside the network (its subnet, its
+groups with the EFA group among them, the instance types it was sized for, encrypted
+inter-container traffic, its file system and key), ``iam:PassRole`` of the execution role to
+SageMaker only, and what launching needs besides (describe/stop/tag the jobs, the job bucket's
+code and output prefixes, the training log group). The statements come from the pure builder
+:mod:`smddp_infra.guardrails`, which ``smddp-infra guardrails`` also renders from
+``cdk-outputs.json``: one place for them.
+
+The policy is attached to nothing by default (a network stack does not know who launches);
+attach it with :meth:`grant` / ``SmddpTrainingNetwork.grant_launch(principal)``, or by its ARN.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Sequence
+
+from aws_cdk import Acknowledgment, Aws, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from constructs import Construct
+
+from smddp_infra.constructs.acknowledgements import LAUNCH_WILDCARD_REASONS
+from smddp_infra.constructs.role import nag_resource_finding
+from smddp_infra.errors import ConfigError
+from smddp_infra.guardrails import LaunchScope, launch_policy_document
+from smddp_infra.sizing.catalog import efa_instance
+
+
+class TrainingLaunchPolicy(Construct):
+    """A customer-managed IAM policy: start training jobs only inside one network.
+
+    Attributes: ``policy`` (``iam.ManagedPolicy``), ``managed_policy_arn``, ``scope``
+    (the :class:`~smddp_infra.guardrails.LaunchScope` with CDK tokens); :meth:`grant`.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        training_subnets: Sequence[ec2.ISubnet],
+        security_groups: Sequence[ec2.ISecurityGroup],
+        role: iam.IRole,
+        instance_types: Sequence[str],
+        encrypt_inter_container_traffic: bool = True,
+        file_system_id: Optional[str] = None,
+        file_system_mount_name: Optional[str] = None,
+        file_system_access_mode: str = "ro",
+        encryption_key: Optional[kms.IKey] = None,
+        require_output_kms_key: bool = False,
+        job_bucket: Optional[s3.IBucket] = None,
+        code_prefix: Optional[str] = None,
+        output_prefix: Optional[str] = None,
+        include_tuning_jobs: bool = False,
+        training_plan_arns: Sequence[str] = (),
+        job_name_prefix: str = "",
+        omit_condition_keys: Sequence[str] = (),
+        extra_conditions: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        managed_policy_name: Optional[str] = None,
+    ) -> None:
+        """
+        :param training_subnets: the subnet(s) jobs may use (``sagemaker:VpcSubnets``).
+        :param security_groups: the groups jobs may carry; the FIRST is the EFA group, which every
+            job must carry (``sagemaker:VpcSecurityGroupIds``).
+        :param role: the execution role, the only one ``iam:PassRole`` allows.
+        :param instance_types: the EFA types the network was sized for (``sagemaker:InstanceTypes``).
+        :param encrypt_inter_container_traffic: require
+            ``EnableInterContainerTrafficEncryption=true``. Default: True (as the job settings).
+        :param file_system_id: the only FSx file system a channel may mount. Default: none (no
+            file-system conditions).
+        :param file_system_mount_name: Lustre mount name: FSx channels' DirectoryPath must be
+            under ``/<mount name>``. Default: no directory condition.
+        :param file_system_access_mode: ``ro`` allows read-only channels; ``rw`` allows both.
+            Default: ``ro``.
+        :param encryption_key: the network's KMS key: a job naming a volume or output key must
+            name this one. Default: none.
+        :param require_output_kms_key: also require ``OutputDataConfig.KmsKeyId`` = the key.
+            Default: False (``smddp-infra job-config`` does not render one yet).
+        :param job_bucket: the bucket holding the code and output prefixes. Default: none.
+        :param code_prefix: where the SDK uploads the script (write + read). Default: none.
+        :param output_prefix: where SageMaker writes model artifacts (read). Default: none.
+        :param include_tuning_jobs: also allow ``CreateHyperParameterTuningJob`` under the same
+            conditions. Default: False.
+        :param training_plan_arns: SageMaker training plans jobs may run on (CreateTrainingJob is
+            then also authorized on the plan; UNCONFIRMED). Default: none.
+        :param job_name_prefix: job names the principal may use. Default: any.
+        :param omit_condition_keys: escape hatch for an UNCONFIRMED key that refuses real jobs,
+            e.g. ``["sagemaker:FileSystemDirectoryPath"]``. Default: none.
+        :param extra_conditions: more conditions for the launch statement
+            (``{"Bool": {"sagemaker:NetworkIsolation": "true"}}``). Default: none.
+        :param managed_policy_name: the policy's name. Default: generated by CloudFormation.
+        """
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        for name in instance_types:
+            efa_instance(name, setting="instance_types")
+        if not training_subnets:
+            raise ConfigError("training_subnets must name at least one subnet, got none")
+        if not security_groups:
+            raise ConfigError("security_groups must name at least one group (the EFA group first), got none")
+        self.scope = LaunchScope(
+            partition=Aws.PARTITION,
+            region=stack.region,
+            account=stack.account,
+            subnet_ids=tuple(s.subnet_id for s in training_subnets),
+            security_group_ids=tuple(g.security_group_id for g in security_groups),
+            role_arn=role.role_arn,
+            instance_types=tuple(instance_types),
+            encrypt_inter_container_traffic=encrypt_inter_container_traffic,
+            file_system_id=file_system_id,
+            file_system_mount_name=file_system_mount_name,
+            file_system_access_mode=file_system_access_mode,
+            kms_key_arn=encryption_key.key_arn if encryption_key is not None else None,
+            require_output_kms_key=require_output_kms_key,
+            bucket_name=job_bucket.bucket_name if job_bucket is not None else None,
+            code_prefix=code_prefix if job_bucket is not None else None,
+            output_prefix=output_prefix if job_bucket is not None else None,
+            include_tuning_jobs=include_tuning_jobs,
+            training_plan_arns=tuple(training_plan_arns),
+            job_name_prefix=job_name_prefix,
+            omit_condition_keys=tuple(omit_condition_keys),
+            extra_conditions=dict(extra_conditions or {}),
+        )
+        document = launch_policy_document(self.scope)
+        self.policy = iam.ManagedPolicy(
+            self,
+            "Policy",
+            managed_policy_name=managed_policy_name,
+            description="Start SageMaker training jobs only inside the SMDDP training network (smddp_infra guardrail)",
+            document=iam.PolicyDocument.from_json(document),
+        )
+        self._acknowledge_wildcards(stack, document)
+
+    def _acknowledge_wildcards(self, stack: Stack, document: Mapping[str, Any]) -> None:
+        """IAM5, one resource at a time, with the reason of the statement that needs it."""
+        reasons: dict[str, list[str]] = {}
+        for statement in document["Statement"]:
+            reason = LAUNCH_WILDCARD_REASONS.get(statement["Sid"])
+            resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+            for resource in resources:
+                finding = nag_resource_finding(stack, resource)
+                if "*" in finding and reason and reason not in reasons.setdefault(finding, []):
+                    reasons[finding].append(reason)
+        cfn_policy = self.policy.node.default_child
+        assert cfn_policy is not None  # ManagedPolicy always has its CfnManagedPolicy
+        for finding, why in reasons.items():
+            Validations.of(cfn_policy).acknowledge(
+                Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{finding}]", reason=" ".join(why))
+            )
+
+    @property
+    def managed_policy_arn(self) -> str:
+        return self.policy.managed_policy_arn
+
+    def grant(self, principal: Any) -> None:
+        """Attach the policy to an IAM role, user or group (imported ones too)."""
+        if hasattr(principal, "role_name"):
+            self.policy.attach_to_role(principal)
+        elif hasattr(principal, "user_name"):
+            self.policy.attach_to_user(principal)
+        elif hasattr(principal, "group_name"):
+            self.policy.attach_to_group(principal)
+        else:
+            raise ConfigError(
+                "grant_launch needs an IAM role, user or group (a managed policy attaches only to those), "
+                f"got {type(principal).__name__}"
+            )

@@ -1,0 +1,512 @@
+"""The contract between what the constructs write and what the CLI reads.
+
+One place for: the job document (a versioned, typed value), the stack output names and tag
+keys, and the one reader of the file ``cdk deploy --outputs-file`` writes. The construct
+writes through :meth:`JobDocument.to_json`; ``smddp-infra job-config``, ``preflight`` and
+``guardrails`` read through :func:`read_outputs_file`. Pure Python (no ``aws_cdk``): the
+construct calls ``to_json`` with CDK tokens, which are strings and numbers to this code.
+
+Compatibility: ``version`` is the document's schema version. Optional keys are added
+without a bump (a reader ignores keys it does not know, and every key added after version 1
+is optional); an incompatible change bumps it, and a reader refuses versions newer than
+:data:`DOCUMENT_VERSION` rather than misreading them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from smddp_infra.errors import ConfigError
+
+#: Highest document ``version`` this code writes and reads.
+DOCUMENT_VERSION = 1
+
+#: The only local path SageMaker syncs to CheckpointConfig.S3Uri.
+CHECKPOINT_LOCAL_PATH = "/opt/ml/checkpoints"
+FILE_SYSTEM_TYPE = "FSxLustre"
+FILE_SYSTEM_ACCESS_MODES = ("ro", "rw")
+
+# --- stack outputs --------------------------------------------------------------------------
+#: Suffix of every output that holds a job document. The default stack's output is exactly
+#: this; an embedded network's is ``<its construct path, letters and digits>`` + this, so two
+#: networks in one stack never collide (see :func:`document_output_id`).
+DOCUMENT_OUTPUT = "TrainingJobConfig"
+#: The default stack's individual outputs (kept for people who read single values).
+OUTPUT_SUBNETS = "TrainingSubnetIds"
+OUTPUT_SECURITY_GROUPS = "SecurityGroupIds"
+OUTPUT_ROLE = "RoleArn"
+OUTPUT_CHECKPOINT = "CheckpointS3Uri"
+OUTPUT_OUTPUT = "OutputS3Uri"
+OUTPUT_CODE = "CodeS3Uri"
+OUTPUT_FILE_SYSTEM_ID = "FileSystemId"
+OUTPUT_MOUNT_NAME = "FileSystemMountName"
+OUTPUT_DIRECTORY_PATH = "FileSystemDirectoryPath"
+OUTPUT_PARAMETER_NAME = "TrainingJobConfigParameterName"
+#: The launch policy's ARN (issue 12's guardrail), when the stack creates one.
+OUTPUT_LAUNCH_POLICY = "LaunchPolicyArn"
+#: Every individual output of the default stack, in template order.
+STACK_OUTPUTS = (
+    OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS, OUTPUT_ROLE, OUTPUT_CHECKPOINT, OUTPUT_OUTPUT, OUTPUT_CODE,
+    OUTPUT_FILE_SYSTEM_ID, OUTPUT_MOUNT_NAME, OUTPUT_DIRECTORY_PATH,
+)
+#: Outputs a stack deployed before they existed lacks; optional everywhere.
+LOCATION_OUTPUTS = (OUTPUT_OUTPUT, OUTPUT_CODE)
+#: The outputs needed to rebuild a document when a stack has no document output.
+REQUIRED_INDIVIDUAL_OUTPUTS = tuple(k for k in STACK_OUTPUTS if k not in LOCATION_OUTPUTS)
+
+# --- tags -----------------------------------------------------------------------------------
+#: On the training subnet and the EFA group: what the rules and the review pack recognise as
+#: this project's training network (``smddp:role`` = ``training``).
+TAG_ROLE = "smddp:role"
+TAG_ROLE_TRAINING = "training"
+#: On the file system: the MB/s it was sized for (the sizing calculator's input).
+TAG_REQUIRED_THROUGHPUT = "smddp:requiredThroughputMBps"
+
+_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+def document_output_id(construct_path: str) -> str:
+    """The output id of an embedded network's document: its path in the stack, letters and
+    digits only, + ``TrainingJobConfig`` (``Platform/Cluster`` -> ``PlatformClusterTrainingJobConfig``).
+
+    Derived from the path, not the id alone, so that two networks with the same id under
+    different parents do not collide; CloudFormation output ids are alphanumeric, at most 255.
+    """
+    stem = _ALNUM.sub("", construct_path)
+    output_id = f"{stem}{DOCUMENT_OUTPUT}"
+    if len(output_id) > 255:
+        raise ConfigError(f"construct path {construct_path!r} makes an output id of {len(output_id)} characters; "
+                          "CloudFormation allows 255: pass a shorter job_config_output_id")
+    return output_id
+
+
+@dataclass(frozen=True)
+class FileSystemRef:
+    """The FSx for Lustre file system as a SageMaker FileSystemDataSource names it."""
+
+    id: str
+    mount_name: str
+    directory_path: str
+    type: str = FILE_SYSTEM_TYPE
+    access_mode: str = "ro"
+
+
+@dataclass(frozen=True)
+class JobDocument:
+    """Everything a training job needs from one network, as the construct publishes it.
+
+    A value: no parsing, validation or rendering here (see :func:`parse_document`,
+    :mod:`smddp_infra.jobconfig.validation` and :mod:`smddp_infra.jobconfig.render`).
+    """
+
+    subnets: tuple[str, ...]
+    #: The network's EFA group first (the one with the all-traffic self rules; the launch
+    #: guardrail requires it on every job), then any additional groups.
+    security_group_ids: tuple[str, ...]
+    role_arn: str
+    checkpoint_s3_uri: str
+    file_system: FileSystemRef
+    instance_type: str
+    instance_count: int
+    region: str
+    availability_zone: str
+    checkpoint_local_path: str = CHECKPOINT_LOCAL_PATH
+    #: Where SageMaker writes model artifacts (OutputDataConfig.S3OutputPath) and where the SDK
+    #: uploads the training script: prefixes the execution role can use. None for stacks
+    #: deployed before they existed.
+    output_s3_uri: Optional[str] = None
+    code_s3_uri: Optional[str] = None
+    #: One AZ per subnet, same order; empty means every subnet is in ``availability_zone``.
+    subnet_availability_zones: tuple[str, ...] = ()
+    #: EnableInterContainerTrafficEncryption for jobs on this network (see docs/job-config.md).
+    encrypt_inter_container_traffic: bool = True
+    #: EnableNetworkIsolation; None means "not sent" (isolation also blocks the script's calls out).
+    enable_network_isolation: Optional[bool] = None
+    #: The cluster read MB/s the file system was sized for.
+    required_throughput_mbps: Optional[float] = None
+    #: The KMS key of the buckets and file system, when one is used.
+    kms_key_arn: Optional[str] = None
+    #: The network's construct path in its stack ("" for documents written before it existed).
+    network: str = ""
+    version: int = DOCUMENT_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object stored in the document output (and the SSM parameter)."""
+        doc: dict[str, Any] = {
+            "version": self.version,
+            "region": self.region,
+            "availabilityZone": self.availability_zone,
+            "instanceType": self.instance_type,
+            "instanceCount": self.instance_count,
+            "subnets": list(self.subnets),
+            "securityGroupIds": list(self.security_group_ids),
+            "roleArn": self.role_arn,
+            "checkpoint": {"s3Uri": self.checkpoint_s3_uri, "localPath": self.checkpoint_local_path},
+            "fileSystem": {
+                "id": self.file_system.id,
+                "type": self.file_system.type,
+                "mountName": self.file_system.mount_name,
+                "directoryPath": self.file_system.directory_path,
+                "accessMode": self.file_system.access_mode,
+            },
+        }
+        if self.network:
+            doc["network"] = self.network
+        if self.subnet_availability_zones:
+            doc["subnetAvailabilityZones"] = list(self.subnet_availability_zones)
+        doc["encryptInterContainerTraffic"] = self.encrypt_inter_container_traffic
+        if self.enable_network_isolation is not None:
+            doc["enableNetworkIsolation"] = self.enable_network_isolation
+        if self.required_throughput_mbps is not None:
+            doc["requiredThroughputMBps"] = self.required_throughput_mbps
+        if self.output_s3_uri is not None:
+            doc["output"] = {"s3Uri": self.output_s3_uri}
+        if self.code_s3_uri is not None:
+            doc["code"] = {"s3Uri": self.code_s3_uri}
+        if self.kms_key_arn is not None:
+            doc["kmsKeyArn"] = self.kms_key_arn
+        return doc
+
+    def zone_of(self, subnet: str) -> str:
+        """The AZ of one of the document's subnets."""
+        zones = dict(zip(self.subnets, self.subnet_availability_zones)) if self.subnet_availability_zones else {}
+        return zones.get(subnet, self.availability_zone)
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+def parse_document(raw: Any, *, where: str) -> JobDocument:
+    """A :class:`JobDocument` from the output's value (a JSON string, or an already parsed object).
+
+    Checks structure and types, not API limits (that is :mod:`smddp_infra.jobconfig.validation`).
+    ``where`` names the place for messages (``stack 'X': output TrainingJobConfig``).
+    """
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where} must be a JSON document, got invalid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where} must be a JSON object, got {type(raw).__name__}")
+    doc = raw
+    version = doc.get("version", DOCUMENT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= DOCUMENT_VERSION:
+        raise ConfigError(f"{where}: version must be 1..{DOCUMENT_VERSION} (this smddp-infra reads up to "
+                          f"{DOCUMENT_VERSION}; upgrade it for newer stacks), got {version!r}")
+    required = ("subnets", "securityGroupIds", "roleArn", "checkpoint", "fileSystem", "instanceType",
+                "instanceCount", "region", "availabilityZone")
+    missing = [k for k in required if k not in doc]
+    if missing:
+        raise ConfigError(f"{where} is missing {', '.join(repr(k) for k in missing)} "
+                          f"(a document holds {', '.join(required)})")
+    checkpoint = _object(doc["checkpoint"], f"{where}: checkpoint", ("s3Uri",))
+    fs = _object(doc["fileSystem"], f"{where}: fileSystem", ("id", "mountName", "directoryPath"))
+    count = doc["instanceCount"]
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise ConfigError(f"{where}: instanceCount must be a whole number >= 1, got {count!r}")
+    throughput = doc.get("requiredThroughputMBps")
+    if throughput is not None and (isinstance(throughput, bool) or not isinstance(throughput, (int, float))):
+        raise ConfigError(f"{where}: requiredThroughputMBps must be a number, got {throughput!r}")
+    return JobDocument(
+        version=version,
+        network=_opt_str(doc, "network", where) or "",
+        region=_str(doc["region"], f"{where}: region", empty_ok=True),
+        availability_zone=_str(doc["availabilityZone"], f"{where}: availabilityZone", empty_ok=True),
+        instance_type=_str(doc["instanceType"], f"{where}: instanceType"),
+        instance_count=count,
+        subnets=_str_list(doc["subnets"], f"{where}: subnets"),
+        security_group_ids=_str_list(doc["securityGroupIds"], f"{where}: securityGroupIds"),
+        subnet_availability_zones=_str_list(doc.get("subnetAvailabilityZones", []),
+                                            f"{where}: subnetAvailabilityZones"),
+        role_arn=_str(doc["roleArn"], f"{where}: roleArn"),
+        checkpoint_s3_uri=_str(checkpoint["s3Uri"], f"{where}: checkpoint.s3Uri"),
+        checkpoint_local_path=_str(checkpoint.get("localPath", CHECKPOINT_LOCAL_PATH), f"{where}: checkpoint.localPath"),
+        file_system=FileSystemRef(
+            id=_str(fs["id"], f"{where}: fileSystem.id"),
+            type=_str(fs.get("type", FILE_SYSTEM_TYPE), f"{where}: fileSystem.type"),
+            mount_name=_str(fs["mountName"], f"{where}: fileSystem.mountName"),
+            directory_path=_str(fs["directoryPath"], f"{where}: fileSystem.directoryPath"),
+            access_mode=_str(fs.get("accessMode", "ro"), f"{where}: fileSystem.accessMode"),
+        ),
+        output_s3_uri=_location(doc, "output", where),
+        code_s3_uri=_location(doc, "code", where),
+        encrypt_inter_container_traffic=_bool(doc.get("encryptInterContainerTraffic", True),
+                                              f"{where}: encryptInterContainerTraffic"),
+        enable_network_isolation=(None if doc.get("enableNetworkIsolation") is None else
+                                  _bool(doc["enableNetworkIsolation"], f"{where}: enableNetworkIsolation")),
+        required_throughput_mbps=None if throughput is None else float(throughput),
+        kms_key_arn=_opt_str(doc, "kmsKeyArn", where),
+    )
+
+
+def _object(value: Any, where: str, required: Sequence[str]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a JSON object, got {value!r}")
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise ConfigError(f"{where} is missing {', '.join(repr(k) for k in missing)}")
+    return value
+
+
+def _str(value: Any, where: str, *, empty_ok: bool = False) -> str:
+    if not isinstance(value, str) or (not empty_ok and not value.strip()):
+        raise ConfigError(f"{where} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _opt_str(doc: Mapping[str, Any], key: str, where: str) -> Optional[str]:
+    return None if doc.get(key) is None else _str(doc[key], f"{where}: {key}")
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    return value
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where} must be a JSON list of strings, got {value!r}")
+    for item in value:
+        if not isinstance(item, str):
+            raise ConfigError(f"{where} entries must be strings, got {item!r}")
+    return tuple(value)
+
+
+def _location(doc: Mapping[str, Any], key: str, where: str) -> Optional[str]:
+    value = doc.get(key)
+    if value is None:
+        return None
+    return _str(_object(value, f"{where}: {key}", ("s3Uri",))["s3Uri"], f"{where}: {key}.s3Uri")
+
+
+# --- cdk-outputs.json ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DeployedNetwork:
+    """One network found in a cdk-outputs.json: where it is and what it published."""
+
+    stack: str
+    #: The network's name: its construct path, or the output key's stem, or the stack name.
+    name: str
+    #: The output that holds its document (None: rebuilt from the individual outputs).
+    output_key: Optional[str]
+    #: None when the stack has only individual outputs, which do not carry the cluster shape.
+    document: Optional[JobDocument]
+    outputs: Mapping[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``Stack/Name`` (just ``Stack`` when the network is the stack's only one and unnamed)."""
+        return self.stack if self.name == self.stack else f"{self.stack}/{self.name}"
+
+    @property
+    def where(self) -> str:
+        """How messages name this network."""
+        return f"stack {self.stack!r}" if self.name == self.stack or self.output_key in (None, DOCUMENT_OUTPUT) \
+            else f"network {self.label!r}"
+
+    def job_document(self, *, instance_type: Optional[str] = None,
+                     instance_count: Optional[int] = None) -> JobDocument:
+        """The document, with the cluster shape overridden when asked.
+
+        A stack without a document output is rebuilt from its individual outputs, which do not
+        carry the cluster shape: ``instance_type`` and ``instance_count`` must then be given.
+        """
+        doc = self.document
+        if doc is None:
+            if instance_type is None or instance_count is None:
+                raise ConfigError(f"{self.where} has no {DOCUMENT_OUTPUT} output, so the cluster shape is "
+                                  "unknown: pass --instance-type and --instance-count")
+            doc = _from_individual_outputs(self.outputs, stack=self.stack, instance_type=instance_type,
+                                           instance_count=instance_count)
+        overrides: dict[str, Any] = {}
+        if instance_type is not None:
+            overrides["instance_type"] = instance_type
+        if instance_count is not None:
+            overrides["instance_count"] = instance_count
+        return replace(doc, **overrides)
+
+
+def load_outputs_file(path: "str | Path") -> dict[str, Any]:
+    """The parsed cdk-outputs.json: ``{stack name: {output name: value}}``."""
+    path = Path(path)
+    try:
+        # utf-8-sig: cdk writes plain UTF-8, editors on Windows add a byte-order mark.
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError(f"--outputs file {str(path)!r} does not exist "
+                          "(write it with `cdk deploy --outputs-file cdk-outputs.json`)") from None
+    except IsADirectoryError:
+        raise ConfigError(f"--outputs file {str(path)!r} is a directory; pass the JSON file "
+                          "`cdk deploy --outputs-file` wrote") from None
+    except OSError as exc:
+        raise ConfigError(f"--outputs file {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"--outputs file {str(path)!r} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                          f"offset {exc.start}); it must be the JSON `cdk deploy --outputs-file` writes") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--outputs file {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno} "
+                          f"column {exc.colno}") from None
+    except RecursionError:
+        raise ConfigError(f"--outputs file {str(path)!r} is nested too deeply to be a cdk-outputs.json") from None
+    if not isinstance(data, dict) or not data:
+        raise ConfigError(f"--outputs file {str(path)!r} must be a JSON object of stacks "
+                          f"({{\"<StackName>\": {{\"<Output>\": \"<value>\"}}}}), got "
+                          f"{'an empty object' if data == {} else type(data).__name__}")
+    return data
+
+
+def networks_in_outputs(data: Mapping[str, Any]) -> tuple[DeployedNetwork, ...]:
+    """Every network in a parsed cdk-outputs.json, in file order.
+
+    A network is an output named ``TrainingJobConfig`` or ``<stem>TrainingJobConfig`` whose
+    value is a job document, or (older or hand-made stacks) a stack with the individual
+    outputs ``TrainingSubnetIds`` ... ``FileSystemDirectoryPath`` and no document. A document
+    output that is malformed is an error (it is ours, and silently skipping it would pick
+    another network), the same for a stack whose individual outputs disagree with its
+    document.
+    """
+    found: list[DeployedNetwork] = []
+    for stack, outputs in data.items():
+        stack = str(stack)
+        if not isinstance(outputs, Mapping):
+            continue
+        keys = [k for k in outputs if isinstance(k, str) and k.endswith(DOCUMENT_OUTPUT)]
+        for key in keys:
+            where = f"stack {stack!r}: output {key}"
+            document = parse_document(outputs[key], where=where)
+            stem = key[: -len(DOCUMENT_OUTPUT)]
+            name = document.network or stem or stack
+            network = DeployedNetwork(stack=stack, name=name, output_key=key, document=document, outputs=outputs)
+            if key == DOCUMENT_OUTPUT:
+                _check_outputs_agree(document, outputs, stack=stack)
+            found.append(network)
+        if not keys and any(k in outputs for k in REQUIRED_INDIVIDUAL_OUTPUTS):
+            found.append(DeployedNetwork(stack=stack, name=stack, output_key=None, document=None, outputs=outputs))
+    return tuple(found)
+
+
+def read_outputs_file(path: "str | Path") -> tuple[DeployedNetwork, ...]:
+    """Every network in the file ``cdk deploy --outputs-file`` wrote (at least one, else an error)."""
+    data = load_outputs_file(path)
+    networks = networks_in_outputs(data)
+    if not networks:
+        stacks = ", ".join(repr(s) for s in sorted(map(str, data)))
+        raise ConfigError(f"--outputs file {str(path)!r} holds no training network: no stack has a "
+                          f"{DOCUMENT_OUTPUT} output (stacks: {stacks}); deploy a TrainingNetworkStack or a stack "
+                          "with an SmddpTrainingNetwork, with `cdk deploy --outputs-file`")
+    return networks
+
+
+def select_network(networks: Sequence[DeployedNetwork], *, network: Optional[str] = None,
+                   stack: Optional[str] = None) -> DeployedNetwork:
+    """The one network to use: the only one, or the one ``--network`` (and/or ``--stack``) names.
+
+    ``--network`` matches a network's name or its ``Stack/Name`` label; ``--stack`` alone
+    picks a stack that holds one network. Several candidates list them all, never guess.
+    """
+    candidates = list(networks)
+    if stack is not None:
+        stacks = sorted({n.stack for n in networks})
+        candidates = [n for n in candidates if n.stack == stack]
+        if not candidates:
+            raise ConfigError(f"--stack {stack!r} holds no training network; stacks with one: {', '.join(stacks)}")
+    if network is not None:
+        matched = [n for n in candidates if network in (n.name, n.label, n.output_key)]
+        if not matched:
+            raise ConfigError(f"--network {network!r} is not in the outputs file; networks: "
+                              f"{', '.join(sorted(n.label for n in candidates))}")
+        candidates = matched
+    if len(candidates) > 1:
+        flag = "--network NAME" if len({n.stack for n in candidates}) == 1 or network else "--network NAME (or --stack NAME)"
+        raise ConfigError(f"the outputs file holds {len(candidates)} training networks, pass {flag}; networks: "
+                          f"{', '.join(sorted(n.label for n in candidates))}")
+    return candidates[0]
+
+
+# --- the individual outputs -------------------------------------------------------------------
+
+def _text(value: Any, *, key: str, stack: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"stack {stack!r}: output {key} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _split_ids(value: Any, *, key: str, stack: str) -> tuple[str, ...]:
+    """CDK joins list outputs with commas (``Fn::Join``); accept a JSON list too."""
+    if isinstance(value, (list, tuple)):
+        parts = [str(v).strip() for v in value]
+    else:
+        parts = [p.strip() for p in _text(value, key=key, stack=stack).split(",")]
+    ids = tuple(p for p in parts if p)
+    if not ids:
+        raise ConfigError(f"stack {stack!r}: output {key} must list at least one id, got {value!r}")
+    return ids
+
+
+def _from_individual_outputs(outputs: Mapping[str, Any], *, stack: str, instance_type: str,
+                             instance_count: int) -> JobDocument:
+    missing = [k for k in REQUIRED_INDIVIDUAL_OUTPUTS if k not in outputs]
+    if missing:
+        raise ConfigError(f"stack {stack!r} has no {DOCUMENT_OUTPUT} output and is missing "
+                          f"{', '.join(missing)}; it has: {', '.join(sorted(outputs)) or 'no outputs'}")
+    return JobDocument(
+        subnets=_split_ids(outputs[OUTPUT_SUBNETS], key=OUTPUT_SUBNETS, stack=stack),
+        security_group_ids=_split_ids(outputs[OUTPUT_SECURITY_GROUPS], key=OUTPUT_SECURITY_GROUPS, stack=stack),
+        role_arn=_text(outputs[OUTPUT_ROLE], key=OUTPUT_ROLE, stack=stack),
+        checkpoint_s3_uri=_text(outputs[OUTPUT_CHECKPOINT], key=OUTPUT_CHECKPOINT, stack=stack),
+        file_system=FileSystemRef(
+            id=_text(outputs[OUTPUT_FILE_SYSTEM_ID], key=OUTPUT_FILE_SYSTEM_ID, stack=stack),
+            mount_name=_text(outputs[OUTPUT_MOUNT_NAME], key=OUTPUT_MOUNT_NAME, stack=stack),
+            directory_path=_text(outputs[OUTPUT_DIRECTORY_PATH], key=OUTPUT_DIRECTORY_PATH, stack=stack),
+        ),
+        instance_type=instance_type,
+        instance_count=instance_count,
+        # Not in the individual outputs; nothing rendered from them needs these.
+        region="",
+        availability_zone="",
+        output_s3_uri=_text(outputs[OUTPUT_OUTPUT], key=OUTPUT_OUTPUT, stack=stack) if OUTPUT_OUTPUT in outputs else None,
+        code_s3_uri=_text(outputs[OUTPUT_CODE], key=OUTPUT_CODE, stack=stack) if OUTPUT_CODE in outputs else None,
+    )
+
+
+def _check_outputs_agree(document: JobDocument, outputs: Mapping[str, Any], *, stack: str) -> None:
+    """The default stack's individual outputs and its document come from one construct; a
+    difference means the file was edited or mixes two deployments."""
+    def ids(key: str) -> Any:
+        return ",".join(_split_ids(outputs[key], key=key, stack=stack))
+
+    expected: dict[str, Optional[str]] = {
+        OUTPUT_SUBNETS: ",".join(document.subnets),
+        OUTPUT_SECURITY_GROUPS: ",".join(document.security_group_ids),
+        OUTPUT_ROLE: document.role_arn,
+        OUTPUT_CHECKPOINT: document.checkpoint_s3_uri,
+        OUTPUT_FILE_SYSTEM_ID: document.file_system.id,
+        OUTPUT_MOUNT_NAME: document.file_system.mount_name,
+        OUTPUT_DIRECTORY_PATH: document.file_system.directory_path,
+        OUTPUT_OUTPUT: document.output_s3_uri,
+        OUTPUT_CODE: document.code_s3_uri,
+    }
+    for key, wanted in expected.items():
+        if key not in outputs:
+            continue
+        actual = ids(key) if key in (OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS) else _text(outputs[key], key=key, stack=stack)
+        if actual != wanted:
+            said = (f"nothing (it has no {'output' if key == OUTPUT_OUTPUT else 'code'}.s3Uri)" if wanted is None
+                    else wanted if key in (OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS) else repr(wanted))
+            raise ConfigError(f"stack {stack!r}: output {key} is {outputs[key]!r} but {DOCUMENT_OUTPUT} says "
+                              f"{said}; the outputs file mixes two deployments or was edited")
+
+
+def checkpoint_s3_uri(bucket_name: str, prefix: Optional[str]) -> str:
+    """``s3://<bucket>/<prefix>/``: SageMaker treats the URI as a prefix; the slash keeps
+    ``checkpoints`` from also matching ``checkpoints-old``."""
+    prefix = (prefix or "").strip("/")
+    return f"s3://{bucket_name}/{prefix}/" if prefix else f"s3://{bucket_name}/"

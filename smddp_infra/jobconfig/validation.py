@@ -1,0 +1,103 @@
+"""Is a job document one that CreateTrainingJob would accept? One validator per rule.
+
+Mirrors the API's own limits (botocore's sagemaker model: VpcConfig 1-5 groups and 1-16
+subnets, id and ARN patterns, FileSystemDataSource enums) plus this project's rules: an EFA
+instance type, S3 checkpoint/output/code prefixes ending in "/" (the role's grants are on
+``<prefix>/*``, and a prefix without the slash also matches ``checkpoints-old/``) and a
+Lustre DirectoryPath under ``/<mount name>``. Not applied by the construct, which writes the
+document with unresolved CDK tokens; applied to every document the CLI reads.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from smddp_infra.contract import FILE_SYSTEM_ACCESS_MODES, FILE_SYSTEM_TYPE, JobDocument
+from smddp_infra.errors import ConfigError
+from smddp_infra.sizing.catalog import efa_instance
+
+MAX_SECURITY_GROUPS = 5  # VpcConfig.SecurityGroupIds: 1-5
+MAX_SUBNETS = 16  # VpcConfig.Subnets: 1-16
+MAX_S3_URI = 1024  # CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath: at most 1024
+_SUBNET_RE = re.compile(r"subnet-[0-9a-f]{8,17}")
+_SECURITY_GROUP_RE = re.compile(r"sg-[0-9a-f]{8,17}")
+_FILE_SYSTEM_ID_RE = re.compile(r"fs-[0-9a-f]{8,17}")  # API: (fs-[0-9a-f]{8,}), length 11-21
+_ROLE_ARN_RE = re.compile(r"arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+")
+_S3_URI_RE = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])/(.*)")
+_MOUNT_NAME_RE = re.compile(r"[A-Za-z0-9]+")
+
+
+def validate_document(doc: JobDocument, *, where: str = "stack 'stack'") -> JobDocument:
+    """``doc`` unchanged, or :class:`ConfigError` naming the first value the API would refuse."""
+    prefix = f"{where}: "
+    _check_ids(doc.subnets, "subnets", _SUBNET_RE, "subnet-<8-17 hex digits>", MAX_SUBNETS, prefix)
+    _check_ids(doc.security_group_ids, "securityGroupIds", _SECURITY_GROUP_RE, "sg-<8-17 hex digits>",
+               MAX_SECURITY_GROUPS, prefix)
+    _check_role(doc.role_arn, prefix)
+    _check_prefix_uri(doc.checkpoint_s3_uri, "checkpoint.s3Uri (output CheckpointS3Uri)", prefix)
+    if doc.output_s3_uri is not None:
+        _check_prefix_uri(doc.output_s3_uri, "output.s3Uri (output OutputS3Uri)", prefix)
+    if doc.code_s3_uri is not None:
+        _check_prefix_uri(doc.code_s3_uri, "code.s3Uri (output CodeS3Uri)", prefix)
+    _check_local_path(doc.checkpoint_local_path, prefix)
+    _check_file_system(doc, prefix)
+    efa_instance(doc.instance_type, setting=f"{prefix}instanceType")
+    _check_count(doc.instance_count, prefix)
+    return doc
+
+
+def _check_role(arn: Any, prefix: str) -> None:
+    if not isinstance(arn, str) or not _ROLE_ARN_RE.fullmatch(arn):
+        raise ConfigError(f"{prefix}roleArn must be an IAM role ARN (arn:aws:iam::<12 digits>:role/<name>), got {arn!r}")
+
+
+def _check_local_path(path: Any, prefix: str) -> None:
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ConfigError(f"{prefix}checkpoint.localPath must be an absolute path "
+                          f"(SageMaker syncs /opt/ml/checkpoints by default), got {path!r}")
+
+
+def _check_file_system(doc: JobDocument, prefix: str) -> None:
+    fs = doc.file_system
+    if not _FILE_SYSTEM_ID_RE.fullmatch(fs.id):
+        raise ConfigError(f"{prefix}fileSystem.id must be an FSx file system id (fs-<8-17 hex digits>), got {fs.id!r}")
+    if fs.type != FILE_SYSTEM_TYPE:
+        raise ConfigError(f"{prefix}fileSystem.type must be {FILE_SYSTEM_TYPE!r} (the stack provisions "
+                          f"FSx for Lustre), got {fs.type!r}")
+    if fs.access_mode not in FILE_SYSTEM_ACCESS_MODES:
+        raise ConfigError(f"{prefix}fileSystem.accessMode must be one of {', '.join(FILE_SYSTEM_ACCESS_MODES)}, "
+                          f"got {fs.access_mode!r}")
+    if not _MOUNT_NAME_RE.fullmatch(fs.mount_name):
+        raise ConfigError(f"{prefix}fileSystem.mountName must be the Lustre mount name (letters and digits), "
+                          f"got {fs.mount_name!r}")
+    path = fs.directory_path
+    if not (path == f"/{fs.mount_name}" or path.startswith(f"/{fs.mount_name}/")) or len(path) > 4096:
+        raise ConfigError(f"{prefix}fileSystem.directoryPath must start with /{fs.mount_name} (the Lustre mount "
+                          f"name: SageMaker mounts /<mount name>/<path>), got {path!r}")
+
+
+def _check_count(count: Any, prefix: str) -> None:
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ConfigError(f"{prefix}instanceCount must be a whole number >= 1, got {count!r}")
+
+
+def _check_prefix_uri(uri: Any, name: str, prefix: str) -> None:
+    """An S3 prefix ending in "/": the role's grants are on ``<prefix>/*`` and SageMaker
+    treats the URI as a key prefix (``checkpoints`` would also match ``checkpoints-old/``)."""
+    if not isinstance(uri, str) or not _S3_URI_RE.fullmatch(uri) or not uri.endswith("/") \
+            or len(uri) > MAX_S3_URI:
+        raise ConfigError(f"{prefix}{name} must be s3://<bucket>/<prefix>/ ending in '/' "
+                          f"(at most {MAX_S3_URI} characters), got {uri!r}")
+
+
+def _check_ids(ids: Sequence[str], name: str, pattern: "re.Pattern[str]", shape: str, most: int,
+               prefix: str) -> None:
+    if isinstance(ids, str) or not 1 <= len(ids) <= most:
+        count = "a string" if isinstance(ids, str) else f"{len(ids)} entries"
+        raise ConfigError(f"{prefix}{name} must list 1 to {most} ids (CreateTrainingJob VpcConfig limit), got {count}")
+    for value in ids:
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            raise ConfigError(f"{prefix}{name} entries must look like {shape}, got {value!r}")
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"{prefix}{name} must not repeat an id, got {', '.join(ids)}")

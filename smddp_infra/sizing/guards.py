@@ -1,0 +1,66 @@
+"""What a plan should make a person look twice at before deploying: quota and spend.
+
+Pure (no aws_cdk): the constructs turn each :class:`PlanAlert` into a synth warning through
+CDK's ``Annotations`` (seen in ``cdk synth`` output, in ``manifest.json`` and in the review
+summary), the CLI can print them. Neither is an error: a file system above the default
+regional quota deploys once the quota is raised, and an expensive one may be intended.
+What refuses is ``max_capacity_gib`` (the calculator never plans above it) and the size no
+CloudFormation template can hold (:data:`~smddp_infra.sizing.lustre_rules.MAX_STORAGE_CAPACITY_GIB`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any, Optional
+
+from smddp_infra.errors import ConfigError
+from smddp_infra.sizing.lustre_rules import DEFAULT_REGIONAL_QUOTA_GIB
+from smddp_infra.sizing.planner import LustrePlan
+from smddp_infra.sizing.prices import DEFAULT_MONTHLY_COST_WARNING_USD
+
+#: Annotation ids (``Annotations.add_warning_v2``): stable, so an app can acknowledge one.
+QUOTA_ALERT_ID = "smddp:lustreQuota"
+COST_ALERT_ID = "smddp:lustreMonthlyCost"
+
+
+@dataclass(frozen=True)
+class PlanAlert:
+    """One thing to check before deploying; ``id`` is stable, ``message`` one line."""
+
+    id: str
+    message: str
+
+
+def monthly_cost_threshold(value: Any, *, setting: str = "monthly_cost_warning_usd") -> float:
+    """A threshold in USD per month: a finite number > 0 (None means the default)."""
+    if value is None:
+        return DEFAULT_MONTHLY_COST_WARNING_USD
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{setting} must be a number of USD per month > 0, got {value!r}")
+    return float(value)
+
+
+def plan_alerts(plan: LustrePlan, *, monthly_cost_warning_usd: Optional[float] = None,
+                cost_setting: str = "monthly_cost_warning_usd / smddp:monthlyCostWarningUSD") -> tuple[PlanAlert, ...]:
+    """Quota and spend alerts for ``plan`` (empty for an ordinary plan)."""
+    threshold = monthly_cost_threshold(monthly_cost_warning_usd, setting=cost_setting)
+    alerts: list[PlanAlert] = []
+    size = plan.storage_capacity_gib
+    if size > DEFAULT_REGIONAL_QUOTA_GIB:
+        alerts.append(PlanAlert(
+            QUOTA_ALERT_ID,
+            f"FSx for Lustre file system of {size:,} GiB is above the default regional FSx for Lustre storage "
+            f"quota of {DEFAULT_REGIONAL_QUOTA_GIB:,} GiB: raise the quota in Service Quotas before deploying, "
+            "or cap the plan with max_capacity_gib (smddp:maxCapacityGiB)",
+        ))
+    if plan.monthly_cost_usd > threshold:
+        alerts.append(PlanAlert(
+            COST_ALERT_ID,
+            f"FSx for Lustre file system of {size:,} GiB ({plan.tier_key}) costs about "
+            f"${plan.monthly_cost_usd:,.0f}/month at ${plan.price_usd_per_gb_month:.3f}/GB-month, above the "
+            f"${threshold:,.0f}/month warning threshold ({cost_setting}); cap it with max_capacity_gib "
+            "(smddp:maxCapacityGiB) if that is not intended (prices: UNCONFIRMED list prices)",
+        ))
+    return tuple(alerts)
