@@ -146,3 +146,15 @@ def test_an_efa_file_system_without_a_tier_is_told_the_efa_capacity_steps() -> N
     for step, tier in (("38,400", 125), ("19,200", 250), ("9,600", 500), ("4,800", 1000)):
         assert f"{step} GiB at {tier}" in capacity
     assert "MB/s/TiB" in capacity
+
+
+def test_each_port_rule_runs_on_its_own_when_chosen_alone() -> None:
+    from _rules_helpers import load
+
+    from smddp_infra.rules import RULES_BY_ID
+
+    template = load("lustre_ports.yaml")
+    only_fsx4 = check_template(template, rules=[RULES_BY_ID["SMDDP-FSX4"]])
+    assert {(f.rule_id, f.resource) for f in only_fsx4} == {("SMDDP-FSX4", "BadFileSystem")}
+    only_fsx3 = check_template(template, rules=[RULES_BY_ID["SMDDP-FSX3"]])
+    assert {(f.rule_id, f.resource) for f in only_fsx3} == {("SMDDP-FSX3", "BadFileSystem")}

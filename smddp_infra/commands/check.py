@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
                 for f in findings:
                     total += 1
                     print(f"{path}: {f.resource} {f.rule_id} {f.severity.value}: {f.message}")
-            for path, message in unreadable:
+            for _path, message in unreadable:
                 print(f"smddp-infra check: error: {message}", file=sys.stderr)
             checked = len(results)
             if results or not unreadable:  # a single unreadable input stays one line

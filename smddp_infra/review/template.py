@@ -45,13 +45,13 @@ class TemplateView:
         tags = self.props(logical_id).get("Tags") or []
         if isinstance(tags, Mapping):
             return dict(tags)
-        return {t.get("Key"): t.get("Value") for t in tags if isinstance(t, Mapping)}
+        return {str(t.get("Key")): t.get("Value") for t in tags if isinstance(t, Mapping)}
 
     def referenced_id(self, value: Any) -> Optional[str]:
         """The logical id a ``Ref``/``Fn::GetAtt`` points at (None for literals and pseudo params)."""
         if isinstance(value, Mapping):
             if "Ref" in value and value["Ref"] in self.resources:
-                return value["Ref"]
+                return str(value["Ref"])
             if "Fn::GetAtt" in value:
                 target = value["Fn::GetAtt"]
                 name = target[0] if isinstance(target, list) else str(target).split(".")[0]

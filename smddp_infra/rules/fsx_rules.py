@@ -229,7 +229,7 @@ def _port_verdict(
                 return None
             if net.prefixlen == 0 and net.version == 4:
                 return True
-            if any(r.version == net.version and r.subnet_of(net) for r in ranges):  # type: ignore[arg-type]
+            if any(r.version == net.version and r.subnet_of(net) for r in ranges):
                 return True
             return False if ranges_known else None
         if p.peer_unresolved is not None:
@@ -255,16 +255,24 @@ def _port_verdict(
 
 
 def check_lustre_ports(world: World) -> list[Finding]:
+    return _lustre_ports(world, (LUSTRE_PORT, LUSTRE_PORTS_RULE))
+
+
+def check_lustre_extra_ports(world: World) -> list[Finding]:
+    return _lustre_ports(world, (LUSTRE_EXTRA_PORTS, LUSTRE_EXTRA_PORTS_RULE))
+
+
+def _lustre_ports(world: World, checked: tuple[tuple[int, int], Rule]) -> list[Finding]:
     findings: list[Finding] = []
     for fs in lustre_file_systems(world):
         raw = fs.properties.get("SecurityGroupIds")
         refs = group_list(world, raw) if raw is not None else []
         if refs is None or not refs or world.exists(fs) is not True:
             if refs is None or world.exists(fs) is not True:
-                findings.append(UNRESOLVED.finding(fs.logical_id, f"{LUSTRE_PORTS_RULE.id} not judged for file system {fs.logical_id}: its security groups or its Condition are not decided by the template", "Properties", "SecurityGroupIds"))
+                findings.append(UNRESOLVED.finding(fs.logical_id, f"{checked[1].id} not judged for file system {fs.logical_id}: its security groups or its Condition are not decided by the template", "Properties", "SecurityGroupIds"))
             continue
         names = ", ".join(r.describe() for r in refs)
-        for ports, rule in ((LUSTRE_PORT, LUSTRE_PORTS_RULE), (LUSTRE_EXTRA_PORTS, LUSTRE_EXTRA_PORTS_RULE)):
+        for ports, rule in (checked,):
             missing, unknown = [], []
             for direction in ("ingress", "egress"):
                 verdict, why = _port_verdict(world, fs, refs, ports, direction)
@@ -325,7 +333,7 @@ LUSTRE_EXTRA_PORTS_RULE = Rule(
     title="Lustre ports TCP 1018-1023 not open between the file system's security groups",
     explanation="Allow TCP 1018-1023 in and out between the file system's groups, as the FSx user guide lists (FSx does not validate them at creation).",
     symptom="clients may fail to mount or reconnect to the file system",
-    check=lambda world: [],  # reported by check_lustre_ports with SMDDP-FSX3
+    check=check_lustre_extra_ports,
 )
 
 RULES = (SETTINGS, THROUGHPUT, LUSTRE_PORTS_RULE, LUSTRE_EXTRA_PORTS_RULE)

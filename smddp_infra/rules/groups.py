@@ -143,7 +143,7 @@ def group_list(world: World, raw: Any) -> Optional[list[GroupRef]]:
         return [GroupRef(None, resolved_list)]
     if not isinstance(resolved_list, list):
         return None
-    out = []
+    out: list[GroupRef] = []
     for entry in resolved_list:
         value = world.resolve(entry)
         if value is NO_VALUE:
@@ -275,7 +275,8 @@ class SecurityGroups:
 
 def security_groups(world: World) -> SecurityGroups:
     """The shared, per-assignment index (built once for all rules)."""
-    return world.memo("security_groups", SecurityGroups)
+    result: SecurityGroups = world.memo("security_groups", SecurityGroups)
+    return result
 
 
 #: Properties that attach groups to a resource, by where they sit (any resource type).

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.model import ResourceRef, World, is_known
+from smddp_infra.rules.model import Resource, ResourceRef, World, is_known
 from smddp_infra.rules.training import SUBNET, lustre_file_systems, placements, training_subnets
 from smddp_infra.rules.vpc import REQUIRED_INTERFACE_SERVICES, Network, Zone, subnet_zone
 
@@ -32,7 +32,7 @@ def _network(world: World) -> Network:
     return result
 
 
-def _subnet(world: World, ref: Any) -> Any:
+def _subnet(world: World, ref: Any) -> Optional[Resource]:
     if isinstance(ref, ResourceRef) and ref.attribute is None:
         resource = world.resources.get(ref.logical_id)
         if resource is not None and resource.type == SUBNET:
@@ -79,7 +79,9 @@ def _file_system_zone(world: World) -> list[Finding]:
             continue
         ids = world.get(fs, "SubnetIds")
         fs_subnet = _subnet(world, ids[0]) if isinstance(ids, list) and ids else None
-        fs_zone = subnet_zone(world, fs_subnet) if fs_subnet is not None else None
+        if fs_subnet is None:
+            continue
+        fs_zone = subnet_zone(world, fs_subnet)
         if fs_zone is None:
             continue
         fs_vpc = world.get(fs_subnet, "VpcId")

@@ -12,6 +12,7 @@ MB/s per TiB of storage.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -81,7 +82,7 @@ class CapacityRule:
             return True
         return capacity_gib >= self.first_multiple and capacity_gib % self.step == 0
 
-    def smallest_at_least(self, capacity_gib: float) -> int:
+    def smallest_at_least(self, capacity_gib: "float | Fraction") -> int:
         """The smallest valid capacity >= ``capacity_gib``."""
         candidates = [v for v in self.explicit if v >= capacity_gib]
         candidates.append(max(self.first_multiple, math.ceil(capacity_gib / self.step) * self.step))
