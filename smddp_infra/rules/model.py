@@ -537,7 +537,8 @@ class World:
         for rule in self.model.template_rules.values():
             if "RuleCondition" in rule and self.evaluate(rule["RuleCondition"]) is not True:
                 continue
-            for assertion in rule.get("Assertions") or []:
+            assertions = rule.get("Assertions")
+            for assertion in assertions if isinstance(assertions, list) else []:
                 if isinstance(assertion, Mapping) and self.evaluate(assertion.get("Assert")) is False:
                     return True
         return False
