@@ -17,7 +17,8 @@ over it, and in ``check_resource`` reports the findings whose logical id is that
 resource's. Templates brought in with ``CfnInclude`` are judged the same way: their
 resources are ordinary ``CfnResource`` children with their original logical ids.
 Findings are cached by template content, so repeated synths of an unchanged app cost a
-file read and a hash.
+file read and a hash. Informational SMDDP-INFO1 notes (a value the template does not
+resolve) are not violations and are left out here; ``smddp-infra check`` prints them.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ def _findings_for(text: str) -> dict[str, list[Finding]]:
         return _findings_cache[key]
     grouped: dict[str, list[Finding]] = {}
     for finding in check_template(json.loads(text)):
+        if finding.severity is Severity.INFO:
+            continue  # "could not judge" notes: for `check` and cfn-lint, never a synth violation
         grouped.setdefault(finding.resource, []).append(finding)
     _findings_cache[key] = grouped
     if len(_findings_cache) > _CACHE_SIZE:
@@ -117,7 +120,7 @@ class SmddpChecks(NagPack):
 
     @property
     def rule_ids(self) -> Optional[list[str]]:
-        return [rule.id for rule in RULES]
+        return [rule.id for rule in RULES if rule.severity is not Severity.INFO]
 
     def validate(self, context: IPolicyValidationContext) -> PolicyValidationPluginReport:
         """Called by CDK after synthesis: remember where each stack's template is, then walk."""

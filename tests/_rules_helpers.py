@@ -17,11 +17,18 @@ def load(name: str) -> dict[str, Any]:
     return template
 
 
-def hits(template: dict[str, Any], **kwargs: Any) -> set[tuple[str, str]]:
-    """{(rule id, resource)} of every finding."""
+def hits(template: dict[str, Any], *, infos: bool = False, **kwargs: Any) -> set[tuple[str, str]]:
+    """{(rule id, resource)} of every error and warning finding (and info notes with ``infos``)."""
     from smddp_infra.rules import check_template
 
-    return {(f.rule_id, f.resource) for f in check_template(template, **kwargs)}
+    return {(f.rule_id, f.resource) for f in check_template(template, **kwargs) if infos or f.severity.value != "info"}
+
+
+def efa_template(group: str = "Sg", *groups: str) -> dict[str, Any]:
+    """A launch template whose EFA interface carries ``group`` (and ``groups``)."""
+    refs = [{"Ref": g} for g in (group, *groups)]
+    data = {"NetworkInterfaces": [{"DeviceIndex": 0, "InterfaceType": "efa", "Groups": refs}]}
+    return {"Type": "AWS::EC2::LaunchTemplate", "Properties": {"LaunchTemplateData": data}}
 
 
 def resources(**body: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """SmddpChecks: the SMDDP rules as a cdk-nag 3 NagPack on CDK's Validations API.
 
-Three small apps are synthesized ONCE for the module (synth costs about a second each):
-one with a compliant and a non-compliant training group, the same acknowledged two ways,
-and raw templates brought in with CfnInclude.
+Three apps are synthesized ONCE for the module: one with a compliant and a non-compliant
+training group, the same acknowledged two ways, and EVERY fixture of the shared case list
+(tests/_template_cases.py) brought in with CfnInclude, one stack each, in one synth.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any, Optional
 import pytest
 
 from _rules_helpers import FIXTURES
+from _template_cases import CASES, NOT_INCLUDABLE
 from conftest import cdk_context
 
 
@@ -40,12 +41,16 @@ def _groups(stack: Any, *, acknowledge: Optional[str] = None, on_stack: bool = F
     from aws_cdk import aws_ec2 as ec2
 
     vpc = ec2.Vpc.from_vpc_attributes(stack, "Vpc", vpc_id="vpc-12345678", availability_zones=["us-east-1a"])
+    from aws_cdk import Tags
+
     good = ec2.SecurityGroup(stack, "Good", vpc=vpc, description="EFA training instances", allow_all_outbound=False)
     good.add_ingress_rule(good, ec2.Port.all_traffic(), "all traffic from itself")
     good.add_egress_rule(good, ec2.Port.all_traffic(), "all traffic to itself")
     bad = ec2.SecurityGroup(stack, "Bad", vpc=vpc, description="EFA training instances, missing self egress")
     bad.add_ingress_rule(bad, ec2.Port.all_traffic(), "all traffic from itself")
     bad.add_egress_rule(bad, ec2.Port.all_traffic(), "dropped: allow_all_outbound=True ignores it")
+    for group in (good, bad):  # the project's tag: strong evidence (a name alone is only a warning)
+        Tags.of(group).add("smddp:role", "training")
     if acknowledge:
         Validations.of(stack if on_stack else bad).acknowledge(Acknowledgment(id=acknowledge, reason="test: on purpose"))
 
@@ -74,12 +79,15 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 
     out = tmp_path_factory.mktemp("included")
     app = App(context=cdk_context(), outdir=str(out))
-    CfnInclude(Stack(app, "Included"), "Template", template_file=str(FIXTURES / "sg_separate.yaml"))
-    CfnInclude(Stack(app, "Slow"), "Template", template_file=str(FIXTURES / "fsx_throughput_low.yaml"))
-    CfnInclude(Stack(app, "Fine"), "Template", template_file=str(FIXTURES / "compliant.json"))
+    for name in sorted(set(CASES) - set(NOT_INCLUDABLE)):
+        CfnInclude(Stack(app, stack_name(name)), "Template", template_file=str(FIXTURES / name))
     Validations.of(app).add_plugins(SmddpChecks(app))
     results["included"] = _synth(app, out)
     return results
+
+
+def stack_name(fixture: str) -> str:
+    return "".join(part.capitalize() for part in fixture.replace(".", "_").split("_"))
 
 
 def _violations(report: dict[str, Any]) -> dict[str, set[str]]:
@@ -115,14 +123,20 @@ def test_acknowledging_on_the_resource_or_its_stack_silences_the_finding(outcome
     assert audit == {("SMDDP::SMDDP-SG2", "OnStackNamespaced")}
 
 
-def test_templates_brought_in_with_cfninclude_are_judged(outcomes: dict[str, Outcome]) -> None:
+def test_every_included_fixture_gets_exactly_the_expected_findings(outcomes: dict[str, Outcome]) -> None:
+    found: dict[str, set[tuple[str, str]]] = {stack_name(n): set() for n in CASES if n not in NOT_INCLUDABLE}
+    for rule, paths in _violations(outcomes["included"].report).items():
+        for path in paths:
+            stack, _template, logical_id = path.split("/")[:3]
+            found[stack].add((rule, logical_id))
+    expected = {stack_name(n): set(e) for n, e in CASES.items() if n not in NOT_INCLUDABLE}
+    assert found == expected
+
+
+def test_included_errors_fail_the_synth_and_info_notes_are_not_violations(outcomes: dict[str, Outcome]) -> None:
     outcome = outcomes["included"]
-    assert outcome.error is not None and "SMDDP-SG1" in outcome.error
-    found = _violations(outcome.report)
-    assert found["SMDDP-SG1"] == {"Included/Template/WorkerGroup"}
-    assert found["SMDDP-SG2"] == {"Included/Template/WorkerGroup"}
-    assert found["SMDDP-FSX2"] == {"Slow/Template/FileSystem"}  # a warning: reported, not fatal
-    assert not any(p.startswith("Fine/") for paths in found.values() for p in paths)
+    assert outcome.error is not None and "ValidationFailed" in outcome.error
+    assert "SMDDP-INFO1" not in json.dumps(outcome.report)
 
 
 def test_warnings_are_reported_as_warnings(outcomes: dict[str, Outcome]) -> None:
@@ -131,7 +145,8 @@ def test_warnings_are_reported_as_warnings(outcomes: dict[str, Outcome]) -> None
         for plugin in outcomes["included"].report.get("pluginReports", [])
         for v in plugin.get("violations", [])
     }
-    assert severities["SMDDP-FSX2"] == "warning" and severities["SMDDP-SG1"] == "error"
+    assert severities["SMDDP-FSX2"] == severities["SMDDP-SG3"] == severities["SMDDP-FSX4"] == "warning"
+    assert severities["SMDDP-SG1"] == severities["SMDDP-FSX1"] == "error"
 
 
 def test_cfninclude_rejects_yes_booleans_so_the_check_command_does_not_use_it() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,32 +25,111 @@ def test_a_compliant_template_exits_0_with_no_finding_lines(capsys: pytest.Captu
 
 
 def test_error_findings_exit_1_one_line_each_with_resource_rule_and_message(capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(FIXTURES / "sg_inline.yaml")
+    path = str(FIXTURES / "p3_union_bad.yaml")
     code, out, _ = run(capsys, path)
     lines = out.splitlines()
     assert code == 1 and len(lines) == 2
-    assert lines[0].startswith(f"{path}: EfaGroup SMDDP-SG1 error: ")
-    assert lines[1].startswith(f"{path}: EfaGroup SMDDP-SG2 error: ")
+    assert lines[0].startswith(f"{path}: ComputeTemplate SMDDP-SG1 error: ")
+    assert lines[1].startswith(f"{path}: ComputeTemplate SMDDP-SG2 error: ")
 
 
-def test_warnings_alone_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, str(FIXTURES / "fsx_throughput_low.yaml"))
-    assert code == 0 and "SMDDP-FSX2 warning" in out
+@pytest.mark.parametrize("name", ["fsx_throughput_low.yaml", "p4_named_only_warn.yaml", "p3_fsx_1018_warn.yaml"])
+def test_warnings_alone_exit_0(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    code, out, _ = run(capsys, str(FIXTURES / name))
+    assert code == 0 and " warning: " in out and " error: " not in out
+
+
+def test_info_notes_alone_exit_0_and_can_be_left_out(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(FIXTURES / "p2_unresolved_groups.yaml")
+    code, out, _ = run(capsys, path)
+    assert code == 0 and out.count("SMDDP-INFO1 info: ") == 6
+    assert "!ImportValue shared-efa-sg" in out
+    code, out, _ = run(capsys, "--no-info", path)
+    assert code == 0 and out == ""
 
 
 def test_json_output_for_ci(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--json", str(FIXTURES / "no_s3_route.yaml"), str(FIXTURES / "compliant.yaml"))
     payload = json.loads(out)
-    assert code == 1 and payload["errors"] == 2 and payload["warnings"] == 0
+    assert code == 1 and payload["errors"] == 2 and payload["warnings"] == 0 and payload["unreadable"] == []
     first, second = payload["templates"]
     assert {f["rule"] for f in first["findings"]} == {"SMDDP-NET2", "SMDDP-NET3"}
     assert all(f["resource"] == "TrainingSubnet" and f["severity"] == "error" for f in first["findings"])
     assert second["findings"] == []
 
 
+def test_json_names_the_triggering_assignment(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "--json", str(FIXTURES / "p5_version_metadata_bad.yaml"))
+    (finding,) = json.loads(out)["templates"][0]["findings"]
+    assert finding["when"] == [{"DeploymentType": "PERSISTENT_2", "LustreVersion": "2.12"}]
+    assert finding["message"].startswith("when DeploymentType=PERSISTENT_2 and LustreVersion=2.12: ")
+
+
 def test_templates_cfninclude_rejects_are_judged(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, str(FIXTURES / "yes_booleans.yaml"))
-    assert code == 1 and "FsxGroup SMDDP-SG1" in out and "on EFA-enabled file system FileSystem" in out
+    assert code == 1 and "FileSystem SMDDP-SG1" in out and "EFA-enabled file system FileSystem carries group FsxGroup" in out
+
+
+def test_every_fixture_through_the_command_matches_the_shared_case_list(capsys: pytest.CaptureFixture[str]) -> None:
+    from _template_cases import CASES, INFOS
+
+    code, out, _ = run(capsys, "--json", *(str(FIXTURES / name) for name in sorted(CASES)))
+    payload = json.loads(out)
+    assert code == 1 and payload["unreadable"] == []
+    by_file = {Path(t["template"]).name: t["findings"] for t in payload["templates"]}
+    for name, expected in CASES.items():
+        found = {(f["rule"], f["resource"]) for f in by_file[name] if f["severity"] != "info"}
+        assert found == set(expected), name
+    for name, expected in INFOS.items():
+        assert {(f["rule"], f["resource"]) for f in by_file[name] if f["severity"] == "info"} == set(expected), name
+
+
+def _tree(root: Path) -> Path:
+    """A cdk.out-like directory: two stacks, a nested stack, and non-template JSON."""
+    (root / "asm").mkdir(parents=True)
+    (root / "asm" / "Nested.nested.template.json").write_text((FIXTURES / "p3_union_bad.yaml").read_text())
+    (root / "Good.template.json").write_text((FIXTURES / "compliant.json").read_text())
+    (root / "Bad.template").write_text((FIXTURES / "p4_efa_instance_bad.yaml").read_text())
+    (root / "manifest.json").write_text(json.dumps({"version": "36.0.0", "artifacts": {}}))
+    (root / "tree.json").write_text(json.dumps({"version": "tree-0.1", "tree": {"id": "App"}}))
+    (root / "Good.assets.json").write_text(json.dumps({"version": "36.0.0", "files": {}}))
+    (root / "cdk.out").write_text('{"version":"36.0.0"}')
+    (root / "README.md").write_text("not a template")
+    return root
+
+
+def test_a_directory_means_every_template_under_it_and_skips_other_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _tree(tmp_path / "cdk.out")
+    code, out, _ = run(capsys, "--json", str(root))
+    payload = json.loads(out)
+    judged = sorted(Path(t["template"]).name for t in payload["templates"])
+    assert judged == ["Bad.template", "Good.template.json", "Nested.nested.template.json"]
+    assert sorted(Path(p).name for p in payload["skipped"]) == ["Good.assets.json", "manifest.json", "tree.json"]
+    assert code == 1 and payload["unreadable"] == []
+
+
+def test_files_and_directories_mix_and_an_unreadable_file_does_not_stop_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _tree(tmp_path / "out")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("Resources: [")
+    code, out, err = run(capsys, str(FIXTURES / "p3_union_ok.yaml"), str(broken), str(root), "/nonexistent/x.yaml")
+    assert code == 2  # unreadable input wins over the error findings printed
+    assert "Bad.template: Node SMDDP-SG1 error" in out and "Nested.nested.template.json: ComputeTemplate SMDDP-SG2 error" in out
+    assert f"TEMPLATE {str(broken)!r}" in err and "'/nonexistent/x.yaml' is not a file" in err
+    assert "2 input(s) could not be read" in err
+
+
+def test_json_always_prints_a_document_even_when_nothing_could_be_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    code, out, _ = run(capsys, "--json", str(broken))
+    payload = json.loads(out)
+    assert code == 2 and payload["templates"] == [] and payload["unreadable"][0]["template"] == str(broken)
+
+
+def test_an_empty_directory_judges_nothing_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, str(tmp_path))
+    assert code == 0 and out == "" and "no findings in 0 template(s)" in err
 
 
 @pytest.mark.parametrize("content", ["Resources: [", "just a string", "Resources: [1, 2]"])
@@ -112,7 +192,7 @@ def test_a_closed_pipe_is_quiet_and_keeps_the_exit_code(fmt: list[str]) -> None:
     read, write = os.pipe()
     os.close(read)  # `smddp-infra check --json ... | head -1` once head has its line
     try:
-        result = subprocess.run([sys.executable, "-m", "smddp_infra.cli", "check", *fmt, str(FIXTURES / "sg_inline.yaml")],
+        result = subprocess.run([sys.executable, "-m", "smddp_infra.cli", "check", *fmt, str(FIXTURES / "p3_union_bad.yaml")],
                                 stdout=write, stderr=subprocess.PIPE, text=True)
     finally:
         os.close(write)

@@ -14,7 +14,7 @@ def test_rule_ids_and_cfn_lint_ids_are_unique_and_severity_matches_the_letter() 
     assert len({r.id for r in RULES}) == len({r.cfn_lint_id for r in RULES}) == len(RULES)
     for rule in RULES:
         assert rule.id.startswith("SMDDP-")
-        assert rule.cfn_lint_id[0] == {"error": "E", "warning": "W"}[rule.severity.value]
+        assert rule.cfn_lint_id[0] == {"error": "E", "warning": "W", "info": "I"}[rule.severity.value]
         assert rule.cfn_lint_id[1] == "9" and len(rule.cfn_lint_id) == 5
         assert rule.title and rule.explanation and rule.symptom
 

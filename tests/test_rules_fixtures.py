@@ -1,69 +1,65 @@
-"""Every rule against its compliant and non-compliant fixture templates (YAML and JSON).
+"""Every fixture template against its pinned findings, through the engine (face-independent).
 
-Each fixture's findings are pinned EXACTLY as (rule id, resource): a rule that stops
-firing, or starts firing where it should not, fails here.
+The same list (tests/_template_cases.py) drives `smddp-infra check`, the cfn-lint plugin and
+SmddpChecks; a rule that stops firing, or fires where it should not, fails here first.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from _rules_helpers import hits, load
-
-EXPECTED = {
-    "compliant.yaml": set(),
-    "compliant.json": set(),
-    # SMDDP-SG1 / SG2
-    "sg_inline.yaml": {("SMDDP-SG1", "EfaGroup"), ("SMDDP-SG2", "EfaGroup")},
-    "sg_separate.yaml": {("SMDDP-SG1", "WorkerGroup"), ("SMDDP-SG2", "WorkerGroup")},
-    "sg_egress_missing.json": {("SMDDP-SG2", "TrainingGroup")},
-    # SMDDP-FSX1
-    "fsx_invalid.yaml": {
-        ("SMDDP-FSX1", "ParameterisedFileSystem"),
-        ("SMDDP-FSX1", "OldVersionFileSystem"),
-        ("SMDDP-FSX1", "NoThroughputFileSystem"),
-    },
-    "fsx_efa_no_metadata.json": {("SMDDP-FSX1", "EfaFileSystem")},
-    "fsx_efa_ok.json": set(),
-    # SMDDP-FSX2
-    "fsx_throughput_low.yaml": {("SMDDP-FSX2", "FileSystem")},
-    # SMDDP-FSX3 (GoodFileSystem's PortsGroup is compliant in the same template)
-    "lustre_ports.yaml": {("SMDDP-FSX3", "StorageGroup")},
-    # SMDDP-NET1
-    "az_mismatch.yaml": {("SMDDP-NET1", "FileSystem")},
-    "az_same_id.json": set(),
-    # SMDDP-NET2 / NET3
-    "no_s3_route.yaml": {("SMDDP-NET2", "TrainingSubnet"), ("SMDDP-NET3", "TrainingSubnet")},
-    "nat_subnet.yaml": set(),
-    # booleans written "Yes": EfaEnabled "Yes" makes FsxGroup a training group
-    "yes_booleans.yaml": {("SMDDP-SG1", "FsxGroup"), ("SMDDP-SG2", "FsxGroup"), ("SMDDP-FSX3", "FsxGroup")},
-}
+from _rules_helpers import FIXTURES, load
+from _template_cases import CASES, INFOS, WHEN
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+def _found(name: str) -> list:
+    from smddp_infra.rules import check_template
+
+    return check_template(load(name))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_fixture_findings_are_exactly_the_expected_ones(name: str) -> None:
-    assert hits(load(name)) == EXPECTED[name]
+    found = {(f.rule_id, f.resource) for f in _found(name) if f.severity.value != "info"}
+    assert found == set(CASES[name])
 
 
-def test_every_rule_has_a_compliant_and_a_non_compliant_fixture() -> None:
+@pytest.mark.parametrize("name", sorted(INFOS))
+def test_unresolved_values_give_info_notes_and_no_error(name: str) -> None:
+    findings = _found(name)
+    assert {(f.rule_id, f.resource) for f in findings if f.severity.value == "info"} == set(INFOS[name])
+    assert not [f for f in findings if f.severity.value == "error"]
+
+
+@pytest.mark.parametrize("key", sorted(WHEN))
+def test_conditional_findings_name_the_assignment_that_triggers_them(key: tuple[str, str, str]) -> None:
+    name, rule, resource = key
+    (finding,) = [f for f in _found(name) if (f.rule_id, f.resource) == (rule, resource)]
+    assert finding.message.startswith(WHEN[key])
+    assert finding.when and all(isinstance(w, dict) for w in finding.when)
+
+
+def test_every_fixture_file_is_in_the_case_list() -> None:
+    on_disk = {p.name for p in FIXTURES.iterdir() if p.suffix in (".yaml", ".json")}
+    assert on_disk == set(CASES)
+
+
+def test_every_rule_fires_somewhere_and_some_fixtures_are_silent() -> None:
     from smddp_infra.rules import RULES
 
-    fired = {rule for found in EXPECTED.values() for rule, _ in found}
+    fired = {rule for found in CASES.values() for rule, _ in found} | {rule for found in INFOS.values() for rule, _ in found}
     assert fired == {rule.id for rule in RULES}
-    assert any(not found for found in EXPECTED.values())
+    assert sum(1 for found in CASES.values() if not found) >= 10
 
 
 def test_yaml_and_json_forms_of_the_same_template_agree() -> None:
     yaml_template, json_template = load("compliant.yaml"), load("compliant.json")
     assert yaml_template["Resources"].keys() == json_template["Resources"].keys()
-    assert hits(yaml_template) == hits(json_template) == set()
+    assert not _found("compliant.yaml") and not _found("compliant.json")
 
 
-def test_fsx_findings_name_the_parameter_value_that_breaks() -> None:
-    from smddp_infra.rules import check_template
-
-    messages = [f.message for f in check_template(load("fsx_invalid.yaml")) if f.resource == "ParameterisedFileSystem"]
-    assert any("parameter Capacity=1000" in m and "got 1000" in m for m in messages)
-    assert any("parameter DeploymentType='SCRATCH_2'" in m and "PerUnitStorageThroughput is not settable" in m for m in messages)
-    # the defaults (PERSISTENT_2, 2400) are valid, so no message blames that combination alone
-    assert not any("Capacity=2400, parameter DeploymentType='PERSISTENT_2'" in m for m in messages)
+def test_different_reasons_for_one_file_system_are_separate_findings() -> None:
+    messages = [f.message for f in _found("fsx_invalid.yaml") if f.resource == "ParameterisedFileSystem"]
+    assert len(messages) == len(set(messages)) >= 2
+    assert not any("more parameter combinations" in m for m in messages)
+    assert any(m.startswith("when Capacity=1000") and "got 1000" in m for m in messages)

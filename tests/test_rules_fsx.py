@@ -60,7 +60,8 @@ def test_every_allowed_value_of_a_feeding_parameter_is_tried() -> None:
         "Resources": {"Fs": fs(throughput={"Ref": "Tier"})},
     }
     (finding,) = check_template(template)
-    assert "parameter Tier=300" in finding.message and "got 300" in finding.message
+    assert finding.message.startswith("when Tier=300: ") and "got 300" in finding.message
+    assert finding.when == ({"Tier": 300},)
 
 
 def test_parameters_without_default_or_allowed_values_are_not_guessed() -> None:
@@ -107,11 +108,23 @@ def test_all_traffic_self_rules_cover_the_lustre_ports() -> None:
     assert rule_hits(template, "SMDDP-FSX3") == set()
 
 
-def test_lustre_ingress_must_come_from_the_file_systems_own_groups() -> None:
-    cidr_only = sg("storage", SecurityGroupIngress=[{"IpProtocol": "tcp", "FromPort": 988, "ToPort": 1023, "CidrIp": "10.0.0.0/16"}])
-    (finding,) = [f for f in check_template(resources(Sg=cidr_only, Fs=fs(groups=[{"Ref": "Sg"}]))) if f.rule_id == "SMDDP-FSX3"]
-    assert "ingress TCP 988" in finding.message and "ingress TCP 1018-1023" in finding.message
-    assert "egress" not in finding.message.split("does not allow")[1].split("to/from")[0]  # default egress covers it
+def test_lustre_ingress_from_a_cidr_counts_only_when_it_covers_the_file_systems_subnet() -> None:
+    def template(cidr: str, subnet_cidr: str | None) -> dict:
+        group = sg("storage", SecurityGroupIngress=[{"IpProtocol": "tcp", "FromPort": 988, "ToPort": 1023, "CidrIp": cidr}])
+        body = resources(Sg=group, Fs=fs(groups=[{"Ref": "Sg"}]))
+        if subnet_cidr:
+            body["Resources"]["Subnet"] = {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": "vpc-1", "CidrBlock": subnet_cidr}}
+            body["Resources"]["Fs"]["Properties"]["SubnetIds"] = [{"Ref": "Subnet"}]
+        return body
+
+    assert rule_hits(template("0.0.0.0/0", None), "SMDDP-FSX3") == set()
+    assert rule_hits(template("10.0.0.0/16", "10.0.4.0/24"), "SMDDP-FSX3") == set()
+    (finding,) = [f for f in check_template(template("192.168.0.0/16", "10.0.4.0/24")) if f.rule_id == "SMDDP-FSX3"]
+    assert "ingress on TCP 988" in finding.message and "egress" not in finding.message.split("none allows")[1].split(" on ")[0]
+    # the file system's subnet is not in the template: a CIDR source may cover it (unknown, not missing)
+    unknown = check_template(template("10.0.0.0/16", None))
+    assert not [f for f in unknown if f.severity.value == "error"]
+    assert any(f.rule_id == "SMDDP-INFO1" and "SMDDP-FSX3 not judged" in f.message for f in unknown)
 
 
 def test_two_file_system_groups_may_open_the_ports_to_each_other() -> None:
@@ -133,3 +146,15 @@ def test_an_efa_file_system_without_a_tier_is_told_the_efa_capacity_steps() -> N
     for step, tier in (("38,400", 125), ("19,200", 250), ("9,600", 500), ("4,800", 1000)):
         assert f"{step} GiB at {tier}" in capacity
     assert "MB/s/TiB" in capacity
+
+
+def test_each_port_rule_runs_on_its_own_when_chosen_alone() -> None:
+    from _rules_helpers import load
+
+    from smddp_infra.rules import RULES_BY_ID
+
+    template = load("lustre_ports.yaml")
+    only_fsx4 = check_template(template, rules=[RULES_BY_ID["SMDDP-FSX4"]])
+    assert {(f.rule_id, f.resource) for f in only_fsx4} == {("SMDDP-FSX4", "BadFileSystem")}
+    only_fsx3 = check_template(template, rules=[RULES_BY_ID["SMDDP-FSX3"]])
+    assert {(f.rule_id, f.resource) for f in only_fsx3} == {("SMDDP-FSX3", "BadFileSystem")}

@@ -1,9 +1,18 @@
-"""``smddp-infra check TEMPLATE...``: judge raw CloudFormation templates with the SMDDP rules.
+"""``smddp-infra check TEMPLATE|DIR...``: judge raw CloudFormation templates with the SMDDP rules.
 
 Templates are read with cfn-lint's own decoder, so YAML short-form tags (``!Ref``,
 ``!GetAtt``, ``!Sub`` ...) and JSON both work, and nothing goes through jsii or
 ``CfnInclude`` (which rejects templates CloudFormation accepts, e.g. booleans written
-``"Yes"``). Exit 1 when any finding is an error, 0 otherwise, 2 on unreadable input.
+``"Yes"``).
+
+Built for CI: a directory stands for every ``*.json``, ``*.yaml``, ``*.yml`` and
+``*.template`` under it (so ``smddp-infra check cdk.out`` judges every stack and nested
+stack); inside a directory, files that are not templates (a mapping with ``Resources``:
+cdk.out's manifest.json, tree.json, ``*.assets.json``, config files) are skipped by
+content. A file named on the command line that cannot be read is reported, the rest are
+still judged and printed, and the exit code says the worst: 2 when any input was
+unreadable, else 1 when any finding is an error, else 0. ``--json`` always prints one
+document (unreadable inputs under ``"unreadable"``).
 """
 
 from __future__ import annotations
@@ -20,7 +29,13 @@ HELP = "Check CloudFormation templates (YAML or JSON) against the SMDDP infrastr
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("templates", nargs="+", metavar="TEMPLATE", help="CloudFormation template files (YAML or JSON)")
+    parser.add_argument(
+        "templates",
+        nargs="+",
+        metavar="TEMPLATE",
+        help="CloudFormation template files (YAML or JSON) or directories (every *.json, *.yaml, *.yml, *.template under them)",
+    )
+    parser.add_argument("--no-info", action="store_true", help="leave out informational findings (values the template does not resolve)")
     parser.add_argument("--json", action="store_true", help="print findings as JSON (for CI)")
     parser.add_argument(
         "--region",
@@ -86,21 +101,58 @@ def _kind(value: Any) -> str:
     return "nothing" if value is None else type(value).__name__
 
 
+TEMPLATE_SUFFIXES = (".json", ".yaml", ".yml", ".template")
+
+
+def expand_inputs(paths: list[str]) -> list[tuple[str, bool]]:
+    """(file, named explicitly?) for every input: directories recurse into template suffixes, sorted."""
+    import os
+
+    out: list[tuple[str, bool]] = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = []
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                found += [os.path.join(root, f) for f in sorted(files) if f.lower().endswith(TEMPLATE_SUFFIXES)]
+            out += [(f, False) for f in found]
+        else:
+            out.append((path, True))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.rules import Severity, check_template
 
-    results = []
-    for path in args.templates:
-        template = load_template(path)
-        results.append((path, check_template(template, region=args.region)))
+    results: list[tuple[str, list[Any]]] = []
+    unreadable: list[tuple[str, str]] = []
+    skipped: list[str] = []
+    for path, explicit in expand_inputs(args.templates):
+        try:
+            template = load_template(path)
+        except ConfigError as exc:
+            if explicit:
+                unreadable.append((path, str(exc)))
+            else:
+                skipped.append(path)
+            continue
+        findings = check_template(template, region=args.region)
+        if args.no_info:
+            findings = [f for f in findings if f.severity is not Severity.INFO]
+        results.append((path, findings))
 
-    failed = any(f.severity is Severity.ERROR for _, findings in results for f in findings)
+    def count(severity: Severity) -> int:
+        return sum(f.severity is severity for _, fs in results for f in fs)
+
     with pipe_safe_stdout():  # `check --json ... | head -1`: stop quietly, keep the exit code
         if args.json:
             payload = {
                 "templates": [{"template": path, "findings": [f.as_dict() for f in findings]} for path, findings in results],
-                "errors": sum(f.severity is Severity.ERROR for _, fs in results for f in fs),
-                "warnings": sum(f.severity is Severity.WARNING for _, fs in results for f in fs),
+                "unreadable": [{"template": path, "error": message} for path, message in unreadable],
+                "skipped": skipped,
+                "errors": count(Severity.ERROR),
+                "warnings": count(Severity.WARNING),
+                "infos": count(Severity.INFO),
             }
             json.dump(payload, sys.stdout, indent=2)
             sys.stdout.write("\n")
@@ -110,6 +162,14 @@ def run(args: argparse.Namespace) -> int:
                 for f in findings:
                     total += 1
                     print(f"{path}: {f.resource} {f.rule_id} {f.severity.value}: {f.message}")
+            for _path, message in unreadable:
+                print(f"smddp-infra check: error: {message}", file=sys.stderr)
             checked = len(results)
-            print(f"{total} finding(s) in {checked} template(s)" if total else f"no findings in {checked} template(s)", file=sys.stderr)
-    return 1 if failed else 0
+            if results or not unreadable:  # a single unreadable input stays one line
+                summary = f"{total} finding(s) in {checked} template(s)" if total else f"no findings in {checked} template(s)"
+                if unreadable:
+                    summary += f"; {len(unreadable)} input(s) could not be read"
+                print(summary, file=sys.stderr)
+    if unreadable:
+        return 2
+    return 1 if count(Severity.ERROR) else 0

@@ -21,7 +21,6 @@ from smddp_infra.review.network import endpoints, group_members, security_group_
 from smddp_infra.review.permissions import role_permissions
 from smddp_infra.review.template import TemplateView, as_list
 
-TRAINING_TAG = ("smddp:role", "training")
 INSTANCES = "TrainingInstances"
 
 
@@ -86,7 +85,7 @@ def build_graph(view: TemplateView) -> Graph:
         subnet_of_vpc.setdefault(vpc or "", []).append(subnet_id)
 
     members = group_members(view)
-    training_groups = [g for g, _ in view.of_type("AWS::EC2::SecurityGroup") if view.tags(g).get(TRAINING_TAG[0]) == TRAINING_TAG[1]]
+    training_groups = _training_groups(view)
     subnet_of: dict[str, Optional[str]] = {}
     for logical_id, resource in view.resources.items():
         subnets = [view.referenced_id(s) for s in as_list((resource.get("Properties") or {}).get("SubnetIds"))]
@@ -294,6 +293,15 @@ def _id(value: str) -> str:
 
 def _safe(value: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in value)
+
+
+def _training_groups(view: TemplateView) -> list[str]:
+    """Groups the rules treat as training groups (strong evidence, parameter defaults), in
+    template order: the diagram and SMDDP-SG1/SG2 read the same attachments."""
+    from smddp_infra.rules.training import attachments
+
+    strong = {g for a in attachments(view.model.world()) if a.evidence == "strong" for g in a.template_groups}
+    return [g for g, _ in view.of_type("AWS::EC2::SecurityGroup") if g in strong]
 
 
 def _first_ref(view: TemplateView, value: object) -> Optional[str]:

@@ -42,23 +42,30 @@ class FileSystemSizing:
 
 
 def file_system_sizing(view: TemplateView) -> list[FileSystemSizing]:
+    """One row per Lustre file system, its settings read by the model the rules use
+    (:func:`smddp_infra.rules.fsx_rules.read_settings`, parameter defaults)."""
+    from smddp_infra.rules.fsx_rules import read_settings
+    from smddp_infra.rules.training import lustre_file_systems
+
+    world = view.model.world()
     found = []
-    for logical_id, resource in view.of_type("AWS::FSx::FileSystem"):
-        props = resource.get("Properties") or {}
-        if props.get("FileSystemType") != "LUSTRE":
+    for fs in lustre_file_systems(world):
+        logical_id = fs.logical_id
+        settings = read_settings(world, fs)
+        if settings is None:
+            found.append(FileSystemSizing(logical_id, "?", "?", None, None, False, None, None,
+                                          _float(view.tags(logical_id).get(REQUIREMENT_TAG)), None, None,
+                                          note="its settings are not decided by the template (parameters without defaults, imports, a backup)"))
             continue
-        lustre = props.get("LustreConfiguration") or {}
-        deployment = str(lustre.get("DeploymentType") or "SCRATCH_1")
-        storage = str(props.get("StorageType") or "SSD")
-        capacity = _int(props.get("StorageCapacity"))
-        per_unit = _int(lustre.get("PerUnitStorageThroughput"))
-        efa = lustre.get("EfaEnabled") in (True, "true", "True")
+        deployment, storage = settings.deployment_type, settings.storage_type
+        capacity, per_unit, efa = settings.storage_capacity_gib, settings.per_unit_storage_throughput, settings.efa_enabled
         required = _float(view.tags(logical_id).get(REQUIREMENT_TAG))
         tier = find_tier(deployment, per_unit, storage_type=storage, efa_enabled=efa)
         notes = []
         baseline = price = cost = None
         if tier is None:
-            notes.append(f"{deployment}/{storage}/{per_unit} is not in the FSx rule table")
+            notes.append(f"{deployment}/{storage}/{per_unit} is not in the FSx rule table" if storage != "INTELLIGENT_TIERING"
+                         else "Intelligent-Tiering: priced per GB stored, not in the table")
         elif capacity is None:
             notes.append("StorageCapacity is not a literal number")
         else:

@@ -1,10 +1,10 @@
-"""The network facts of a template: security-group rules, endpoints, subnets, members.
+"""The network facts of a template as a reviewer reads them: group rules, endpoints, members.
 
-Rules are collected from both places CloudFormation allows them (inline
-``SecurityGroupIngress``/``SecurityGroupEgress`` lists and separate
-``AWS::EC2::SecurityGroupIngress``/``Egress`` resources), because the EFA self rules are
-deliberately separate resources (see :mod:`smddp_infra.constructs.efa`) while CDK writes
-other rules inline.
+The facts come from the ONE template model the rules use (:mod:`smddp_infra.rules.model`,
+:mod:`smddp_infra.rules.groups`): which rules a group has (inline or separate resources,
+conditions and ``Fn::If`` decided for the parameter defaults), who carries a group, which
+service an endpoint reaches. This module only renders them (labels, compact intrinsics),
+so the reviewer's summary and the checks cannot disagree about a template.
 """
 
 from __future__ import annotations
@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from smddp_infra.review.template import TemplateView, as_list
+from smddp_infra.rules import groups as model_groups
+from smddp_infra.rules.model import World
+from smddp_infra.rules.vpc import short_service_name
 
 _PROTOCOLS = {"-1": "all", "6": "TCP", "17": "UDP", "1": "ICMP", "58": "ICMPv6", "tcp": "TCP", "udp": "UDP", "icmp": "ICMP"}
 
@@ -49,26 +52,41 @@ class Endpoint:
     route_tables: tuple[str, ...]
 
 
+def _world(view: TemplateView) -> World:
+    """The template under its parameter defaults (what a deploy without overrides creates)."""
+    return view.model.world()
+
+
 def security_group_rules(view: TemplateView) -> list[SgRule]:
+    """Every rule the model gives the template's groups (EC2's implicit egress left out: it is
+    not written in the template), plus rule resources on groups the template does not own."""
+    world = _world(view)
+    groups = model_groups.security_groups(world)
     rules: list[SgRule] = []
-    for group_id, group in view.of_type("AWS::EC2::SecurityGroup"):
-        props = group.get("Properties") or {}
-        for raw in as_list(props.get("SecurityGroupIngress")):
-            rules.append(_rule(view, group_id, "ingress", raw, "inline"))
-        for raw in as_list(props.get("SecurityGroupEgress")):
-            rules.append(_rule(view, group_id, "egress", raw, "inline"))
-    for kind, direction in (("AWS::EC2::SecurityGroupIngress", "ingress"), ("AWS::EC2::SecurityGroupEgress", "egress")):
-        for rule_id, resource in view.of_type(kind):
-            props = resource.get("Properties") or {}
-            group = view.referenced_id(props.get("GroupId")) or view.render(props.get("GroupId") or props.get("GroupName"))
-            rules.append(_rule(view, group, direction, props, rule_id))
+    for permission in groups.all_permissions():
+        if permission.implicit or permission.raw is None:
+            continue
+        inline = permission.declared_in == permission.group and view.resources.get(permission.group, {}).get("Type") == model_groups.SECURITY_GROUP
+        rules.append(_rule(view, permission.group, permission.direction, permission.raw, "inline" if inline else permission.declared_in, permission))
+    for resource in world.of_type(model_groups.INGRESS, model_groups.EGRESS):
+        props = resource.properties
+        if groups.group_of(props.get("GroupId")) is not None:
+            continue
+        direction = "ingress" if resource.type == model_groups.INGRESS else "egress"
+        group = view.render(props.get("GroupId") or props.get("GroupName"))
+        rules.append(_rule(view, group, direction, props, resource.logical_id, None))
     return sorted(rules, key=lambda r: (view.label(r.group), r.direction != "ingress", r.protocol != "all", r.ports, r.why))
 
 
-def _rule(view: TemplateView, group: str, direction: str, raw: Mapping[str, Any], defined_by: str) -> SgRule:
+def _rule(
+    view: TemplateView, group: str, direction: str, raw: Mapping[str, Any], defined_by: str, permission: Optional[model_groups.Permission]
+) -> SgRule:
     protocol = _PROTOCOLS.get(str(raw.get("IpProtocol")), str(raw.get("IpProtocol")))
     ports = _ports(protocol, raw.get("FromPort"), raw.get("ToPort"))
-    peer_group = view.referenced_id(raw.get("SourceSecurityGroupId") or raw.get("DestinationSecurityGroupId"))
+    if permission is not None:
+        peer_group = permission.peer_group
+    else:
+        peer_group = view.referenced_id(raw.get("SourceSecurityGroupId") or raw.get("DestinationSecurityGroupId"))
     prefix_list = raw.get("SourcePrefixListId") or raw.get("DestinationPrefixListId")
     cidr = raw.get("CidrIp") or raw.get("CidrIpv6")
     if peer_group:
@@ -147,27 +165,14 @@ def endpoints(view: TemplateView) -> list[Endpoint]:
 
 
 def service_name(view: TemplateView, value: Any) -> str:
-    """``com.amazonaws.${AWS::Region}.s3`` -> ``s3``; the short name reviewers know."""
-    text = view.render(value)
-    for prefix in ("com.amazonaws.${AWS::Region}.",):
-        if text.startswith(prefix):
-            return text[len(prefix):]
-    parts = text.split(".")
-    if text.startswith("com.amazonaws.") and len(parts) > 3:
-        return ".".join(parts[3:])
-    return text
+    """``com.amazonaws.${AWS::Region}.s3`` -> ``s3``: the model's reading (the one NET2/NET3
+    use), else the value as rendered."""
+    resolved = _world(view).resolve(value, partial=True)
+    short = short_service_name(resolved) if isinstance(resolved, str) else None
+    return short or view.render(value)
 
 
 def group_members(view: TemplateView) -> dict[str, list[str]]:
-    """Security group logical id -> logical ids of resources that carry it."""
-    members: dict[str, list[str]] = {}
-    for logical_id, resource in view.resources.items():
-        if resource.get("Type") in ("AWS::EC2::SecurityGroupIngress", "AWS::EC2::SecurityGroupEgress"):
-            continue
-        props = resource.get("Properties") or {}
-        for key in ("SecurityGroupIds", "SecurityGroups"):
-            for value in as_list(props.get(key)):
-                group = view.referenced_id(value)
-                if group and view.resources[group].get("Type") == "AWS::EC2::SecurityGroup":
-                    members.setdefault(group, []).append(logical_id)
-    return members
+    """Security group logical id -> logical ids of resources that carry it (the model's view:
+    any ``SecurityGroupIds``/``SecurityGroups``/``GroupSet``/``Groups`` list, at any depth)."""
+    return model_groups.group_members(_world(view))

@@ -10,15 +10,22 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Optional
 
+from smddp_infra.rules.model import TemplateModel
+
 #: Suffixes CDK appends to the construct that holds the L1 resource.
 _L1_SUFFIXES = ("/Resource", "/Default")
 
 
 class TemplateView:
-    """Read-only helpers over one template dict."""
+    """Presentation helpers over one template dict (labels, compact intrinsics).
+
+    What the template MEANS (resolution, conditions, group rules, attachments) is read
+    through :attr:`model`, the one model the rules use; this class only renders.
+    """
 
     def __init__(self, template: Mapping[str, Any]) -> None:
         self.template = template
+        self.model = TemplateModel(template)
         self.resources: Mapping[str, Mapping[str, Any]] = template.get("Resources") or {}
         self._labels = {logical_id: _label(logical_id, resource) for logical_id, resource in self.resources.items()}
 
@@ -38,13 +45,13 @@ class TemplateView:
         tags = self.props(logical_id).get("Tags") or []
         if isinstance(tags, Mapping):
             return dict(tags)
-        return {t.get("Key"): t.get("Value") for t in tags if isinstance(t, Mapping)}
+        return {str(t.get("Key")): t.get("Value") for t in tags if isinstance(t, Mapping)}
 
     def referenced_id(self, value: Any) -> Optional[str]:
         """The logical id a ``Ref``/``Fn::GetAtt`` points at (None for literals and pseudo params)."""
         if isinstance(value, Mapping):
             if "Ref" in value and value["Ref"] in self.resources:
-                return value["Ref"]
+                return str(value["Ref"])
             if "Fn::GetAtt" in value:
                 target = value["Fn::GetAtt"]
                 name = target[0] if isinstance(target, list) else str(target).split(".")[0]

@@ -1,64 +1,137 @@
-"""SMDDP-SG1 / SMDDP-SG2: every training group allows all traffic from and to itself.
+"""SMDDP-SG1 / SG2 (errors) and SG3 (warning): all traffic to and from the training groups.
 
-The guide's "job stalls at initialization on EFA instances": EFA's SRD traffic is not
-TCP, so only an all-protocol (``IpProtocol: -1``) rule whose peer is the group itself lets
-instances reach each other. Egress to 0.0.0.0/0 does not cover it; AWS's EFA setup asks
-for an explicit self egress rule. If a job uses several groups, each needs both rules.
+The guide's "job stalls at initialization on EFA instances": EFA's SRD traffic is not TCP,
+so only all-protocol (``IpProtocol: -1``) rules whose peer is a security group on the
+instances let them reach each other. Egress to 0.0.0.0/0 does not cover it: AWS's EFA
+setup asks for egress to the group itself.
+
+AWS evaluates the groups on a network interface as a union: traffic flows when any group
+on the sender allows the egress and any group on the receiver allows the ingress. So an
+*attachment* (a training resource and the groups on it, see
+:mod:`smddp_infra.rules.training`) passes SG1 when some group on it has an all-traffic
+ingress rule whose source is a group on the same attachment, and SG2 likewise for egress;
+one EFA group with both self rules is enough, other groups on the same interfaces need
+nothing. The finding names the attachment and its groups.
+
+Unknown is not missing: a group the template does not define (a literal ``sg-...``, an
+import, a parameter), an undecided ``Fn::If`` or a rule resource under an undecided
+``Condition`` could supply the rule, so the verdict is then *unknown* (an SMDDP-INFO1
+note), never an error. Groups named like EFA groups but attached to nothing the template
+shows as EFA are weak evidence: SMDDP-SG3, a warning.
 """
 
 from __future__ import annotations
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.groups import EGRESS, INGRESS, SecurityGroups
-from smddp_infra.rules.model import TemplateModel
-from smddp_infra.rules.training import training_groups
+from smddp_infra.rules.groups import ALL, EGRESS, INGRESS, SecurityGroups, security_groups
+from smddp_infra.rules.model import World
+from smddp_infra.rules.training import Attachment, attachments
+from smddp_infra.rules.unresolved import UNRESOLVED
+
+PASS, FAIL, UNKNOWN_VERDICT = "pass", "fail", "unknown"
 
 
-def security_groups(model: TemplateModel) -> SecurityGroups:
-    return model.memo("security_groups", SecurityGroups)
+def self_verdict(groups: SecurityGroups, attachment: Attachment, direction: str) -> tuple[str, str]:
+    """("pass" | "fail" | "unknown", what was unresolved) for one direction of one attachment."""
+    if attachment.groups is None:
+        return UNKNOWN_VERDICT, f"its security groups ({attachment.unresolved_list}) are not resolved by the template"
+    if not attachment.groups:
+        return UNKNOWN_VERDICT, "it lists no security group, so the VPC's default group (not in the template) applies"
+    members = set(attachment.template_groups) & set(groups.groups)
+    others = attachment.other_groups + tuple(sorted(set(attachment.template_groups) - members))
+    maybe: list[str] = []
+    for group in sorted(members):
+        for p in groups.of(group, direction):
+            if p.protocol not in (ALL, "?"):
+                continue
+            if p.peer_group in members:
+                if p.all_traffic and p.certain:
+                    return PASS, ""
+                maybe.append(f"{p.declared_in} (its condition or protocol is undecided)")
+            elif p.peer_unresolved and (others or set(p.peer_candidates) & members):
+                maybe.append(f"{p.declared_in} (peer {p.peer_unresolved})")
+    if others:
+        return UNKNOWN_VERDICT, f"its rules may come from {', '.join(others)}, which the template does not define"
+    if maybe:
+        return UNKNOWN_VERDICT, "it depends on " + ", ".join(maybe)
+    if not attachment.certain:
+        return UNKNOWN_VERDICT, f"{attachment.resource} exists only under an undecided Condition"
+    return FAIL, ""
 
 
-def _training_groups(model: TemplateModel) -> dict[str, str]:
-    return model.memo("training_groups", lambda m: training_groups(m, security_groups(m)))
+def _fix(direction: str, group: str) -> str:
+    if direction == "ingress":
+        return f"add an {INGRESS} with GroupId and SourceSecurityGroupId both !GetAtt {group}.GroupId and IpProtocol -1"
+    return f"add an {EGRESS} with GroupId and DestinationSecurityGroupId both !GetAtt {group}.GroupId and IpProtocol -1"
 
 
-def _has_self_rule(groups: SecurityGroups, group: str, direction: str) -> bool:
-    return any(p.all_traffic and p.peer_group == group for p in groups.of(group, direction))
+def _egress_note(groups: SecurityGroups, attachment: Attachment) -> str:
+    if any(p.all_traffic and p.cidr in ("0.0.0.0/0", "::/0") for g in attachment.template_groups for p in groups.of(g, "egress")):
+        return " (egress to 0.0.0.0/0 does not count: EFA needs a security group as destination)"
+    return ""
 
 
-def check_self_ingress(model: TemplateModel) -> list[Finding]:
-    groups = security_groups(model)
-    findings = []
-    for group, reason in _training_groups(model).items():
-        if not _has_self_rule(groups, group, "ingress"):
+def _check(world: World, direction: str, rule: Rule) -> list[Finding]:
+    groups = security_groups(world)
+    findings: list[Finding] = []
+    word = "ingress from" if direction == "ingress" else "egress to"
+    failing: dict[str, list[Attachment]] = {}
+    for attachment in attachments(world):
+        if attachment.evidence != "strong":
+            continue
+        verdict, why = self_verdict(groups, attachment, direction)
+        if verdict == FAIL:
+            failing.setdefault(attachment.resource, []).append(attachment)
+        elif verdict == UNKNOWN_VERDICT:
             findings.append(
-                SELF_INGRESS.finding(
-                    group,
-                    f"training security group {group} ({reason}) has no all-traffic ingress rule from itself: "
-                    f"add an {INGRESS} with GroupId and SourceSecurityGroupId both !GetAtt {group}.GroupId and IpProtocol -1",
-                    "Properties",
+                UNRESOLVED.finding(
+                    attachment.resource,
+                    f"{rule.id} not judged for {attachment.what}: {why}",
+                    *attachment.path,
                 )
             )
+    for resource, failed in failing.items():  # one finding per resource, naming each attachment
+        target = failed[0].template_groups[0]
+        note = "".join(dict.fromkeys(_egress_note(groups, a) for a in failed)) if direction == "egress" else ""
+        carried = "; ".join(f"{a.what} carries {a.describe_groups()}" for a in failed)
+        findings.append(
+            rule.finding(
+                resource,
+                f"{carried}, and none of them allows all-traffic {word} a group on it{note}: "
+                f"{_fix(direction, target)} (one EFA group with both self rules is enough)",
+                *failed[0].path,
+            )
+        )
     return findings
 
 
-def check_self_egress(model: TemplateModel) -> list[Finding]:
-    groups = security_groups(model)
+def check_self_ingress(world: World) -> list[Finding]:
+    return _check(world, "ingress", SELF_INGRESS)
+
+
+def check_self_egress(world: World) -> list[Finding]:
+    return _check(world, "egress", SELF_EGRESS)
+
+
+def check_named_groups(world: World) -> list[Finding]:
+    groups = security_groups(world)
     findings = []
-    for group, reason in _training_groups(model).items():
-        if _has_self_rule(groups, group, "egress"):
+    for attachment in attachments(world):
+        if attachment.evidence != "weak":
             continue
-        note = ""
-        if any(p.all_traffic and p.cidr in ("0.0.0.0/0", "::/0") for p in groups.of(group, "egress")):
-            note = " (its egress to 0.0.0.0/0 does not count: EFA needs the group itself as destination)"
-        findings.append(
-            SELF_EGRESS.finding(
-                group,
-                f"training security group {group} ({reason}) has no all-traffic egress rule to itself{note}: "
-                f"add an {EGRESS} with GroupId and DestinationSecurityGroupId both !GetAtt {group}.GroupId and IpProtocol -1",
-                "Properties",
+        missing = [d for d in ("ingress", "egress") if self_verdict(groups, attachment, d)[0] == FAIL]
+        if missing:
+            group = attachment.template_groups[0]
+            wording = " and ".join(("all-traffic ingress from itself" if d == "ingress" else "all-traffic egress to itself") for d in missing)
+            findings.append(
+                NAMED_GROUP.finding(
+                    group,
+                    f"{attachment.what} looks like an EFA/training group but has no {wording}; nothing in this template "
+                    f"attaches it to EFA interfaces, HyperPod or an EFA file system, so this is a warning: if instances use it, "
+                    + "; ".join(_fix(d, group) for d in missing),
+                    "Properties",
+                )
             )
-        )
     return findings
 
 
@@ -68,8 +141,8 @@ SELF_INGRESS = Rule(
     id="SMDDP-SG1",
     severity=Severity.ERROR,
     cfn_lint_id="E9101",
-    title="Training security group lacks all-traffic ingress from itself",
-    explanation="Add an ingress rule with IpProtocol -1 whose source is the group itself (EFA traffic is not TCP).",
+    title="No security group on a training resource allows all-traffic ingress from a group on it",
+    explanation="Give one group on the training instances an IpProtocol -1 ingress rule whose source is the group itself (EFA traffic is not TCP).",
     symptom=_SYMPTOM,
     check=check_self_ingress,
 )
@@ -78,10 +151,20 @@ SELF_EGRESS = Rule(
     id="SMDDP-SG2",
     severity=Severity.ERROR,
     cfn_lint_id="E9102",
-    title="Training security group lacks all-traffic egress to itself",
-    explanation="Add an egress rule with IpProtocol -1 whose destination is the group itself; egress to 0.0.0.0/0 does not count for EFA.",
+    title="No security group on a training resource allows all-traffic egress to a group on it",
+    explanation="Give one group on the training instances an IpProtocol -1 egress rule whose destination is the group itself; egress to 0.0.0.0/0 does not count for EFA.",
     symptom=_SYMPTOM,
     check=check_self_egress,
 )
 
-RULES = (SELF_INGRESS, SELF_EGRESS)
+NAMED_GROUP = Rule(
+    id="SMDDP-SG3",
+    severity=Severity.WARNING,
+    cfn_lint_id="W9103",
+    title="Group named for EFA/training lacks all-traffic self rules (not attached to EFA in this template)",
+    explanation="If training instances use this group, add IpProtocol -1 ingress from and egress to itself.",
+    symptom=_SYMPTOM,
+    check=check_named_groups,
+)
+
+RULES = (SELF_INGRESS, SELF_EGRESS, NAMED_GROUP)

@@ -3,32 +3,36 @@
 A :class:`Rule` carries everything the three faces need (the nag pack, the cfn-lint
 plugin and ``smddp-infra check``): a stable id, a severity, a one-line explanation that
 points at the fix, the troubleshooting-guide symptom it prevents, and the cfn-lint id it
-is published under (cfn-lint derives severity from an id's first letter, so ``E9xxx`` for
-errors and ``W9xxx`` for warnings; 9xxx is the range cfn-lint leaves to custom rules).
+is published under (cfn-lint derives severity from an id's first letter: ``E9xxx`` errors,
+``W9xxx`` warnings, ``I9xxx`` informational; 9xxx is the range cfn-lint leaves to custom
+rules).
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover
-    from smddp_infra.rules.model import TemplateModel
+    from smddp_infra.rules.model import World
 
 
 class Severity(str, enum.Enum):
     ERROR = "error"
     WARNING = "warning"
+    INFO = "info"
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One rule broken by one resource.
+    """One distinct problem of one resource.
 
     ``resource`` is the logical id the fix belongs on (and where the nag pack attaches the
     violation, so ``Validations.of(construct).acknowledge`` silences it); ``path`` is the
-    property path inside that resource, for cfn-lint's line numbers.
+    property path inside that resource, for cfn-lint's line numbers. ``when`` lists the
+    parameter assignments that trigger it (only the parameters that matter); empty means
+    every assignment judged (or a template without parameters).
     """
 
     rule_id: str
@@ -36,6 +40,7 @@ class Finding:
     resource: str
     message: str
     path: tuple[str | int, ...] = ("Properties",)
+    when: tuple[Mapping[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -44,12 +49,17 @@ class Finding:
             "resource": self.resource,
             "message": self.message,
             "path": list(self.path),
+            "when": [dict(w) for w in self.when],
         }
+
+    def with_when(self, when: tuple[Mapping[str, Any], ...], text: str) -> "Finding":
+        return replace(self, when=when, message=f"{text}: {self.message}" if text else self.message)
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A rule: metadata plus ``check(model) -> [Finding]`` (a small pure function)."""
+    """A rule: metadata plus ``check(world) -> [Finding]`` (a small pure function run once
+    per parameter assignment; the engine merges what the assignments find)."""
 
     id: str
     severity: Severity
@@ -57,7 +67,7 @@ class Rule:
     title: str
     explanation: str
     symptom: str
-    check: Callable[["TemplateModel"], list[Finding]] = field(compare=False, repr=False)
+    check: Callable[["World"], list[Finding]] = field(compare=False, repr=False)
 
     def finding(self, resource: str, message: str, *path: str | int) -> Finding:
         return Finding(self.id, self.severity, resource, message, tuple(path) or ("Properties",))

@@ -1,56 +1,53 @@
-"""SMDDP-FSX1..3: FSx for Lustre settings, throughput and ports.
+"""SMDDP-FSX1..4: FSx for Lustre settings, throughput and ports.
 
-* FSX1: settings CloudFormation rejects, judged by
+* FSX1 (error): settings FSx or CloudFormation reject, judged by
   :func:`smddp_infra.sizing.lustre_rules.validate_lustre_settings` (the project's single
-  FSx rule table) for the defaults AND every ``AllowedValues`` entry of each parameter that
-  feeds them, so a bad choice fails at lint time instead of 20 minutes into a deploy.
-* FSX2: baseline throughput (capacity GiB / 1024 x per-unit throughput) below the
-  ``smddp:requiredThroughputMBps`` tag the sizing recorded: the guide's "scaling
-  efficiency drops on larger clusters".
-* FSX3: TCP 988 and 1018-1023 not open between the file system's groups and themselves
-  (ingress and egress); an all-traffic rule counts, and for egress so does any CIDR rule
-  including EC2's default allow-all egress.
+  FSx rule table): capacity per tier and EFA steps, per-unit throughput, HDD cache,
+  ``FileSystemTypeVersion`` per deployment type and metadata configuration, EFA's
+  requirements, Intelligent-Tiering's ``ThroughputCapacity``. Run for every judged
+  parameter assignment, so an ``EfaEnabled: !If [...]`` or a ``LustreVersion`` parameter
+  allowing 2.12 is judged for the assignment that triggers it.
+* FSX2 (warning): baseline throughput below the ``smddp:requiredThroughputMBps`` tag the
+  sizing recorded: the guide's "scaling efficiency drops on larger clusters".
+* FSX3 (error) / FSX4 (warning): Lustre's TCP 988 / 1018-1023 between the file system's
+  network interfaces, judged on the UNION of its security groups (AWS evaluates them
+  together). Ingress must come from one of those groups or a CIDR that covers the file
+  system's subnet (0.0.0.0/0, the VPC CIDR); egress likewise, EC2's default allow-all
+  egress included. 988 missing fails creation (FSx validates it: InvalidNetworkSettings);
+  1018-1023 are in the FSx user guide but not validated at creation, hence a warning.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Optional
 
-from smddp_infra.rules.efa_rules import security_groups
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.model import NO_VALUE, UNKNOWN, Resource, TemplateModel, to_bool, to_int
+from smddp_infra.rules.groups import GroupRef, Permission, group_list, security_groups
+from smddp_infra.rules.model import NO_VALUE, UNKNOWN, Resource, World, to_bool, to_int
 from smddp_infra.rules.training import lustre_file_systems
+from smddp_infra.rules.unresolved import UNRESOLVED
 from smddp_infra.sizing import lustre_rules as lr
 
 REQUIRED_THROUGHPUT_TAG = "smddp:requiredThroughputMBps"
 #: Lustre's TCP ports (FSx for Lustre user guide, "File system access control with Amazon VPC").
-LUSTRE_PORTS = ((988, 988), (1018, 1023))
-#: Findings per file system before the rest are summarised in one line.
-MAX_COMBINATION_FINDINGS = 8
-
-#: LustreConfiguration / top-level properties that decide validity.
-_SETTINGS = (
-    ("StorageCapacity",),
-    ("StorageType",),
-    ("FileSystemTypeVersion",),
-    ("LustreConfiguration", "DeploymentType"),
-    ("LustreConfiguration", "PerUnitStorageThroughput"),
-    ("LustreConfiguration", "DriveCacheType"),
-    ("LustreConfiguration", "EfaEnabled"),
-)
+LUSTRE_PORT = (988, 988)
+LUSTRE_EXTRA_PORTS = (1018, 1023)
+LUSTRE_PORTS = (LUSTRE_PORT, LUSTRE_EXTRA_PORTS)
 
 
 @dataclass(frozen=True)
 class LustreSettings:
     deployment_type: str
-    storage_capacity_gib: int
+    storage_capacity_gib: Optional[int]
     per_unit_storage_throughput: Optional[int]
     storage_type: str
     efa_enabled: bool
     drive_cache_type: Optional[str]
     file_system_type_version: Optional[str]
     has_metadata_configuration: bool
+    throughput_capacity_mbps: Optional[int] = None
 
     def problems(self) -> list[str]:
         return lr.validate_lustre_settings(
@@ -62,11 +59,22 @@ class LustreSettings:
             drive_cache_type=self.drive_cache_type,
             file_system_type_version=self.file_system_type_version,
             has_metadata_configuration=self.has_metadata_configuration,
+            throughput_capacity_mbps=self.throughput_capacity_mbps,
         )
 
     def tier(self) -> Optional[lr.Tier]:
+        if self.storage_type == lr.INTELLIGENT_TIERING:
+            return None
         throughput = self.per_unit_storage_throughput if self.deployment_type in lr.PERSISTENT_TYPES else None
         return lr.find_tier(self.deployment_type, throughput, storage_type=self.storage_type, efa_enabled=self.efa_enabled)
+
+    def baseline_mbps(self) -> Optional[float]:
+        if self.storage_type == lr.INTELLIGENT_TIERING:
+            return float(self.throughput_capacity_mbps) if self.throughput_capacity_mbps is not None else None
+        tier = self.tier()
+        if tier is None or self.storage_capacity_gib is None:
+            return None
+        return tier.throughput_mbps(self.storage_capacity_gib)
 
 
 def _optional(value: Any, convert: Any = None) -> Any:
@@ -78,28 +86,37 @@ def _optional(value: Any, convert: Any = None) -> Any:
     return convert(value) if convert else value
 
 
-def read_settings(model: TemplateModel, fs: Resource, assignment: Mapping[str, Any]) -> Optional[LustreSettings]:
-    """The file system's settings under one parameter assignment, or None if undecidable.
+def read_settings(world: World, fs: Resource) -> Optional[LustreSettings]:
+    """The file system's settings under one assignment, or None if undecidable.
 
     CloudFormation defaults: DeploymentType SCRATCH_1, StorageType SSD, EfaEnabled false.
-    A file system without StorageCapacity (restored from a backup) is not judged.
+    A file system without StorageCapacity that is not Intelligent-Tiering (restored from a
+    backup) is not judged.
     """
-    get = lambda *path: model.get(fs, *path, assignment=assignment)  # noqa: E731
+
+    def get(*path: str) -> Any:
+        return world.get(fs, *path)
+
     deployment = _optional(get("LustreConfiguration", "DeploymentType"))
     deployment = lr.SCRATCH_1 if deployment is None else deployment
     capacity = _optional(get("StorageCapacity"), to_int)
     throughput = _optional(get("LustreConfiguration", "PerUnitStorageThroughput"), to_int)
     storage_type = _optional(get("StorageType"))
-    storage_type = "SSD" if storage_type is None else storage_type
+    storage_type = lr.SSD if storage_type is None else storage_type
     efa = _optional(get("LustreConfiguration", "EfaEnabled"), to_bool)
     cache = _optional(get("LustreConfiguration", "DriveCacheType"))
     version = _optional(get("FileSystemTypeVersion"))
     metadata = get("LustreConfiguration", "MetadataConfiguration")
-    values = (deployment, capacity, throughput, storage_type, efa, cache, version)
-    if capacity is None or any(v is UNKNOWN for v in values):
+    it_throughput = _optional(get("LustreConfiguration", "ThroughputCapacity"), to_int)
+    values = (deployment, capacity, throughput, storage_type, efa, cache, version, it_throughput)
+    if any(v is UNKNOWN for v in values) or metadata is UNKNOWN:
         return None
     if not isinstance(deployment, str) or not isinstance(storage_type, str):
         return None
+    if capacity is None and storage_type != lr.INTELLIGENT_TIERING:
+        return None
+    if world.has(fs, "BackupId"):
+        return None  # restored from a backup: its settings come from the backup
     return LustreSettings(
         deployment_type=deployment,
         storage_capacity_gib=capacity,
@@ -109,76 +126,55 @@ def read_settings(model: TemplateModel, fs: Resource, assignment: Mapping[str, A
         drive_cache_type=cache if isinstance(cache, str) else None,
         file_system_type_version=str(version) if version is not None else None,
         has_metadata_configuration=metadata is not NO_VALUE,
+        throughput_capacity_mbps=it_throughput,
     )
 
 
-def _feeding_parameters(model: TemplateModel, fs: Resource) -> set[str]:
-    names: set[str] = set()
-    for path in _SETTINGS:
-        node: Any = fs.properties
-        for key in path:
-            node = node.get(key) if isinstance(node, Mapping) else None
-        names |= model.parameters_in(node)
-    names |= model.parameters_in(fs.properties.get("LustreConfiguration"))  # a parameterised block
-    return names
-
-
-def _settings_by_assignment(model: TemplateModel, fs: Resource) -> Iterator[tuple[dict[str, Any], LustreSettings]]:
-    for assignment in model.assignments(_feeding_parameters(model, fs)):
-        settings = read_settings(model, fs, assignment)
-        if settings is not None:
-            yield assignment, settings
-
-
-def _when(assignment: Mapping[str, Any]) -> str:
-    if not assignment:
-        return ""
-    return " (with " + ", ".join(f"parameter {k}={v!r}" for k, v in assignment.items()) + ")"
-
-
-def _capped(rule: Rule, fs: Resource, messages: list[str]) -> list[Finding]:
-    findings = [rule.finding(fs.logical_id, m, "Properties") for m in messages[:MAX_COMBINATION_FINDINGS]]
-    if len(messages) > MAX_COMBINATION_FINDINGS:
-        findings.append(rule.finding(fs.logical_id, f"... and {len(messages) - MAX_COMBINATION_FINDINGS} more parameter combinations fail the same way", "Properties"))
-    return findings
-
-
-def check_settings(model: TemplateModel) -> list[Finding]:
+def check_settings(world: World) -> list[Finding]:
     findings: list[Finding] = []
-    for fs in lustre_file_systems(model):
-        messages: list[str] = []
-        for assignment, settings in _settings_by_assignment(model, fs):
-            for problem in settings.problems():
-                messages.append(f"file system {fs.logical_id}: {problem}{_when(assignment)}")
-        findings += _capped(SETTINGS, fs, list(dict.fromkeys(messages)))
-    return findings
-
-
-def check_throughput(model: TemplateModel) -> list[Finding]:
-    findings: list[Finding] = []
-    for fs in lustre_file_systems(model):
-        if REQUIRED_THROUGHPUT_TAG not in model.tags(fs):
+    for fs in lustre_file_systems(world):
+        settings = read_settings(world, fs)
+        if settings is None:
             continue
-        raw = model.tags(fs)[REQUIRED_THROUGHPUT_TAG]
+        for problem in settings.problems():
+            findings.append(SETTINGS.finding(fs.logical_id, f"file system {fs.logical_id}: {problem}", "Properties"))
+    return findings
+
+
+def check_throughput(world: World) -> list[Finding]:
+    findings: list[Finding] = []
+    for fs in lustre_file_systems(world):
+        tags = world.tags(fs)
+        if REQUIRED_THROUGHPUT_TAG not in tags:
+            continue
+        raw = tags[REQUIRED_THROUGHPUT_TAG]
         try:
             required = float(raw)
         except (TypeError, ValueError):
-            findings.append(THROUGHPUT.finding(fs.logical_id, f"file system {fs.logical_id}: tag {REQUIRED_THROUGHPUT_TAG} must be a number of MB/s, got {raw!r}", "Properties", "Tags"))
+            if raw is not UNKNOWN:
+                findings.append(THROUGHPUT.finding(fs.logical_id, f"file system {fs.logical_id}: tag {REQUIRED_THROUGHPUT_TAG} must be a number of MB/s, got {raw!r}", "Properties", "Tags"))
             continue
-        messages = []
-        for assignment, settings in _settings_by_assignment(model, fs):
-            tier = settings.tier()
-            if tier is None:
-                continue  # SMDDP-FSX1 reports the invalid settings
-            baseline = tier.throughput_mbps(settings.storage_capacity_gib)
-            if baseline < required:
-                needed = tier.capacity.smallest_at_least(required * 1024 / tier.baseline_mbps_per_tib)
-                messages.append(
-                    f"file system {fs.logical_id}: baseline throughput {baseline:,.0f} MB/s "
-                    f"({settings.storage_capacity_gib:,} GiB at {tier.key}) is below the {required:,.0f} MB/s it was sized for: "
-                    f"raise StorageCapacity to {needed:,} GiB or choose a higher PerUnitStorageThroughput{_when(assignment)}"
-                )
-        findings += _capped(THROUGHPUT, fs, messages)
+        settings = read_settings(world, fs)
+        baseline = settings.baseline_mbps() if settings is not None else None
+        if settings is None or baseline is None or baseline >= required:
+            continue
+        tier = settings.tier()
+        if tier is not None and settings.storage_capacity_gib is not None:
+            needed = tier.capacity.smallest_at_least(required * 1024 / tier.baseline_mbps_per_tib)
+            fix = f"raise StorageCapacity to {needed:,} GiB or choose a higher PerUnitStorageThroughput"
+            what = f"{settings.storage_capacity_gib:,} GiB at {tier.key}"
+        else:
+            step = lr.INTELLIGENT_TIERING_THROUGHPUT_STEP_MBPS
+            needed = -(-int(required) // step) * step
+            fix, what = f"raise ThroughputCapacity to {needed:,} MB/s", "Intelligent-Tiering ThroughputCapacity"
+        findings.append(
+            THROUGHPUT.finding(
+                fs.logical_id,
+                f"file system {fs.logical_id}: baseline throughput {baseline:,.0f} MB/s ({what}) is below the "
+                f"{required:,.0f} MB/s it was sized for: {fix}",
+                "Properties",
+            )
+        )
     return findings
 
 
@@ -186,30 +182,117 @@ def _describe(ports: tuple[int, int]) -> str:
     return f"TCP {ports[0]}" if ports[0] == ports[1] else f"TCP {ports[0]}-{ports[1]}"
 
 
-def check_lustre_ports(model: TemplateModel) -> list[Finding]:
-    groups = security_groups(model)
+def _network(value: Any) -> Optional[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    try:
+        return ipaddress.ip_network(str(value), strict=False)
+    except ValueError:
+        return None
+
+
+def _client_ranges(world: World, fs: Resource) -> tuple[list[Any], bool]:
+    """(networks the file system's interfaces sit in, all of them known?): its subnet's CIDR
+    and the subnet's VPC CIDR, when the template states them."""
+    ranges: list[Any] = []
+    known = True
+    subnets = world.get(fs, "SubnetIds")
+    subnet = world.resource_of(subnets[0], "AWS::EC2::Subnet") if isinstance(subnets, list) and subnets else None
+    if subnet is None:
+        return ranges, False
+    cidr = _network(world.get(subnet, "CidrBlock"))
+    if cidr is None:
+        known = False
+    else:
+        ranges.append(cidr)
+    vpc = world.resource_of(world.raw(subnet, "VpcId"), "AWS::EC2::VPC")
+    vpc_cidr = _network(world.get(vpc, "CidrBlock")) if vpc is not None else None
+    if vpc_cidr is not None:
+        ranges.append(vpc_cidr)
+    return ranges, known
+
+
+def _port_verdict(
+    world: World, fs: Resource, refs: list[GroupRef], ports: tuple[int, int], direction: str
+) -> tuple[str, str]:
+    """("pass" | "fail" | "unknown", why) for one port range in one direction."""
+    groups = security_groups(world)
+    members = {r.group for r in refs if r.group in groups.groups}
+    others = [r.describe() for r in refs if r.group not in groups.groups]
+    ranges, ranges_known = _client_ranges(world, fs)
+    maybe: list[str] = []
+
+    def covers(p: Permission) -> Optional[bool]:
+        if p.peer_group is not None:
+            return p.peer_group in members
+        if p.cidr is not None:
+            net = _network(p.cidr)
+            if net is None:
+                return None
+            if net.prefixlen == 0 and net.version == 4:
+                return True
+            if any(r.version == net.version and r.subnet_of(net) for r in ranges):
+                return True
+            return False if ranges_known else None
+        if p.peer_unresolved is not None:
+            raw = p.raw or {}
+            address_peer = any(k in raw for k in ("CidrIp", "CidrIpv6", "SourcePrefixListId", "DestinationPrefixListId"))
+            return None if (address_peer or others or set(p.peer_candidates) & members) else False
+        return False
+
+    for group in sorted(members):
+        for p in groups.of(group, direction):
+            if not p.may_cover_tcp(*ports):
+                continue
+            verdict = covers(p)
+            if verdict is True and p.certain and p.covers_tcp(*ports):
+                return "pass", ""
+            if verdict is not False:
+                maybe.append(p.declared_in)
+    if others:
+        return "unknown", f"its groups {', '.join(others)} are not defined in the template"
+    if maybe:
+        return "unknown", "it depends on " + ", ".join(sorted(set(maybe)))
+    return "fail", ""
+
+
+def check_lustre_ports(world: World) -> list[Finding]:
+    return _lustre_ports(world, (LUSTRE_PORT, LUSTRE_PORTS_RULE))
+
+
+def check_lustre_extra_ports(world: World) -> list[Finding]:
+    return _lustre_ports(world, (LUSTRE_EXTRA_PORTS, LUSTRE_EXTRA_PORTS_RULE))
+
+
+def _lustre_ports(world: World, checked: tuple[tuple[int, int], Rule]) -> list[Finding]:
     findings: list[Finding] = []
-    seen: set[str] = set()
-    for fs in lustre_file_systems(model):
-        ids = model.get(fs, "SecurityGroupIds")
-        fs_groups = {g for g in (groups.group_of(v) for v in (ids if isinstance(ids, list) else [])) if g}
-        for group in sorted(fs_groups - seen):
-            seen.add(group)
-            missing = []
-            for ports in LUSTRE_PORTS:
-                if not any(p.peer_group in fs_groups and p.covers_tcp(*ports) for p in groups.of(group, "ingress")):
-                    missing.append(f"ingress {_describe(ports)}")
-                if not any(p.covers_tcp(*ports) and (p.peer_group in fs_groups or p.cidr) for p in groups.of(group, "egress")):
-                    missing.append(f"egress {_describe(ports)}")
+    for fs in lustre_file_systems(world):
+        raw = fs.properties.get("SecurityGroupIds")
+        refs = group_list(world, raw) if raw is not None else []
+        if refs is None or not refs or world.exists(fs) is not True:
+            if refs is None or world.exists(fs) is not True:
+                findings.append(UNRESOLVED.finding(fs.logical_id, f"{checked[1].id} not judged for file system {fs.logical_id}: its security groups or its Condition are not decided by the template", "Properties", "SecurityGroupIds"))
+            continue
+        names = ", ".join(r.describe() for r in refs)
+        for ports, rule in (checked,):
+            missing, unknown = [], []
+            for direction in ("ingress", "egress"):
+                verdict, why = _port_verdict(world, fs, refs, ports, direction)
+                if verdict == "fail":
+                    missing.append(direction)
+                elif verdict == "unknown":
+                    unknown.append(f"{direction}: {why}")
             if missing:
                 findings.append(
-                    LUSTRE_PORTS_RULE.finding(
-                        group,
-                        f"security group {group} of file system {fs.logical_id} does not allow {', '.join(missing)} "
-                        f"to/from the file system's own group(s): add self rules for TCP 988 and 1018-1023 (or all traffic)",
+                    rule.finding(
+                        fs.logical_id,
+                        f"file system {fs.logical_id} with security group(s) {names}: none allows {' or '.join(missing)} on "
+                        f"{_describe(ports)} between the file system's own groups (or from a CIDR covering its subnet): "
+                        f"add self rules for {_describe(ports)} (an all-traffic self rule also covers it)",
                         "Properties",
+                        "SecurityGroupIds",
                     )
                 )
+            elif unknown:
+                findings.append(UNRESOLVED.finding(fs.logical_id, f"{rule.id} not judged for file system {fs.logical_id}: " + "; ".join(unknown), "Properties", "SecurityGroupIds"))
     return findings
 
 
@@ -217,8 +300,8 @@ SETTINGS = Rule(
     id="SMDDP-FSX1",
     severity=Severity.ERROR,
     cfn_lint_id="E9201",
-    title="FSx for Lustre settings CloudFormation will reject",
-    explanation="Choose a StorageCapacity, PerUnitStorageThroughput and version valid for the deployment type (see the FSx table in docs/rules.md).",
+    title="FSx for Lustre settings FSx will reject",
+    explanation="Choose a StorageCapacity, throughput, FileSystemTypeVersion and EFA/metadata settings valid for the deployment and storage type (docs/rules.md).",
     symptom="stack fails ~20 minutes into the deploy, before any training",
     check=check_settings,
 )
@@ -237,10 +320,21 @@ LUSTRE_PORTS_RULE = Rule(
     id="SMDDP-FSX3",
     severity=Severity.ERROR,
     cfn_lint_id="E9203",
-    title="Lustre ports not open between the file system's security groups and themselves",
-    explanation="Allow TCP 988 and 1018-1023 in and out between the file system's groups (an all-traffic self rule also covers it).",
-    symptom="file system cannot be mounted; the job fails or hangs reading data",
+    title="Lustre port TCP 988 not open between the file system's security groups",
+    explanation="Allow TCP 988 in and out between the file system's groups (an all-traffic self rule also covers it); FSx refuses to create the file system otherwise.",
+    symptom="file system creation fails (InvalidNetworkSettings) or clients cannot mount it",
     check=check_lustre_ports,
 )
 
-RULES = (SETTINGS, THROUGHPUT, LUSTRE_PORTS_RULE)
+LUSTRE_EXTRA_PORTS_RULE = Rule(
+    id="SMDDP-FSX4",
+    severity=Severity.WARNING,
+    cfn_lint_id="W9204",
+    title="Lustre ports TCP 1018-1023 not open between the file system's security groups",
+    explanation="Allow TCP 1018-1023 in and out between the file system's groups, as the FSx user guide lists (FSx does not validate them at creation).",
+    symptom="clients may fail to mount or reconnect to the file system",
+    check=check_lustre_extra_ports,
+)
+
+RULES = (SETTINGS, THROUGHPUT, LUSTRE_PORTS_RULE, LUSTRE_EXTRA_PORTS_RULE)
+

@@ -1,25 +1,38 @@
-"""A read-only view of a CloudFormation template that resolves what can be known offline.
+"""The ONE read-only model of a CloudFormation template: parameters, conditions, resolution.
 
-The rules judge templates from three places: CDK synth output (long-form intrinsics,
-literal AZs when the stack pins them), hand-written YAML read by cfn-lint's decoder
-(short-form tags already turned into ``{"Ref": ...}`` / ``{"Fn::GetAtt": [...]}``), and
-anything in between. This module turns property values into plain Python where the
-template alone decides them, and into :data:`UNKNOWN` where it does not (imports, SSM
-parameters, conditions, GetAZs lists), so every rule can follow one principle:
-report only what the template proves.
+The rules (``smddp-infra check``, the cfn-lint plugin, ``SmddpChecks``) and the review pack
+read templates through this module and :mod:`smddp_infra.rules.groups`, so a reviewer's
+summary and the checks cannot disagree.
 
-Resolution rules (CloudFormation semantics):
+Templates come from CDK synth output (long-form intrinsics), hand-written YAML read by
+cfn-lint's decoder (short-form tags already turned into ``{"Ref": ...}``), or anything in
+between. Values become plain Python where the template alone decides them and
+:data:`UNKNOWN` where it does not, so every rule can follow one principle: **report only
+what the template proves; unknown is not missing.**
 
-* ``Ref`` to a resource and ``Fn::GetAtt`` give a :class:`ResourceRef`; for security
-  groups both the ``Ref`` and ``GetAtt GroupId`` name the same group.
-* ``Ref`` to a parameter gives the value chosen in an *assignment* (used to try every
-  ``AllowedValues`` entry), else its ``Default``, else UNKNOWN. ``Number`` parameters become
-  numbers and ``List<...>`` / ``CommaDelimitedList`` parameters become lists.
-* ``Fn::Select`` over ``Fn::GetAZs`` gives :class:`AzIndex`: two subnets with
-  ``!Select [0, !GetAZs ""]`` are in the same AZ, ``[0]`` and ``[1]`` are not.
-* ``Fn::Sub`` / ``Fn::Join`` build strings; with ``partial=True`` unknown pieces become
-  ``*`` so a service name like ``com.amazonaws.${AWS::Region}.sts`` still reveals ``sts``.
-* ``Fn::ImportValue``, ``Fn::If`` and anything else unrecognised give UNKNOWN.
+Scenarios. A template is judged once per *parameter assignment* (:class:`World`): the
+defaults, and the ``AllowedValues`` of every parameter that feeds the resources the rules
+read (directly or through ``Conditions``). At most :data:`MAX_ASSIGNMENTS` combinations are
+tried; beyond that, the defaults plus one parameter varied at a time. Assignments the
+template's own ``Rules:`` section rejects (an ``Assert`` that is false while its
+``RuleCondition`` holds) are dropped: CloudFormation would refuse them before creating
+anything.
+
+Resolution under one assignment (CloudFormation semantics):
+
+* ``Ref`` to a parameter: the assigned value, else its ``Default``, else UNKNOWN
+  (``Number`` -> number, ``List<...>``/``CommaDelimitedList`` -> list; an SSM parameter
+  type is always UNKNOWN: its Default names a parameter, not its value).
+* ``Ref``/``Fn::GetAtt`` to a resource: :class:`ResourceRef`.
+* ``Conditions`` (``Fn::Equals``, ``Fn::And``, ``Fn::Or``, ``Fn::Not``, ``Condition``)
+  are evaluated in three-valued logic (True, False, UNKNOWN); ``Fn::If`` takes its branch,
+  or is UNKNOWN when the condition is; ``AWS::NoValue`` removes the property or list entry.
+* A resource with ``Condition:`` exists when the condition is True; under UNKNOWN it
+  *may* exist (:meth:`World.exists` says which), and a rule never errs on a maybe.
+* ``Fn::Select`` over ``Fn::GetAZs`` gives :class:`AzIndex`; ``Fn::Sub``/``Fn::Join``
+  build strings (``partial=True`` turns unknown pieces into ``*``); ``Fn::FindInMap``
+  looks up Mappings; ``Fn::ImportValue``, ``Fn::GetAZs`` alone, ``Fn::Cidr`` and anything
+  unrecognised give UNKNOWN.
 """
 
 from __future__ import annotations
@@ -32,10 +45,13 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 __all__ = [
     "UNKNOWN",
     "NO_VALUE",
+    "MAX_ASSIGNMENTS",
     "AzIndex",
     "ResourceRef",
     "Resource",
     "TemplateModel",
+    "World",
+    "describe_value",
     "is_known",
     "to_bool",
     "to_int",
@@ -69,6 +85,10 @@ class _NoValue:
 UNKNOWN: Any = _Unknown()
 NO_VALUE: Any = _NoValue()
 
+#: Most parameter assignments judged per template. Beyond it: defaults, then each
+#: parameter's other values one at a time (the rest at their defaults). docs/rules.md.
+MAX_ASSIGNMENTS = 256
+
 
 def is_known(value: Any) -> bool:
     return value is not UNKNOWN and value is not NO_VALUE
@@ -94,6 +114,7 @@ class Resource:
     logical_id: str
     type: str
     properties: Mapping[str, Any]
+    condition: Optional[str] = None
 
 
 _PSEUDO_PARAMETERS = {
@@ -108,9 +129,6 @@ _PSEUDO_PARAMETERS = {
 _SUB_VARIABLE = re.compile(r"\$\{([^}!][^}]*)\}")
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
-
-#: Most parameter combinations tried for one resource; beyond this only defaults are used.
-MAX_ASSIGNMENTS = 512
 
 
 def to_bool(value: Any) -> Any:
@@ -153,10 +171,12 @@ def _convert_parameter_value(param_type: str, value: Any) -> Any:
         items = value if isinstance(value, list) else [s.strip() for s in str(value).split(",")]
         if param_type == "List<Number>":
             return [_number(v) for v in items]
-        return items
+        return [str(v) for v in items]
     if param_type == "Number":
         return _number(value)
-    return value if isinstance(value, str) else str(value) if isinstance(value, (int, float)) else value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, (int, float)) else value
 
 
 def _number(value: Any) -> Any:
@@ -169,11 +189,76 @@ def _number(value: Any) -> Any:
     return int(number) if number.is_integer() else number
 
 
-class TemplateModel:
-    """Index of one template's resources and parameters, with intrinsic resolution.
+def _text(value: Any) -> Any:
+    """The string CloudFormation compares in ``Fn::Equals`` (UNKNOWN stays UNKNOWN)."""
+    if value is UNKNOWN or value is NO_VALUE:
+        return UNKNOWN
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    if isinstance(value, list):
+        items = [_text(v) for v in value]
+        return UNKNOWN if any(i is UNKNOWN for i in items) else tuple(items)
+    if isinstance(value, ResourceRef):
+        return value
+    return UNKNOWN
 
-    Build it once per template; the rules share it. Lookups by type are precomputed so a
-    rule pass over a few hundred resources stays in the millisecond range.
+
+def _and(values: Iterable[Any]) -> Any:
+    seen_unknown = False
+    for v in values:
+        if v is False:
+            return False
+        if v is not True:
+            seen_unknown = True
+    return UNKNOWN if seen_unknown else True
+
+
+def _or(values: Iterable[Any]) -> Any:
+    seen_unknown = False
+    for v in values:
+        if v is True:
+            return True
+        if v is not False:
+            seen_unknown = True
+    return UNKNOWN if seen_unknown else False
+
+
+def _not(value: Any) -> Any:
+    return (not value) if isinstance(value, bool) else UNKNOWN
+
+
+def describe_value(value: Any) -> str:
+    """A short text for a value as the template writes it (for "could not resolve ..." notes)."""
+    if isinstance(value, Mapping) and len(value) == 1:
+        (key, arg), = value.items()
+        if key == "Ref":
+            return f"!Ref {arg}"
+        if key == "Fn::GetAtt":
+            return "!GetAtt " + (".".join(str(a) for a in arg) if isinstance(arg, list) else str(arg))
+        if key == "Fn::ImportValue":
+            inner = arg if isinstance(arg, str) else describe_value(arg)
+            return f"!ImportValue {inner}"
+        if key == "Fn::If" and isinstance(arg, list) and len(arg) == 3:
+            return f"!If [{arg[0]}, {describe_value(arg[1])}, {describe_value(arg[2])}]"
+        if key == "Fn::Select" and isinstance(arg, list) and len(arg) == 2:
+            return f"!Select [{describe_value(arg[0])}, {describe_value(arg[1])}]"
+        if key == "Fn::Sub":
+            return f"!Sub {arg[0] if isinstance(arg, list) and arg else arg}"
+        return f"{key.replace('Fn::', '!')} ..."
+    if isinstance(value, list):
+        return "[" + ", ".join(describe_value(v) for v in value) + "]"
+    return str(value)
+
+
+class TemplateModel:
+    """Index of one template: resources, parameters, conditions, Rules, Mappings.
+
+    Build it once per template; :meth:`world` gives the view under one parameter
+    assignment (cached), :meth:`scenarios` the assignments the rules judge.
     """
 
     def __init__(self, template: Mapping[str, Any], *, region: Optional[str] = None) -> None:
@@ -189,19 +274,27 @@ class TemplateModel:
                 if not isinstance(body, Mapping):
                     continue
                 props = body.get("Properties") or {}
-                resource = Resource(str(logical_id), str(body.get("Type", "")), props if isinstance(props, Mapping) else {})
+                condition = body.get("Condition")
+                resource = Resource(
+                    str(logical_id),
+                    str(body.get("Type", "")),
+                    props if isinstance(props, Mapping) else {},
+                    condition if isinstance(condition, str) else None,
+                )
                 self.resources[resource.logical_id] = resource
                 self._by_type.setdefault(resource.type, []).append(resource)
-        params = template.get("Parameters") or {}
-        self.parameters: dict[str, Mapping[str, Any]] = (
-            {str(k): v for k, v in params.items() if isinstance(v, Mapping)} if isinstance(params, Mapping) else {}
-        )
+        self.parameters: dict[str, Mapping[str, Any]] = _mapping_of_mappings(template.get("Parameters"))
         mappings = template.get("Mappings") or {}
         self.mappings: Mapping[str, Any] = mappings if isinstance(mappings, Mapping) else {}
+        conditions = template.get("Conditions") or {}
+        self.conditions: Mapping[str, Any] = conditions if isinstance(conditions, Mapping) else {}
+        self.template_rules: dict[str, Mapping[str, Any]] = _mapping_of_mappings(template.get("Rules"))
+        self._worlds: dict[tuple[tuple[str, Any], ...], World] = {}
         self._memo: dict[str, Any] = {}
+        self._scenarios: Optional[Scenarios] = None
 
     def memo(self, key: str, factory: Callable[["TemplateModel"], Any]) -> Any:
-        """Build a derived index (security groups, routes ...) once per template, for all rules."""
+        """Build a derived, assignment-independent index once per template."""
         if key not in self._memo:
             self._memo[key] = factory(self)
         return self._memo[key]
@@ -213,70 +306,7 @@ class TemplateModel:
             return list(self._by_type.get(types[0], ()))
         return [r for t in types for r in self._by_type.get(t, ())]
 
-    def resource_of(self, value: Any, *types: str, assignment: Optional[Mapping[str, Any]] = None) -> Optional[Resource]:
-        """The template resource a value refers to (``Ref``/``GetAtt``), if of one of ``types``."""
-        resolved = self.resolve(value, assignment)
-        if isinstance(resolved, ResourceRef):
-            resource = self.resources.get(resolved.logical_id)
-            if resource is not None and (not types or resource.type in types):
-                return resource
-        return None
-
-    def tags(self, resource: Resource) -> dict[str, Any]:
-        """Resolved ``Tags`` as a dict (list-of-Key/Value form, or the map form some types use)."""
-        raw = resource.properties.get("Tags")
-        out: dict[str, Any] = {}
-        if isinstance(raw, list):
-            for tag in raw:
-                if isinstance(tag, Mapping):
-                    key = self.resolve(tag.get("Key"))
-                    if isinstance(key, str):
-                        out[key] = self.resolve(tag.get("Value"))
-        elif isinstance(raw, Mapping) and not _is_intrinsic(raw):
-            for key, value in raw.items():
-                out[str(key)] = self.resolve(value)
-        return out
-
-    def get(self, resource: Resource, *path: str, assignment: Optional[Mapping[str, Any]] = None) -> Any:
-        """The resolved property at ``path`` (NO_VALUE when absent)."""
-        node: Any = resource.properties
-        for key in path:
-            node = self.resolve(node, assignment, shallow=True)
-            if not isinstance(node, Mapping) or key not in node:
-                return NO_VALUE if isinstance(node, Mapping) or node is NO_VALUE else UNKNOWN
-            node = node[key]
-        return self.resolve(node, assignment)
-
-    def has(self, resource: Resource, *path: str) -> bool:
-        """Is the property at ``path`` present (and not ``AWS::NoValue``)?"""
-        value = self.get(resource, *path)
-        return value is not NO_VALUE
-
     # -- parameters --------------------------------------------------------------------
-
-    def parameters_in(self, value: Any) -> set[str]:
-        """Names of template parameters a value depends on (via Ref or Fn::Sub)."""
-        found: set[str] = set()
-        stack = [value]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, Mapping):
-                if len(node) == 1 and "Ref" in node and isinstance(node["Ref"], str):
-                    if node["Ref"] in self.parameters:
-                        found.add(node["Ref"])
-                    continue
-                if len(node) == 1 and "Fn::Sub" in node:
-                    sub = node["Fn::Sub"]
-                    text = sub[0] if isinstance(sub, list) and sub else sub
-                    if isinstance(text, str):
-                        found.update(n for n in _SUB_VARIABLE.findall(text) if n in self.parameters)
-                    if isinstance(sub, list) and len(sub) > 1:
-                        stack.append(sub[1])
-                    continue
-                stack.extend(node.values())
-            elif isinstance(node, list):
-                stack.extend(node)
-        return found
 
     def parameter_choices(self, name: str) -> list[Any]:
         """Every value a parameter can take: its AllowedValues, else its Default, else UNKNOWN."""
@@ -284,42 +314,295 @@ class TemplateModel:
         param_type = str(spec.get("Type", "String"))
         allowed = spec.get("AllowedValues")
         if isinstance(allowed, list) and allowed:
-            return [_convert_parameter_value(param_type, v) for v in allowed]
+            values = [_convert_parameter_value(param_type, v) for v in allowed]
+            out: list[Any] = []
+            for v in values:
+                if v not in out:
+                    out.append(v)
+            return out
         if "Default" in spec:
             return [_convert_parameter_value(param_type, spec["Default"])]
         return [UNKNOWN]
 
-    def assignments(self, names: Iterable[str]) -> Iterator[dict[str, Any]]:
-        """Every combination of parameter values (AllowedValues x ...), capped at MAX_ASSIGNMENTS.
-
-        Yields one empty dict when there are no parameters, so callers always loop once.
-        """
-        names = sorted(names)
-        choices = [self.parameter_choices(n) for n in names]
-        total = 1
-        for c in choices:
-            total *= len(c)
-        if total > MAX_ASSIGNMENTS:
-            choices = [c if len(c) == 1 else [self._default_or_unknown(n)] for n, c in zip(names, choices)]
-        for combo in itertools.product(*choices):
-            yield dict(zip(names, combo))
-
-    def _default_or_unknown(self, name: str) -> Any:
+    def default_of(self, name: str) -> Any:
+        """The Default (typed), else the first AllowedValue, else UNKNOWN."""
         spec = self.parameters.get(name, {})
         if "Default" in spec:
             return _convert_parameter_value(str(spec.get("Type", "String")), spec["Default"])
-        return UNKNOWN
+        return self.parameter_choices(name)[0]
+
+    def parameters_in(self, value: Any, *, through_conditions: bool = False) -> set[str]:
+        """Names of template parameters a value depends on (Ref, Fn::Sub; optionally the
+        parameters of every condition it names through ``Fn::If``/``Condition``)."""
+        found: set[str] = set()
+        seen_conditions: set[str] = set()
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Mapping):
+                if len(node) == 1:
+                    (key, arg), = node.items()
+                    if key == "Ref" and isinstance(arg, str):
+                        if arg in self.parameters:
+                            found.add(arg)
+                        continue
+                    if key == "Fn::Sub":
+                        text = arg[0] if isinstance(arg, list) and arg else arg
+                        if isinstance(text, str):
+                            found.update(n.strip() for n in _SUB_VARIABLE.findall(text) if n.strip() in self.parameters)
+                        if isinstance(arg, list) and len(arg) > 1:
+                            stack.append(arg[1])
+                        continue
+                    if through_conditions and key in ("Fn::If", "Condition"):
+                        name = arg[0] if key == "Fn::If" and isinstance(arg, list) and arg else arg
+                        if isinstance(name, str) and name not in seen_conditions:
+                            seen_conditions.add(name)
+                            stack.append(self.conditions.get(name))
+                        if key == "Fn::If" and isinstance(arg, list):
+                            stack.extend(arg[1:])
+                        continue
+                stack.extend(node.values())
+            elif isinstance(node, list):
+                stack.extend(node)
+        return found
+
+    def assignments(self, names: Iterable[str]) -> Iterator[dict[str, Any]]:
+        """The bounded assignments of ``names`` (see the module docstring), unfiltered.
+
+        Yields one empty dict when there are no parameters, so callers always loop once.
+        """
+        for assignment in _bounded(sorted(names), self.parameter_choices, self.default_of)[0]:
+            yield dict(assignment)
+
+    def scenarios(self, relevant: Optional[Iterable[str]] = None) -> "Scenarios":
+        """The assignments the rules judge: bounded, minus those the template's Rules reject.
+
+        ``relevant`` limits enumeration to parameters that can change a finding (the
+        engine passes those feeding the resource types its rules read).
+        """
+        if self._scenarios is not None and relevant is None:
+            return self._scenarios
+        names = sorted(n for n in (self.parameters if relevant is None else relevant) if len(self.parameter_choices(n)) > 1)
+        combos, bounded = _bounded(names, self.parameter_choices, self.default_of)
+        kept = [c for c in combos if not self.world(dict(c)).rejected_by_rules()]
+        rejected = len(combos) - len(kept)
+        result = Scenarios(tuple(dict(c) for c in kept), tuple(names), bounded, rejected)
+        if relevant is None:
+            self._scenarios = result
+        return result
+
+    def world(self, assignment: Optional[Mapping[str, Any]] = None) -> "World":
+        key = tuple(sorted((assignment or {}).items(), key=lambda kv: kv[0]))
+        try:
+            hash(key)
+        except TypeError:  # list-valued parameter: do not cache
+            return World(self, dict(assignment or {}))
+        world = self._worlds.get(key)
+        if world is None:
+            world = self._worlds[key] = World(self, dict(key))
+        return world
+
+    # -- compatibility shortcuts (default assignment) ----------------------------------
+
+    def resolve(self, value: Any, assignment: Optional[Mapping[str, Any]] = None, *, partial: bool = False, shallow: bool = False) -> Any:
+        return self.world(assignment).resolve(value, partial=partial, shallow=shallow)
+
+    def get(self, resource: Resource, *path: str, assignment: Optional[Mapping[str, Any]] = None) -> Any:
+        return self.world(assignment).get(resource, *path)
+
+    def has(self, resource: Resource, *path: str) -> bool:
+        return self.world().get(resource, *path) is not NO_VALUE
+
+    def tags(self, resource: Resource) -> dict[str, Any]:
+        return self.world().tags(resource)
+
+    def resource_of(self, value: Any, *types: str, assignment: Optional[Mapping[str, Any]] = None) -> Optional[Resource]:
+        return self.world(assignment).resource_of(value, *types)
+
+
+@dataclass(frozen=True)
+class Scenarios:
+    """The assignments judged for one template, and how they were chosen."""
+
+    assignments: tuple[dict[str, Any], ...]
+    parameters: tuple[str, ...]  # the parameters that vary
+    bounded: bool  # True: too many combinations, defaults + one parameter at a time
+    rejected: int  # assignments the template's Rules section rejects
+
+
+def _bounded(
+    names: list[str], choices_of: Callable[[str], list[Any]], default_of: Callable[[str], Any]
+) -> tuple[list[tuple[tuple[str, Any], ...]], bool]:
+    choices = [choices_of(n) for n in names]
+    total = 1
+    for c in choices:
+        total *= len(c)
+        if total > MAX_ASSIGNMENTS:
+            break
+    if total <= MAX_ASSIGNMENTS:
+        return [tuple(zip(names, combo)) for combo in itertools.product(*choices)], False
+    base = {n: default_of(n) for n in names}
+    out = [tuple(base.items())]
+    for name, values in zip(names, choices):
+        for value in values:
+            if value != base[name]:
+                out.append(tuple({**base, name: value}.items()))
+    return out, True
+
+
+def _mapping_of_mappings(value: Any) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, Mapping)}
+
+
+class World:
+    """The template under one parameter assignment: conditions decided, intrinsics resolved."""
+
+    def __init__(self, model: TemplateModel, assignment: dict[str, Any]) -> None:
+        self.model = model
+        self.assignment = assignment
+        self.region = model.region
+        self.resources = model.resources
+        self.parameters = model.parameters
+        self._conditions: dict[str, Any] = {}
+        self._evaluating: set[str] = set()
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, factory: Callable[["World"], Any]) -> Any:
+        """Build a derived index (security groups, routes ...) once per assignment, for all rules."""
+        if key not in self._memo:
+            self._memo[key] = factory(self)
+        return self._memo[key]
+
+    # -- conditions and existence ------------------------------------------------------
+
+    def condition(self, name: Any) -> Any:
+        """A named condition: True, False or UNKNOWN (also for a name not in Conditions)."""
+        if not isinstance(name, str) or name not in self.model.conditions:
+            return UNKNOWN
+        if name in self._conditions:
+            return self._conditions[name]
+        if name in self._evaluating:  # a cycle: CloudFormation rejects it; we do not guess
+            return UNKNOWN
+        self._evaluating.add(name)
+        value = self.evaluate(self.model.conditions[name])
+        self._evaluating.discard(name)
+        self._conditions[name] = value
+        return value
+
+    def evaluate(self, expr: Any) -> Any:
+        """A condition (or Rules assertion) expression in three-valued logic."""
+        if isinstance(expr, bool):
+            return expr
+        if isinstance(expr, str):
+            return to_bool(expr)
+        if not isinstance(expr, Mapping) or len(expr) != 1:
+            return UNKNOWN
+        (key, arg), = expr.items()
+        if key == "Condition":
+            return self.condition(arg)
+        if key == "Fn::Equals" and isinstance(arg, list) and len(arg) == 2:
+            left, right = (_text(self.resolve(a)) for a in arg)
+            if left is UNKNOWN or right is UNKNOWN:
+                return UNKNOWN
+            return left == right
+        if key == "Fn::Not" and isinstance(arg, list) and len(arg) == 1:
+            return _not(self.evaluate(arg[0]))
+        if key == "Fn::And" and isinstance(arg, list):
+            return _and(self.evaluate(a) for a in arg)
+        if key == "Fn::Or" and isinstance(arg, list):
+            return _or(self.evaluate(a) for a in arg)
+        if key == "Fn::Contains" and isinstance(arg, list) and len(arg) == 2:
+            items, value = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
+            if not isinstance(items, tuple) or value is UNKNOWN:
+                return UNKNOWN
+            return value in items
+        if key == "Fn::EachMemberEquals" and isinstance(arg, list) and len(arg) == 2:
+            items, value = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
+            if not isinstance(items, tuple) or value is UNKNOWN:
+                return UNKNOWN
+            return all(i == value for i in items)
+        if key == "Fn::EachMemberIn" and isinstance(arg, list) and len(arg) == 2:
+            items, allowed = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
+            if not isinstance(items, tuple) or not isinstance(allowed, tuple):
+                return UNKNOWN
+            return all(i in allowed for i in items)
+        if key == "Ref":
+            return to_bool(self.resolve(expr))
+        return UNKNOWN  # Fn::RefAll, Fn::ValueOf, Fn::ValueOfAll: need the account
+
+    def rejected_by_rules(self) -> bool:
+        """Does the template's ``Rules:`` section reject this assignment (an assertion proven false)?"""
+        for rule in self.model.template_rules.values():
+            if "RuleCondition" in rule and self.evaluate(rule["RuleCondition"]) is not True:
+                continue
+            assertions = rule.get("Assertions")
+            for assertion in assertions if isinstance(assertions, list) else []:
+                if isinstance(assertion, Mapping) and self.evaluate(assertion.get("Assert")) is False:
+                    return True
+        return False
+
+    def exists(self, resource: Resource) -> Any:
+        """True, False, or UNKNOWN (its ``Condition`` is undecided: it *may* exist)."""
+        if resource.condition is None:
+            return True
+        return self.condition(resource.condition)
+
+    def of_type(self, *types: str) -> list[Resource]:
+        """Resources of these types that exist or may exist under this assignment."""
+        return [r for r in self.model.of_type(*types) if self.exists(r) is not False]
+
+    # -- property access ---------------------------------------------------------------
+
+    def get(self, resource: Resource, *path: str) -> Any:
+        """The resolved property at ``path`` (NO_VALUE when absent)."""
+        node: Any = resource.properties
+        for key in path:
+            node = self.resolve(node, shallow=True)
+            if not isinstance(node, Mapping) or key not in node:
+                return NO_VALUE if isinstance(node, Mapping) or node is NO_VALUE else UNKNOWN
+            node = node[key]
+        return self.resolve(node)
+
+    def raw(self, resource: Resource, *path: str) -> Any:
+        """The property at ``path`` as written (None when absent)."""
+        node: Any = resource.properties
+        for key in path:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        return node
+
+    def has(self, resource: Resource, *path: str) -> bool:
+        return self.get(resource, *path) is not NO_VALUE
+
+    def tags(self, resource: Resource) -> dict[str, Any]:
+        """Resolved ``Tags`` as a dict (list-of-Key/Value form, or the map form some types use)."""
+        raw = self.resolve(resource.properties.get("Tags"), shallow=True)
+        out: dict[str, Any] = {}
+        if isinstance(raw, list):
+            for tag in raw:
+                tag = self.resolve(tag, shallow=True)
+                if isinstance(tag, Mapping):
+                    key = self.resolve(tag.get("Key"))
+                    if isinstance(key, str):
+                        out[key] = self.resolve(tag.get("Value"))
+        elif isinstance(raw, Mapping):
+            for key, value in raw.items():
+                out[str(key)] = self.resolve(value)
+        return out
+
+    def resource_of(self, value: Any, *types: str) -> Optional[Resource]:
+        """The template resource a value refers to (``Ref``/``GetAtt``), if of one of ``types``."""
+        resolved = self.resolve(value)
+        if isinstance(resolved, ResourceRef):
+            resource = self.resources.get(resolved.logical_id)
+            if resource is not None and (not types or resource.type in types):
+                return resource
+        return None
 
     # -- intrinsic resolution ----------------------------------------------------------
 
-    def resolve(
-        self,
-        value: Any,
-        assignment: Optional[Mapping[str, Any]] = None,
-        *,
-        partial: bool = False,
-        shallow: bool = False,
-    ) -> Any:
+    def resolve(self, value: Any, *, partial: bool = False, shallow: bool = False) -> Any:
         """Resolve intrinsics in ``value`` (see the module docstring for the semantics).
 
         ``shallow`` resolves only the top level (a mapping's values are left as written).
@@ -327,34 +610,52 @@ class TemplateModel:
         if isinstance(value, Mapping):
             if len(value) == 1:
                 (key, arg), = value.items()
-                if key == "Ref" or (isinstance(key, str) and key.startswith("Fn::")) or key == "Condition":
-                    return self._intrinsic(str(key), arg, assignment or {}, partial)
+                if key == "Ref" or (isinstance(key, str) and key.startswith("Fn::")):
+                    resolved = self._intrinsic(str(key), arg, partial)
+                    if shallow or not isinstance(resolved, (Mapping, list)) or resolved is value:
+                        return resolved
+                    return self.resolve(resolved, partial=partial)
+                if key == "Condition" and isinstance(arg, str):
+                    return self.condition(arg)
             if shallow:
                 return value
-            return {k: v for k, v in ((k, self.resolve(v, assignment, partial=partial)) for k, v in value.items()) if v is not NO_VALUE}
+            out = {}
+            for k, v in value.items():
+                r = self.resolve(v, partial=partial)
+                if r is not NO_VALUE:
+                    out[k] = r
+            return out
         if isinstance(value, list):
             if shallow:
                 return value
-            return [v for v in (self.resolve(x, assignment, partial=partial) for x in value) if v is not NO_VALUE]
+            return [v for v in (self.resolve(x, partial=partial) for x in value) if v is not NO_VALUE]
         return value
 
-    def _intrinsic(self, key: str, arg: Any, assignment: Mapping[str, Any], partial: bool) -> Any:
+    def _intrinsic(self, key: str, arg: Any, partial: bool) -> Any:
         if key == "Ref":
-            return self._ref(arg, assignment, partial)
+            return self._ref(arg, partial)
+        if key == "Fn::If":
+            if isinstance(arg, list) and len(arg) == 3:
+                decided = self.condition(arg[0])
+                if decided is True:
+                    return self.resolve(arg[1], partial=partial, shallow=True)
+                if decided is False:
+                    return self.resolve(arg[2], partial=partial, shallow=True)
+            return UNKNOWN
         if key == "Fn::GetAtt":
             if isinstance(arg, str):
                 arg = arg.split(".", 1)
             if isinstance(arg, list) and len(arg) == 2 and isinstance(arg[0], str):
-                attribute = self.resolve(arg[1], assignment)
+                attribute = self.resolve(arg[1])
                 if arg[0] in self.resources and isinstance(attribute, str):
                     return ResourceRef(arg[0], attribute)
             return UNKNOWN
         if key == "Fn::Sub":
-            return self._sub(arg, assignment, partial)
+            return self._sub(arg, partial)
         if key == "Fn::Join":
             if isinstance(arg, list) and len(arg) == 2:
-                delimiter = self.resolve(arg[0], assignment)
-                items = self.resolve(arg[1], assignment, partial=partial)
+                delimiter = self.resolve(arg[0])
+                items = self.resolve(arg[1], partial=partial)
                 if isinstance(delimiter, str) and isinstance(items, list):
                     parts = [_as_text(i, partial) for i in items]
                     if all(p is not None for p in parts):
@@ -362,34 +663,36 @@ class TemplateModel:
             return UNKNOWN
         if key == "Fn::Select":
             if isinstance(arg, list) and len(arg) == 2:
-                index = to_int(self.resolve(arg[0], assignment))
+                index = to_int(self.resolve(arg[0]))
                 source = arg[1]
                 if isinstance(source, Mapping) and set(source) == {"Fn::GetAZs"} and isinstance(index, int):
                     return AzIndex(index)
-                items = self.resolve(source, assignment, partial=partial)
+                items = self.resolve(source, partial=partial)
                 if isinstance(index, int) and isinstance(items, list) and 0 <= index < len(items):
                     return items[index]
             return UNKNOWN
         if key == "Fn::Split":
             if isinstance(arg, list) and len(arg) == 2:
-                delimiter = self.resolve(arg[0], assignment)
-                text = self.resolve(arg[1], assignment)
+                delimiter = self.resolve(arg[0])
+                text = self.resolve(arg[1])
                 if isinstance(delimiter, str) and delimiter and isinstance(text, str):
                     return text.split(delimiter)
             return UNKNOWN
         if key == "Fn::FindInMap":
             if isinstance(arg, list) and len(arg) >= 3:
-                keys = [self.resolve(a, assignment) for a in arg[:3]]
-                if all(isinstance(k, (str, int)) for k in keys):
-                    node: Any = self.mappings
+                keys = [self.resolve(a) for a in arg[:3]]
+                if all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in keys):
+                    node: Any = self.model.mappings
                     for k in keys:
                         node = node.get(str(k)) if isinstance(node, Mapping) else None
                     if node is not None:
-                        return self.resolve(node, assignment, partial=partial)
+                        return self.resolve(node, partial=partial)
             return UNKNOWN
-        return UNKNOWN  # Fn::ImportValue, Fn::If, Fn::GetAZs, Fn::Base64, Fn::Cidr, ...
+        if key in ("Fn::Equals", "Fn::And", "Fn::Or", "Fn::Not"):
+            return self.evaluate({key: arg})
+        return UNKNOWN  # Fn::ImportValue, Fn::GetAZs, Fn::Base64, Fn::Cidr, ...
 
-    def _ref(self, name: Any, assignment: Mapping[str, Any], partial: bool) -> Any:
+    def _ref(self, name: Any, partial: bool) -> Any:
         if not isinstance(name, str):
             return UNKNOWN
         if name == "AWS::NoValue":
@@ -399,14 +702,17 @@ class TemplateModel:
         if name in _PSEUDO_PARAMETERS:
             return "*" if partial else UNKNOWN
         if name in self.parameters:
-            if name in assignment:
-                return assignment[name]
-            return self._default_or_unknown(name)
+            if name in self.assignment:
+                return self.assignment[name]
+            spec = self.parameters[name]
+            if "Default" in spec:
+                return _convert_parameter_value(str(spec.get("Type", "String")), spec["Default"])
+            return UNKNOWN
         if name in self.resources:
             return ResourceRef(name)
         return UNKNOWN
 
-    def _sub(self, arg: Any, assignment: Mapping[str, Any], partial: bool) -> Any:
+    def _sub(self, arg: Any, partial: bool) -> Any:
         if isinstance(arg, list) and arg:
             text, variables = arg[0], (arg[1] if len(arg) > 1 and isinstance(arg[1], Mapping) else {})
         else:
@@ -419,11 +725,11 @@ class TemplateModel:
             nonlocal failed
             name = match.group(1).strip()
             if name in variables:
-                value = self.resolve(variables[name], assignment, partial=partial)
+                value = self.resolve(variables[name], partial=partial)
             elif "." in name and name.split(".", 1)[0] in self.resources:
                 value = UNKNOWN  # ${Resource.Attribute}: an attribute known only after deploy
             else:
-                value = self._ref(name, assignment, partial)
+                value = self._ref(name, partial)
             rendered = _as_text(value, partial)
             if rendered is None:
                 failed = True
@@ -440,7 +746,3 @@ def _as_text(value: Any, partial: bool) -> Optional[str]:
     if isinstance(value, (str, int, float)):
         return str(value)
     return "*" if partial else None
-
-
-def _is_intrinsic(value: Mapping[str, Any]) -> bool:
-    return len(value) == 1 and next(iter(value)) in ("Ref", "Fn::If", "Fn::ImportValue")

@@ -1,10 +1,11 @@
 """SMDDP-NET1..3: where training runs and what it can reach.
 
-* NET1: the file system's subnet and a training subnet are in different AZs (both known).
-  SageMaker mounts FSx for Lustre only from the file system's AZ, and EFA does not cross
-  AZs. Training subnets here are those tagged ``smddp:role=training`` or used by a
-  SageMaker training resource (see :mod:`smddp_infra.rules.training`); AZs are compared
-  only when stated the same way (two names, two AZ ids, or two ``GetAZs`` indexes).
+* NET1: one job, one AZ. (a) A training resource whose subnets resolve to different AZs: a
+  HyperPod instance group of an EFA instance type, or a training job the template
+  describes (EFA does not cross AZs; SageMaker mounts FSx only from its AZ). (b) A Lustre
+  file system whose subnet is in another AZ than a training subnet of the same VPC.
+  Subnets whose AZ is unknown (literal ids, parameters, imports) are never guessed, and AZs
+  are compared only when stated the same way (two names, two AZ ids, two GetAZs indexes).
 * NET2: a training subnet whose route tables have neither an S3 gateway endpoint nor a
   NAT route (artifact upload fails: "Please ensure that the subnet's route table has a
   route to an S3 VPC endpoint or a NAT device").
@@ -18,39 +19,77 @@ not in the template is not judged: its routes are unknown.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.model import ResourceRef, TemplateModel, is_known
-from smddp_infra.rules.training import lustre_file_systems, training_subnets
-from smddp_infra.rules.vpc import REQUIRED_INTERFACE_SERVICES, Network, subnet_zone
+from smddp_infra.rules.model import Resource, ResourceRef, World, is_known
+from smddp_infra.rules.training import SUBNET, lustre_file_systems, placements, training_subnets
+from smddp_infra.rules.vpc import REQUIRED_INTERFACE_SERVICES, Network, Zone, subnet_zone
 
 
-def _network(model: TemplateModel) -> Network:
-    return model.memo("network", Network)
+def _network(world: World) -> Network:
+    result: Network = world.memo("network", Network)
+    return result
 
 
-def _first_subnet(model: TemplateModel, fs: Any) -> Any:
-    ids = model.get(fs, "SubnetIds")
-    if isinstance(ids, list) and ids and isinstance(ids[0], ResourceRef):
-        return model.resources.get(ids[0].logical_id)
+def _subnet(world: World, ref: Any) -> Optional[Resource]:
+    if isinstance(ref, ResourceRef) and ref.attribute is None:
+        resource = world.resources.get(ref.logical_id)
+        if resource is not None and resource.type == SUBNET:
+            return resource
     return None
 
 
-def check_same_zone(model: TemplateModel) -> list[Finding]:
+def _zone_of(world: World, ref: Any) -> Optional[Zone]:
+    subnet = _subnet(world, ref)
+    return subnet_zone(world, subnet) if subnet is not None else None
+
+
+def _spread(world: World) -> list[Finding]:
+    findings = []
+    for placement in placements(world):
+        if placement.efa is not True or not placement.subnets:
+            continue
+        zones: dict[Zone, list[str]] = {}
+        for ref in placement.subnets:
+            zone = _zone_of(world, ref)
+            if zone is not None:
+                zones.setdefault(zone, []).append(ref.logical_id)
+        for kind in ("name", "id", "index"):
+            same_kind = {z: names for z, names in zones.items() if z.kind == kind}
+            if len(same_kind) > 1:
+                where = "; ".join(f"{', '.join(n)} in {z.describe()}" for z, n in sorted(same_kind.items(), key=lambda kv: str(kv[0].value)))
+                findings.append(
+                    SAME_ZONE.finding(
+                        placement.resource,
+                        f"{placement.what} spans subnets in different Availability Zones ({where}): EFA traffic does not cross "
+                        f"AZs; give it subnets of one AZ (the file system's)",
+                        *placement.path,
+                    )
+                )
+                break
+    return findings
+
+
+def _file_system_zone(world: World) -> list[Finding]:
     findings: list[Finding] = []
-    training = training_subnets(model, include_file_systems=False)
-    for fs in lustre_file_systems(model):
-        fs_subnet = _first_subnet(model, fs)
-        fs_zone = subnet_zone(model, fs_subnet) if fs_subnet is not None and fs_subnet.type == "AWS::EC2::Subnet" else None
+    training = training_subnets(world, include_file_systems=False, efa_only=True)
+    for fs in lustre_file_systems(world):
+        if world.exists(fs) is not True:
+            continue
+        ids = world.get(fs, "SubnetIds")
+        fs_subnet = _subnet(world, ids[0]) if isinstance(ids, list) and ids else None
+        if fs_subnet is None:
+            continue
+        fs_zone = subnet_zone(world, fs_subnet)
         if fs_zone is None:
             continue
-        fs_vpc = model.get(fs_subnet, "VpcId")
+        fs_vpc = world.get(fs_subnet, "VpcId")
         for name, reason in training.items():
-            vpc = model.get(model.resources[name], "VpcId")
+            vpc = world.get(world.resources[name], "VpcId")
             if is_known(fs_vpc) and is_known(vpc) and vpc != fs_vpc:
                 continue  # another network's subnet (two training networks in one template)
-            zone = subnet_zone(model, model.resources[name])
+            zone = subnet_zone(world, world.resources[name])
             if zone is not None and zone.comparable(fs_zone) and zone != fs_zone:
                 findings.append(
                     SAME_ZONE.finding(
@@ -64,15 +103,25 @@ def check_same_zone(model: TemplateModel) -> list[Finding]:
     return findings
 
 
-def _judged_subnets(model: TemplateModel) -> dict[str, str]:
-    network = _network(model)
-    return {name: reason for name, reason in training_subnets(model, include_file_systems=True).items() if network.tables_of(name)}
+def check_same_zone(world: World) -> list[Finding]:
+    return _spread(world) + _file_system_zone(world)
 
 
-def check_s3_route(model: TemplateModel) -> list[Finding]:
-    network = _network(model)
+def _judged_subnets(world: World) -> dict[str, str]:
+    network = _network(world)
+    if network.unresolved_routes:
+        return {}
+    return {
+        name: reason
+        for name, reason in training_subnets(world, include_file_systems=True).items()
+        if network.tables_of(name) and world.exists(world.resources[name]) is True
+    }
+
+
+def check_s3_route(world: World) -> list[Finding]:
+    network = _network(world)
     findings = []
-    for name, reason in _judged_subnets(model).items():
+    for name, reason in _judged_subnets(world).items():
         if not network.has_nat(name) and not network.has_s3_gateway(name):
             tables = ", ".join(sorted(network.tables_of(name)))
             findings.append(
@@ -86,13 +135,13 @@ def check_s3_route(model: TemplateModel) -> list[Finding]:
     return findings
 
 
-def check_interface_endpoints(model: TemplateModel) -> list[Finding]:
-    network = _network(model)
+def check_interface_endpoints(world: World) -> list[Finding]:
+    network = _network(world)
     findings = []
-    for name, reason in _judged_subnets(model).items():
+    for name, reason in _judged_subnets(world).items():
         if network.has_nat(name):
             continue
-        missing, no_dns = network.missing_interface_endpoints(model.resources[name])
+        missing, no_dns = network.missing_interface_endpoints(world.resources[name])
         if not missing and not no_dns:
             continue
         parts = []
@@ -115,8 +164,8 @@ SAME_ZONE = Rule(
     id="SMDDP-NET1",
     severity=Severity.ERROR,
     cfn_lint_id="E9301",
-    title="File system and training subnets in different Availability Zones",
-    explanation="Place the FSx file system and every training subnet in the same AZ (one subnet for EFA).",
+    title="A training resource (or its file system) spans Availability Zones",
+    explanation="Place the FSx file system and every EFA training subnet of one job in the same AZ.",
     symptom="job cannot mount the file system (or EFA traffic crosses AZs and stalls)",
     check=check_same_zone,
 )

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from smddp_infra.rules.model import AzIndex, ResourceRef, Resource, TemplateModel, to_bool
+from smddp_infra.rules.model import AzIndex, Resource, ResourceRef, World, to_bool
 
 SUBNET = "AWS::EC2::Subnet"
 ASSOCIATION = "AWS::EC2::SubnetRouteTableAssociation"
@@ -47,7 +47,7 @@ class Zone:
         return self.kind == other.kind
 
 
-def subnet_zone(model: TemplateModel, subnet: Resource) -> Optional[Zone]:
+def subnet_zone(model: World, subnet: Resource) -> Optional[Zone]:
     zone = model.get(subnet, "AvailabilityZone")
     if isinstance(zone, str):
         return Zone("name", zone)
@@ -59,14 +59,17 @@ def subnet_zone(model: TemplateModel, subnet: Resource) -> Optional[Zone]:
     return None
 
 
-def service_name(model: TemplateModel, endpoint: Resource) -> Optional[str]:
+def service_name(model: World, endpoint: Resource) -> Optional[str]:
     """The service an endpoint reaches ("s3", "sts", "sagemaker.api" ...), if readable.
 
     Works for literal names and for ``Fn::Join`` / ``Fn::Sub`` over ``AWS::Region``.
     """
     name = model.resolve(endpoint.properties.get("ServiceName"), partial=True)
-    if not isinstance(name, str):
-        return None
+    return short_service_name(name) if isinstance(name, str) else None
+
+
+def short_service_name(name: str) -> Optional[str]:
+    """``com.amazonaws.*.sts`` / ``aws.sagemaker.*.notebook`` -> ``sts`` / ``notebook``."""
     match = _SERVICE.match(name.strip())
     return match.group(1) if match else None
 
@@ -78,7 +81,7 @@ def _ref_name(value: Any) -> Optional[str]:
 class Network:
     """Route tables, NAT routes and endpoints of a template, for per-subnet questions."""
 
-    def __init__(self, model: TemplateModel) -> None:
+    def __init__(self, model: World) -> None:
         self.model = model
         self.route_tables: dict[str, set[str]] = {}
         for assoc in model.of_type(ASSOCIATION):
@@ -87,13 +90,20 @@ class Network:
             if subnet and table:
                 self.route_tables.setdefault(subnet, set()).add(table)
         self.egress_tables: set[str] = set()
+        #: A default route or S3 gateway endpoint whose route table is not resolved could be
+        #: on any table: then no subnet's route to S3 is provably missing.
+        self.unresolved_routes = False
         for route in model.of_type(ROUTE):
-            if model.get(route, "DestinationCidrBlock") != "0.0.0.0/0":
+            destination = model.get(route, "DestinationCidrBlock")
+            if destination != "0.0.0.0/0":
+                self.unresolved_routes |= not isinstance(destination, str) and model.has(route, "DestinationCidrBlock")
                 continue
             if any(model.has(route, key) for key in _EGRESS_TARGETS):
                 table = _ref_name(model.get(route, "RouteTableId"))
                 if table:
                     self.egress_tables.add(table)
+                elif not isinstance(model.get(route, "RouteTableId"), str):
+                    self.unresolved_routes = True
         self.s3_gateway_tables: set[str] = set()
         self.interface_endpoints: list[tuple[str, Optional[str], bool]] = []  # (service, vpc, private dns)
         for endpoint in model.of_type(ENDPOINT):
@@ -104,9 +114,13 @@ class Network:
             endpoint_type = endpoint_type if isinstance(endpoint_type, str) else "Gateway"
             if endpoint_type == "Gateway" and service == "s3":
                 tables = model.get(endpoint, "RouteTableIds")
+                if not isinstance(tables, list):
+                    self.unresolved_routes = True
                 for table in tables if isinstance(tables, list) else []:
                     if _ref_name(table):
                         self.s3_gateway_tables.add(_ref_name(table))  # type: ignore[arg-type]
+                    elif not isinstance(table, str):  # a literal rtb-... is another stack's table
+                        self.unresolved_routes = True
             elif endpoint_type == "Interface":
                 vpc = _ref_name(model.get(endpoint, "VpcId"))
                 private_dns = to_bool(model.get(endpoint, "PrivateDnsEnabled")) is True

@@ -12,6 +12,7 @@ MB/s per TiB of storage.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -30,6 +31,24 @@ SCRATCH_BASELINE_MBPS_PER_TIB = 200
 #: FileSystemTypeVersion we always set; 2.10 is rejected for PERSISTENT_2.
 FILE_SYSTEM_TYPE_VERSION = "2.15"
 VERSIONS_REJECTED_BY_TYPE = {PERSISTENT_2: ("2.10",)}
+
+#: FileSystemTypeVersion rules (FSx CreateFileSystem API reference): 2.10 is supported by
+#: SCRATCH_1, SCRATCH_2 and PERSISTENT_1 only; 2.12 by every type EXCEPT PERSISTENT_2 with a
+#: metadata configuration; 2.15 by all. Versions not listed here are not judged.
+FILE_SYSTEM_TYPE_VERSIONS = ("2.10", "2.12", "2.15")
+VERSION_2_10_TYPES = (SCRATCH_1, SCRATCH_2, PERSISTENT_1)
+#: Versions rejected for PERSISTENT_2 when it has a MetadataConfiguration.
+VERSIONS_REJECTED_WITH_METADATA = ("2.10", "2.12")
+
+#: StorageType values. INTELLIGENT_TIERING (FSx API, CloudFormation schema): PERSISTENT_2
+#: only, Lustre 2.15, no StorageCapacity (the storage grows with the data), throughput set
+#: as LustreConfiguration.ThroughputCapacity in steps of 4,000 MB/s (it can only grow, up
+#: to 2,000,000 MB/s), optional SSD read cache DataReadCacheConfiguration.
+SSD, HDD, INTELLIGENT_TIERING = "SSD", "HDD", "INTELLIGENT_TIERING"
+STORAGE_TYPES = (SSD, HDD, INTELLIGENT_TIERING)
+INTELLIGENT_TIERING_THROUGHPUT_STEP_MBPS = 4000
+INTELLIGENT_TIERING_MAX_THROUGHPUT_MBPS = 2_000_000
+READ_CACHE_SIZING_MODES = ("NO_CACHE", "USER_PROVISIONED", "PROPORTIONAL_TO_THROUGHPUT_CAPACITY")
 
 #: Default regional quota for total Lustre storage (a warning, not a hard limit).
 DEFAULT_REGIONAL_QUOTA_GIB = 100_800
@@ -63,7 +82,7 @@ class CapacityRule:
             return True
         return capacity_gib >= self.first_multiple and capacity_gib % self.step == 0
 
-    def smallest_at_least(self, capacity_gib: float) -> int:
+    def smallest_at_least(self, capacity_gib: "float | Fraction") -> int:
         """The smallest valid capacity >= ``capacity_gib``."""
         candidates = [v for v in self.explicit if v >= capacity_gib]
         candidates.append(max(self.first_multiple, math.ceil(capacity_gib / self.step) * self.step))
@@ -136,8 +155,10 @@ HDD_TIERS: tuple[Tier, ...] = (
     Tier(PERSISTENT_1, "HDD", 40, CapacityRule((), 1800, 1800)),
 )
 
-#: PERSISTENT_2 with EfaEnabled: capacity in whole steps that depend on the tier.
-#: UNCONFIRMED: the minimum is taken to be one step (see docs/sizing.md).
+#: PERSISTENT_2 with EfaEnabled: capacity in whole steps that depend on the tier. The steps
+#: are in the FSx for Lustre user guide ("Increasing storage capacity": EFA-enabled file
+#: systems grow in multiples of 38,400 / 19,200 / 9,600 / 4,800 GiB at 125 / 250 / 500 /
+#: 1000 MB/s/TiB). UNCONFIRMED: the minimum at creation is taken to be one step (docs/sizing.md).
 EFA_STEP_GIB = {125: 38400, 250: 19200, 500: 9600, 1000: 4800}
 
 EFA_TIERS: tuple[Tier, ...] = tuple(
@@ -181,27 +202,89 @@ def allowed_throughputs(deployment_type: str, *, storage_type: str = "SSD", efa_
     )
 
 
+def version_problems(deployment_type: str, version: Optional[str], *, has_metadata_configuration: Optional[bool]) -> list[str]:
+    """Why FSx rejects ``FileSystemTypeVersion`` for this deployment type ([] when valid or unknown)."""
+    if version is None or version not in FILE_SYSTEM_TYPE_VERSIONS:
+        return []
+    if version == "2.10" and deployment_type not in VERSION_2_10_TYPES:
+        return [
+            f"FileSystemTypeVersion 2.10 is only supported for {', '.join(VERSION_2_10_TYPES)}, "
+            f"not {deployment_type}; use {FILE_SYSTEM_TYPE_VERSION}"
+        ]
+    if deployment_type == PERSISTENT_2 and has_metadata_configuration and version in VERSIONS_REJECTED_WITH_METADATA:
+        return [
+            f"FileSystemTypeVersion {version} is not supported for PERSISTENT_2 with a MetadataConfiguration; "
+            f"use {FILE_SYSTEM_TYPE_VERSION}"
+        ]
+    return []
+
+
+def intelligent_tiering_problems(
+    *,
+    deployment_type: str,
+    storage_capacity_gib: Optional[int],
+    throughput_capacity_mbps: Optional[int],
+    file_system_type_version: Optional[str],
+    efa_enabled: bool = False,
+) -> list[str]:
+    """Why FSx rejects an INTELLIGENT_TIERING file system ([] when valid)."""
+    problems = []
+    if deployment_type != PERSISTENT_2:
+        problems.append(f"StorageType INTELLIGENT_TIERING requires PERSISTENT_2, got {deployment_type}")
+    if storage_capacity_gib is not None:
+        problems.append(
+            f"StorageCapacity is not set with StorageType INTELLIGENT_TIERING (storage grows with the data), got {storage_capacity_gib}"
+        )
+    step, top = INTELLIGENT_TIERING_THROUGHPUT_STEP_MBPS, INTELLIGENT_TIERING_MAX_THROUGHPUT_MBPS
+    if throughput_capacity_mbps is None:
+        problems.append(f"LustreConfiguration.ThroughputCapacity is required with StorageType INTELLIGENT_TIERING: a multiple of {step:,} MB/s")
+    elif throughput_capacity_mbps < step or throughput_capacity_mbps % step or throughput_capacity_mbps > top:
+        problems.append(
+            f"LustreConfiguration.ThroughputCapacity must be a multiple of {step:,} MB/s up to {top:,} with StorageType "
+            f"INTELLIGENT_TIERING, got {throughput_capacity_mbps}"
+        )
+    if file_system_type_version is not None and file_system_type_version != FILE_SYSTEM_TYPE_VERSION:
+        problems.append(
+            f"StorageType INTELLIGENT_TIERING requires FileSystemTypeVersion {FILE_SYSTEM_TYPE_VERSION}, got {file_system_type_version}"
+        )
+    return problems
+
+
 def validate_lustre_settings(
     *,
     deployment_type: str,
-    storage_capacity_gib: int,
+    storage_capacity_gib: Optional[int],
     per_unit_storage_throughput: Optional[int] = None,
     storage_type: str = "SSD",
     efa_enabled: bool = False,
     drive_cache_type: Optional[str] = None,
     file_system_type_version: Optional[str] = None,
     has_metadata_configuration: Optional[bool] = None,
+    throughput_capacity_mbps: Optional[int] = None,
 ) -> list[str]:
     """Every reason CloudFormation would reject these Lustre settings ([] when valid).
 
     One message per broken rule, each naming the property, the value and what is allowed,
-    in the style of aws-cdk-lib's own validators.
+    in the style of aws-cdk-lib's own validators. ``storage_capacity_gib`` is None only for
+    INTELLIGENT_TIERING (whose throughput is ``throughput_capacity_mbps``).
     """
     problems: list[str] = []
     if deployment_type not in DEPLOYMENT_TYPES:
         return [f"DeploymentType must be one of {', '.join(DEPLOYMENT_TYPES)}, got {deployment_type!r}"]
-    if storage_type not in ("SSD", "HDD"):
-        return [f"StorageType must be SSD or HDD, got {storage_type!r}"]
+    if storage_type == INTELLIGENT_TIERING:
+        return intelligent_tiering_problems(
+            deployment_type=deployment_type,
+            storage_capacity_gib=storage_capacity_gib,
+            throughput_capacity_mbps=throughput_capacity_mbps,
+            file_system_type_version=file_system_type_version,
+            efa_enabled=efa_enabled,
+        )
+    if storage_type not in STORAGE_TYPES:
+        return [f"StorageType must be one of {', '.join(STORAGE_TYPES)}, got {storage_type!r}"]
+    if storage_capacity_gib is None:
+        return [f"StorageCapacity is required with StorageType {storage_type}"]
+    if has_metadata_configuration and deployment_type != PERSISTENT_2:
+        problems.append(f"MetadataConfiguration is only supported for PERSISTENT_2, got {deployment_type}")
     if storage_type == "HDD" and deployment_type != PERSISTENT_1:
         return [f"StorageType HDD is only allowed with PERSISTENT_1, got {deployment_type}"]
     if efa_enabled and deployment_type != PERSISTENT_2:
@@ -252,8 +335,7 @@ def validate_lustre_settings(
         problems.append(f"DriveCacheType must be NONE or READ for PERSISTENT_1 HDD, got {drive_cache_type!r}")
     if storage_type != "HDD" and drive_cache_type is not None:
         problems.append(f"DriveCacheType is only allowed with PERSISTENT_1 HDD, got {drive_cache_type!r}")
-    if file_system_type_version in VERSIONS_REJECTED_BY_TYPE.get(deployment_type, ()):
-        problems.append(f"FileSystemTypeVersion {file_system_type_version} is not allowed for {deployment_type}; use {FILE_SYSTEM_TYPE_VERSION}")
+    problems += version_problems(deployment_type, file_system_type_version, has_metadata_configuration=has_metadata_configuration)
     if efa_enabled:
         if has_metadata_configuration is False:
             problems.append("EfaEnabled requires MetadataConfiguration (PERSISTENT_2)")

@@ -22,16 +22,17 @@ __all__ = [f"Smddp{rule.cfn_lint_id}" for rule in RULES]
 _cache: dict[str, Any] = {"template": None, "findings": []}
 
 
-def _findings(cfn: Any) -> list:
+def _findings(cfn: Any) -> list[Any]:
     template = cfn.template
     if _cache["template"] is not template:  # identity, and the reference keeps ids unique
         _cache["template"] = template
         regions = getattr(cfn, "regions", None) or [None]
         _cache["findings"] = check_template(template, region=regions[0] if len(regions) == 1 else None)
-    return _cache["findings"]
+    found: list[Any] = _cache["findings"]
+    return found
 
 
-def _existing_path(template: Any, path: list) -> list:
+def _existing_path(template: Any, path: list[Any]) -> list[Any]:
     """The longest prefix of ``path`` present in the template (cfn-lint maps it to a line)."""
     node, kept = template, []
     for key in path:
@@ -44,7 +45,7 @@ def _existing_path(template: Any, path: list) -> list:
 
 
 def _make(rule: Any) -> type:
-    def match(self: Any, cfn: Any) -> list:
+    def match(self: Any, cfn: Any) -> list[Any]:
         out = []
         for finding in _findings(cfn):
             if finding.rule_id == rule.id:

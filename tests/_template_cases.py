@@ -1,0 +1,89 @@
+"""The ONE fixture list the three faces share: template file -> expected findings.
+
+Each entry pins the error and warning findings of one fixture under tests/fixtures/templates
+EXACTLY, as (rule id, resource logical id); ``INFOS`` pins the informational notes where a
+fixture exists to prove "unknown is not missing". Adding a fixture here tests it through
+the engine, `smddp-infra check`, the cfn-lint plugin and SmddpChecks on CfnInclude.
+"""
+
+from __future__ import annotations
+
+Expected = frozenset[tuple[str, str]]
+
+CASES: dict[str, Expected] = {
+    # the original fixtures, per rule
+    "compliant.yaml": frozenset(),
+    "compliant.json": frozenset(),
+    "sg_inline.yaml": frozenset({("SMDDP-SG3", "EfaGroup")}),  # named only: weak evidence, a warning
+    "sg_separate.yaml": frozenset({("SMDDP-SG1", "Cluster"), ("SMDDP-SG2", "Cluster")}),
+    "sg_egress_missing.json": frozenset({("SMDDP-SG3", "TrainingGroup")}),
+    "fsx_invalid.yaml": frozenset({
+        ("SMDDP-FSX1", "ParameterisedFileSystem"),
+        ("SMDDP-FSX1", "OldVersionFileSystem"),
+        ("SMDDP-FSX1", "NoThroughputFileSystem"),
+    }),
+    "fsx_efa_no_metadata.json": frozenset({("SMDDP-FSX1", "EfaFileSystem")}),
+    "fsx_efa_ok.json": frozenset(),
+    "fsx_throughput_low.yaml": frozenset({("SMDDP-FSX2", "FileSystem")}),
+    "lustre_ports.yaml": frozenset({("SMDDP-FSX3", "BadFileSystem"), ("SMDDP-FSX4", "BadFileSystem")}),
+    "az_mismatch.yaml": frozenset({("SMDDP-NET1", "FileSystem")}),
+    "az_same_id.json": frozenset(),
+    "no_s3_route.yaml": frozenset({("SMDDP-NET2", "TrainingSubnet"), ("SMDDP-NET3", "TrainingSubnet")}),
+    "nat_subnet.yaml": frozenset(),
+    "yes_booleans.yaml": frozenset({
+        ("SMDDP-SG1", "FileSystem"), ("SMDDP-SG2", "FileSystem"), ("SMDDP-FSX3", "FileSystem"), ("SMDDP-FSX4", "FileSystem"),
+    }),
+    # issue 10, point 1: conditions, Fn::If, AWS::NoValue, resource Condition, Rules
+    "p1_if_group_ok.yaml": frozenset(),
+    "p1_if_group_bad.yaml": frozenset({("SMDDP-SG2", "Cluster")}),
+    "p1_novalue_ok.yaml": frozenset(),
+    "p1_condition_resource_ok.yaml": frozenset(),
+    "p1_condition_resource_bad.yaml": frozenset({("SMDDP-SG1", "NodeTemplate"), ("SMDDP-SG2", "NodeTemplate")}),
+    "p1_rules_section_ok.yaml": frozenset(),
+    # point 2: unknown is not missing
+    "p2_unresolved_groups.yaml": frozenset(),
+    "p2_unresolved_peer_bad.yaml": frozenset({("SMDDP-SG2", "Node")}),
+    # point 3: groups judged together
+    "p3_union_ok.yaml": frozenset(),
+    "p3_union_bad.yaml": frozenset({("SMDDP-SG1", "ComputeTemplate"), ("SMDDP-SG2", "ComputeTemplate")}),
+    "p3_fsx_ports_ok.yaml": frozenset(),
+    "p3_fsx_988_bad.yaml": frozenset({("SMDDP-FSX3", "FileSystem")}),
+    "p3_fsx_1018_warn.yaml": frozenset({("SMDDP-FSX4", "FileSystem")}),
+    # point 4: what a training group is
+    "p4_efa_instance_bad.yaml": frozenset({("SMDDP-SG1", "Node"), ("SMDDP-SG2", "Node")}),
+    "p4_efa_only_ok.yaml": frozenset(),
+    "p4_named_only_warn.yaml": frozenset({("SMDDP-SG3", "EfaSecurityGroup")}),
+    "p4_training_job_bad.yaml": frozenset({("SMDDP-SG2", "TrainingJob")}),
+    # point 5: FSx facts
+    "p5_version_metadata_bad.yaml": frozenset({("SMDDP-FSX1", "FileSystem")}),
+    "p5_efa_if_bad.yaml": frozenset({("SMDDP-FSX1", "FileSystem")}),
+    "p5_efa_if_ok.yaml": frozenset(),
+    "p5_intelligent_tiering_ok.yaml": frozenset(),
+    "p5_intelligent_tiering_bad.yaml": frozenset({("SMDDP-FSX1", "FileSystem")}),
+    # point 6: one job, one AZ
+    "p6_hyperpod_spread_bad.yaml": frozenset({("SMDDP-NET1", "Cluster")}),
+    "p6_hyperpod_spread_ok.yaml": frozenset(),
+    "p6_training_job_spread_bad.yaml": frozenset({("SMDDP-NET1", "TrainingJob")}),
+}
+
+#: Informational notes pinned where they are the point of the fixture.
+INFOS: dict[str, Expected] = {
+    "p2_unresolved_groups.yaml": frozenset({
+        ("SMDDP-INFO1", "Cluster"), ("SMDDP-INFO1", "CustomTemplate"), ("SMDDP-INFO1", "ListTemplate"),
+    }),
+}
+
+#: The parameter assignment each conditional finding must name (point 7).
+WHEN: dict[tuple[str, str, str], str] = {
+    ("p1_condition_resource_bad.yaml", "SMDDP-SG1", "NodeTemplate"): "when Environment=dev: ",
+    ("p5_version_metadata_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when DeploymentType=PERSISTENT_2 and LustreVersion=2.12: ",
+    ("p5_efa_if_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when EnableEfa=true: ",
+}
+
+#: Fixtures CfnInclude cannot read (it rejects what CloudFormation accepts), with why.
+NOT_INCLUDABLE = {"yes_booleans.yaml": "CfnInclude rejects booleans written 'Yes'"}
+
+
+def errors_and_warnings(found: set[tuple[str, str, str]]) -> set[tuple[str, str]]:
+    """(rule, resource) of the (rule, severity, resource) triples that are errors or warnings."""
+    return {(rule, resource) for rule, severity, resource in found if severity in ("error", "warning")}
