@@ -19,7 +19,7 @@ export NODE_EXTRA_CA_CERTS ?= $(firstword $(wildcard /etc/ssl/certs/ca-certifica
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci
 
-.PHONY: setup synth test deploy deploy-local review diff clean
+.PHONY: setup synth lint test deploy deploy-local review diff clean
 
 CHECKOV_STAMP := .venv-checkov/.installed
 SDKV3_STAMP := .venv-sdkv3/.installed
@@ -53,7 +53,12 @@ synth: $(STAMP) $(NODE_STAMP)
 	$(CDK) synth $(CDK_FLAGS) --quiet
 	@echo "Template: cdk.out/TrainingNetworkStack.template.json"
 
-test: setup
+# Static checks first (seconds), then the suite. Zero findings is the bar: see pyproject.toml.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: setup lint
 	$(BIN)/python -m pytest
 
 # Guarded deploy: synth once, refuse an update that would replace the file system, a bucket,

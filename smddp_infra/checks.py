@@ -138,7 +138,8 @@ class SmddpChecks(NagPack):
         for finding in findings.get(logical_id, ()):
             grouped.setdefault(finding.rule_id, []).append(finding.message)
         for rule_id, messages in grouped.items():
-            self._apply_rule(_Violation(node, rule_id, messages))
+            # jsii's IApplyRule protocol declares settable members; _Violation's are read-only.
+            self._apply_rule(_Violation(node, rule_id, messages))  # type: ignore[arg-type]
 
     def _stack_findings(self, stack: Stack) -> dict[str, list[Finding]]:
         path = stack.node.path
@@ -153,7 +154,8 @@ class SmddpChecks(NagPack):
         the outdir; before any synth there is no template to judge, and saying so beats
         passing silently.
         """
-        template_path = self._template_paths.get(path) or os.path.join(Stage.of(stack).outdir, stack.template_file)
+        stage = Stage.of(stack)
+        template_path = self._template_paths.get(path) or os.path.join(stage.outdir if stage else ".", stack.template_file)
         try:
             with open(template_path, encoding="utf-8") as handle:
                 return handle.read()

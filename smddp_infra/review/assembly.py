@@ -68,7 +68,7 @@ class StackArtifact:
         neither. Both are normalized: the metadata resource is dropped and every resource gets
         its construct path from tree.json, so the two ways of synthesizing review the same.
         """
-        clean = json.loads(json.dumps(self.template))
+        clean: dict[str, Any] = json.loads(json.dumps(self.template))
         resources = clean.get("Resources") or {}
         for logical_id in [k for k, r in resources.items() if r.get("Type") == "AWS::CDK::Metadata"]:
             del resources[logical_id]

@@ -73,8 +73,8 @@ def build_graph(view: TemplateView) -> Graph:
             graph.nodes.append(node)
 
     subnet_of_vpc: dict[str, list[str]] = {}
-    for vpc_id, vpc in view.of_type("AWS::EC2::VPC"):
-        cidr = view.render((vpc.get("Properties") or {}).get("CidrBlock"))
+    for vpc_id, vpc_resource in view.of_type("AWS::EC2::VPC"):
+        cidr = view.render((vpc_resource.get("Properties") or {}).get("CidrBlock"))
         graph.clusters.append(Cluster(vpc_id, f"VPC {view.label(vpc_id)} · {cidr}"))
     for subnet_id, subnet in view.of_type("AWS::EC2::Subnet"):
         props = subnet.get("Properties") or {}
@@ -96,10 +96,10 @@ def build_graph(view: TemplateView) -> Graph:
     anchor: dict[str, str] = {}
     for group_id, group in view.of_type("AWS::EC2::SecurityGroup"):
         carried_by = members.get(group_id, [])
-        subnets = {subnet_of.get(m) for m in carried_by}
+        group_subnets = {subnet_of.get(m) for m in carried_by}
         if group_id in training_groups:
-            subnets.add(training_subnet)
-        parent = subnets.pop() if len(subnets) == 1 else None
+            group_subnets.add(training_subnet)
+        parent = group_subnets.pop() if len(group_subnets) == 1 else None
         if parent is None:
             parent = view.referenced_id((group.get("Properties") or {}).get("VpcId"))
         graph.clusters.append(Cluster(f"sg_{group_id}", f"security group {view.label(group_id)}", parent, "dashed"))
@@ -112,8 +112,9 @@ def build_graph(view: TemplateView) -> Graph:
 
     sizing = {s.logical_id: s for s in file_system_sizing(view)}
     for fs_id, _ in view.of_type("AWS::FSx::FileSystem"):
-        s = sizing.get(fs_id)
-        detail = f"{s.deployment_type} · {s.capacity_gib} GiB · {s.baseline_mbps:.0f} MB/s" if s and s.baseline_mbps else ""
+        plan = sizing.get(fs_id)
+        detail = (f"{plan.deployment_type} · {plan.capacity_gib} GiB · {plan.baseline_mbps:.0f} MB/s"
+                  if plan and plan.baseline_mbps else "")
         groups = [g for g, m in members.items() if fs_id in m]
         add_node(Node(fs_id, f"FSx for Lustre<br/>{detail}", f"sg_{groups[0]}" if groups else subnet_of.get(fs_id), "cylinder"))
         for g in groups:
@@ -128,14 +129,14 @@ def build_graph(view: TemplateView) -> Graph:
             key = (endpoint.security_groups[0] if endpoint.security_groups else "", endpoint.subnets[0] if endpoint.subnets else "")
             grouped.setdefault(key, []).append(endpoint.service)
         else:
-            vpc = view.referenced_id(view.props(endpoint.logical_id).get("VpcId"))
-            add_node(Node(endpoint.logical_id, f"{endpoint.service} gateway endpoint", vpc))
-    for index, ((group, subnet), services) in enumerate(sorted(grouped.items())):
+            endpoint_vpc = view.referenced_id(view.props(endpoint.logical_id).get("VpcId"))
+            add_node(Node(endpoint.logical_id, f"{endpoint.service} gateway endpoint", endpoint_vpc))
+    for index, ((endpoint_group, endpoint_subnet), services) in enumerate(sorted(grouped.items())):
         node_id = f"Endpoints{index + 1}"
-        cluster = f"sg_{group}" if group in view.resources else subnet or None
+        cluster = f"sg_{endpoint_group}" if endpoint_group in view.resources else endpoint_subnet or None
         add_node(Node(node_id, f"{len(services)} interface endpoints, private DNS<br/>{', '.join(services)}", cluster))
-        if group in view.resources:
-            anchor.setdefault(group, node_id)
+        if endpoint_group in view.resources:
+            anchor.setdefault(endpoint_group, node_id)
 
     # Rules between groups, to prefix lists and from CIDRs.
     s3_gateway = next((e.logical_id for e in endpoints(view) if e.kind == "Gateway" and e.service == "s3"), None)
@@ -157,13 +158,15 @@ def build_graph(view: TemplateView) -> Graph:
             else:
                 graph.edge(other, me, label)
         elif rule.peer_prefix_list:
-            target = s3_gateway or f"pl_{rule.peer_prefix_list}"
-            if target != s3_gateway:
-                add_node(Node(target, f"prefix list {rule.peer_prefix_list}"))
-            graph.edge(me, target, f"{label} (prefix list)")
+            prefix_target = s3_gateway or f"pl_{rule.peer_prefix_list}"
+            if prefix_target != s3_gateway:
+                add_node(Node(prefix_target, f"prefix list {rule.peer_prefix_list}"))
+            graph.edge(me, prefix_target, f"{label} (prefix list)")
         elif rule.peer_cidr:
-            subnet = next((s for s, r in view.of_type("AWS::EC2::Subnet") if view.render((r.get("Properties") or {}).get("CidrBlock")) == rule.peer_cidr), None)
-            source = anchor.get(training_groups[0]) if subnet and subnet == training_subnet and training_groups else None
+            peer_subnet = next((sid for sid, r in view.of_type("AWS::EC2::Subnet")
+                                if view.render((r.get("Properties") or {}).get("CidrBlock")) == rule.peer_cidr), None)
+            source = (anchor.get(training_groups[0])
+                      if peer_subnet and peer_subnet == training_subnet and training_groups else None)
             if source is None:
                 source = f"cidr_{_safe(rule.peer_cidr)}"
                 add_node(Node(source, rule.peer_cidr if rule.peer_cidr != "0.0.0.0/0" else "internet (0.0.0.0/0)"))

@@ -12,11 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.review.template import TemplateView
 from smddp_infra.sizing.lustre_rules import find_tier
 from smddp_infra.sizing.prices import DEFAULT_PRICES, PRICE_TABLE_NOTE
 
-REQUIREMENT_TAG = "smddp:requiredThroughputMBps"  # written by constructs/filesystem.py
+REQUIREMENT_TAG = TAG_REQUIRED_THROUGHPUT  # written by constructs/filesystem.py
 
 
 @dataclass(frozen=True)

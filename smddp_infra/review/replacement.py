@@ -640,11 +640,13 @@ def _load_cfn_yaml(text: str, where: str) -> Any:
                 value = value.split(".", 1)
         elif isinstance(node, yaml.SequenceNode):
             value = loader.construct_sequence(node, deep=True)
-        else:
+        elif isinstance(node, yaml.MappingNode):
             value = loader.construct_mapping(node, deep=True)
+        else:  # pragma: no cover - PyYAML has no other node kinds
+            raise ConfigError(f"{where}: unexpected YAML node {type(node).__name__} after !{suffix}")
         return {name: value}
 
-    _Loader.add_multi_constructor("!", construct)
+    _Loader.add_multi_constructor("!", construct)  # type: ignore[no-untyped-call]  # PyYAML's stubs leave it untyped
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:

@@ -244,7 +244,7 @@ def _guardrail_section(view: TemplateView, h: str) -> list[str]:
     return out
 
 
-def _smddp_rules(stack: StackArtifact, template: dict) -> list[str]:
+def _smddp_rules(stack: StackArtifact, template: dict[str, Any]) -> list[str]:
     """The project's own rules re-run here on the template (pure Python, no CDK)."""
     from smddp_infra.rules import RULES, check_template
 

@@ -23,6 +23,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.groups import GroupRef, Permission, group_list, security_groups
 from smddp_infra.rules.model import NO_VALUE, UNKNOWN, Resource, World, to_bool, to_int
@@ -30,7 +31,7 @@ from smddp_infra.rules.training import lustre_file_systems
 from smddp_infra.rules.unresolved import UNRESOLVED
 from smddp_infra.sizing import lustre_rules as lr
 
-REQUIRED_THROUGHPUT_TAG = "smddp:requiredThroughputMBps"
+REQUIRED_THROUGHPUT_TAG = TAG_REQUIRED_THROUGHPUT
 #: Lustre's TCP ports (FSx for Lustre user guide, "File system access control with Amazon VPC").
 LUSTRE_PORT = (988, 988)
 LUSTRE_EXTRA_PORTS = (1018, 1023)

@@ -36,12 +36,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional
 
+from smddp_infra.contract import TAG_ROLE, TAG_ROLE_TRAINING
 from smddp_infra.rules.groups import SECURITY_GROUP, GroupRef, group_list, security_groups
 from smddp_infra.rules.model import UNKNOWN, Resource, ResourceRef, World, describe_value, to_bool
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
-ROLE_TAG = "smddp:role"
-ROLE_TRAINING = "training"
+ROLE_TAG = TAG_ROLE
+ROLE_TRAINING = TAG_ROLE_TRAINING
 SUBNET = "AWS::EC2::Subnet"
 FILE_SYSTEM = "AWS::FSx::FileSystem"
 INSTANCE = "AWS::EC2::Instance"
