@@ -302,6 +302,24 @@ class NetworkSettings:
         return instance.accelerators * self.instance_count * float(self.read_mbps_per_gpu or 0)
 
 
+def fitting_training_subnet_mask(cidr: str, *, vpc_prefix: int, nat: bool, max_instance_count: Optional[int],
+                                 ips_per_instance: int, other_ips: int, cidr_name: str, max_name: str) -> int:
+    """The training subnet's mask, or one line naming the setting the user wrote (a context key
+    for the app, a prop for the construct) when the subnet, plus the NAT's /28, cannot fit."""
+    try:
+        mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
+                                    ips_per_instance=ips_per_instance, other_ips=other_ips)
+    except ConfigError as exc:
+        raise ConfigError(f"{max_name}={max_instance_count} is too large for one training subnet: {exc}") from None
+    needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat else 0)
+    if needed > 2 ** (32 - vpc_prefix):
+        parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat else "")
+        why = f" ({max_name}={max_instance_count})" if max_instance_count is not None else ""
+        raise ConfigError(f"{cidr_name} {cidr} is too small for {parts}{why}; "
+                          f"use a CIDR of /{32 - math.ceil(math.log2(needed))} or larger")
+    return mask
+
+
 def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, nat: bool, endpoints: int,
                        max_instance_count: Optional[int] = None) -> None:
     """The training subnet (and the NAT's /28) must fit the VPC CIDR, and today's cluster must fit
@@ -309,19 +327,9 @@ def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, na
     ips = EFA_INSTANCE_TYPES[instance_type].private_ips
     other = endpoints + FILE_SYSTEM_IPS
     vpc_prefix = int(cidr.rsplit("/", 1)[1])
-    try:
-        mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
-                                    ips_per_instance=ips, other_ips=other)
-    except ConfigError as exc:
-        raise ConfigError(f"smddp:maxInstanceCount={max_instance_count} is too large for one training subnet: {exc}") from None
-    needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat else 0)
-    if needed > 2 ** (32 - vpc_prefix):
-        parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat else "")
-        why = f" (smddp:maxInstanceCount={max_instance_count})" if max_instance_count is not None else ""
-        raise ConfigError(
-            f"smddp:vpcCidr {cidr} is too small for {parts}{why}; "
-            f"use a CIDR of /{32 - math.ceil(math.log2(needed))} or larger"
-        )
+    mask = fitting_training_subnet_mask(cidr, vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
+                                        ips_per_instance=ips, other_ips=other, cidr_name="smddp:vpcCidr",
+                                        max_name="smddp:maxInstanceCount")
     capacity = subnet_instance_capacity(mask, ips_per_instance=ips, other_ips=other)
     if instance_count > capacity:
         sized_by = (f"smddp:maxInstanceCount={max_instance_count}" if max_instance_count is not None

@@ -25,7 +25,7 @@ from smddp_infra.settings import (
     FILE_SYSTEM_IPS,
     NAT_SUBNET_MASK,
     subnet_instance_capacity,
-    training_subnet_mask,
+    fitting_training_subnet_mask,
 )
 
 #: aws-cdk-lib's feature flag that makes an S3 flow-log destination grant
@@ -112,16 +112,9 @@ class TrainingVpc(Construct):
             interface_endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS
         other_ips = len(interface_endpoints) + file_system_ips
         vpc_prefix = network.prefixlen
-        try:
-            mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat_gateway, max_instance_count=max_instance_count,
-                                        ips_per_instance=ips_per_instance, other_ips=other_ips)
-        except ConfigError as exc:
-            raise ConfigError(f"max_instance_count={max_instance_count} is too large for one training subnet: {exc}") from None
-        needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat_gateway else 0)
-        if needed > network.num_addresses:
-            parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat_gateway else "")
-            raise ConfigError(f"cidr {cidr} is too small for {parts} (max_instance_count={max_instance_count}, "
-                              f"ips_per_instance={ips_per_instance}); use a larger block")
+        mask = fitting_training_subnet_mask(cidr, vpc_prefix=vpc_prefix, nat=nat_gateway,
+                                            max_instance_count=max_instance_count, ips_per_instance=ips_per_instance,
+                                            other_ips=other_ips, cidr_name="cidr", max_name="max_instance_count")
         capacity = subnet_instance_capacity(mask, ips_per_instance=ips_per_instance, other_ips=other_ips)
         super().__init__(scope, id)
         self.training_subnet_mask = mask
