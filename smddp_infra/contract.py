@@ -65,6 +65,9 @@ TAG_ROLE = "smddp:role"
 TAG_ROLE_TRAINING = "training"
 #: On the file system: the MB/s it was sized for (the sizing calculator's input).
 TAG_REQUIRED_THROUGHPUT = "smddp:requiredThroughputMBps"
+#: Template Metadata on the file system: the calculator's record (what it was asked and
+#: chose), which the replacement guard reads to suggest the in-place plan.
+METADATA_SIZING = "smddp:sizing"
 
 _ALNUM = re.compile(r"[^A-Za-z0-9]")
 

@@ -22,9 +22,11 @@ v3 harness script that runs inside .venv-sdkv3.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+# IAM's wildcard matching, shared with the full condition model of the launch-guardrail tests.
+from _iam_model import _as_list, _glob
 
 ALLOWED, IMPLICIT_DENY, EXPLICIT_DENY = "allowed", "implicitDeny", "explicitDeny"
 
@@ -33,19 +35,10 @@ class UnsupportedPolicy(ValueError):
     """The policy uses an element this model cannot evaluate faithfully."""
 
 
-def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def _wildcard(pattern: str, *, case_sensitive: bool) -> re.Pattern[str]:
-    body = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
-    return re.compile(f"^{body}$", 0 if case_sensitive else re.IGNORECASE)
-
-
 def _action_matches(statement: Mapping[str, Any], action: str) -> bool:
     if "NotAction" in statement:
         raise UnsupportedPolicy(f"statement {statement.get('Sid')!r}: NotAction is not modelled")
-    return any(_wildcard(a, case_sensitive=False).match(action) for a in _as_list(statement.get("Action", [])))
+    return any(_glob(a, action, case=False) for a in _as_list(statement.get("Action", [])))
 
 
 def _resource_matches(statement: Mapping[str, Any], resource: str) -> bool:
@@ -56,7 +49,7 @@ def _resource_matches(statement: Mapping[str, Any], resource: str) -> bool:
             if resource == "*":
                 continue  # an ARN built by CloudFormation is never the literal "*"
             raise UnsupportedPolicy(f"statement {statement.get('Sid')!r}: unresolved resource {pattern!r}")
-        if pattern == "*" or (resource != "*" and _wildcard(pattern, case_sensitive=True).match(resource)):
+        if pattern == "*" or (resource != "*" and _glob(pattern, resource, case=True)):
             return True
     return False
 

@@ -55,3 +55,17 @@ def default_app() -> Synthesized:
     app = App(context=cdk_context())
     stack = build_app(app)
     return Synthesized(app, stack)
+
+
+@pytest.fixture(scope="session")
+def doc_example() -> dict[str, Any]:
+    """docs/embedding.md's platform stack, executed from the markdown once per session (two
+    modules assert on it: the template itself, and job-config over its outputs)."""
+    import re
+
+    doc = ROOT / "docs" / "embedding.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    assert len(blocks) == 1, "docs/embedding.md has exactly one python example"
+    namespace: dict[str, Any] = {"__name__": "docs_embedding_example"}
+    exec(compile(blocks[0], str(doc), "exec"), namespace)  # noqa: S102 - our own documentation
+    return namespace

@@ -27,15 +27,6 @@ def _resources(template: dict, type_name: str) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def doc_example() -> dict:
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
-    assert len(blocks) == 1, "docs/embedding.md has exactly one python example"
-    namespace: dict = {"__name__": "docs_embedding_example"}
-    exec(compile(blocks[0], str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
-    return namespace
-
-
-@pytest.fixture(scope="module")
 def platform_template(doc_example) -> dict:
     return doc_example["assembly"].get_stack_by_name("PlatformTraining").template
 

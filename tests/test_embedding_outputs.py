@@ -9,7 +9,6 @@ synthesized once; their outputs are written as `cdk deploy --outputs-file` would
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -20,15 +19,10 @@ from _sagemaker_shape_walker import all_problems
 from conftest import cdk_context
 from smddp_infra.cli import main
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "embedding.md"
-
 
 @pytest.fixture(scope="module")
-def platform_outputs(tmp_path_factory) -> Path:
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
-    namespace: dict = {"__name__": "docs_embedding_example"}
-    exec(compile(blocks[0], str(DOC), "exec"), namespace)  # noqa: S102 - our own documentation
-    template = namespace["assembly"].get_stack_by_name("PlatformTraining").template
+def platform_outputs(tmp_path_factory, doc_example) -> Path:
+    template = doc_example["assembly"].get_stack_by_name("PlatformTraining").template
     path = tmp_path_factory.mktemp("platform") / "cdk-outputs.json"
     write_outputs_file(path, {"PlatformTraining": template})
     return path

@@ -298,12 +298,7 @@ class Extractor:
             self._block(stmt.body, env)
         elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
             self._block(stmt.body, env)  # type: ignore[attr-defined]
-            branches = [env]
-            for handler in stmt.handlers:  # type: ignore[attr-defined]
-                inner = dict(env)
-                self._block(handler.body, inner)
-                branches.append(inner)
-            _merge_into(env, branches)
+            self._maybe_one_of([handler.body for handler in stmt.handlers], env)  # type: ignore[attr-defined]
             self._block(stmt.orelse, env)  # type: ignore[attr-defined]
             self._block(stmt.finalbody, env)  # type: ignore[attr-defined]
         elif isinstance(stmt, ast.Delete):
@@ -315,12 +310,16 @@ class Extractor:
                 self._eval(stmt.value, env)
         elif type(stmt).__name__ == "Match":
             self._eval(stmt.subject, env)  # type: ignore[attr-defined]
-            branches = [env]
-            for case in stmt.cases:  # type: ignore[attr-defined]
-                inner = dict(env)
-                self._block(case.body, inner)
-                branches.append(inner)
-            _merge_into(env, branches)
+            self._maybe_one_of([case.body for case in stmt.cases], env)  # type: ignore[attr-defined]
+
+    def _maybe_one_of(self, bodies: list[list[ast.stmt]], env: dict[str, Any]) -> None:
+        """Handlers or match cases: at most one body runs, or none; merge what they bind."""
+        branches = [env]
+        for body in bodies:
+            inner = dict(env)
+            self._block(body, inner)
+            branches.append(inner)
+        _merge_into(env, branches)
 
     def _if(self, stmt: ast.If, env: dict[str, Any]) -> None:
         if _is_main_guard(stmt.test):

@@ -35,6 +35,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
+from smddp_infra.contract import METADATA_SIZING
+
 #: What the guard protects by default (stateful, or everything depends on it).
 GUARDED_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::KMS::Key")
 FILE_SYSTEM_TYPE = "AWS::FSx::FileSystem"
@@ -43,8 +45,8 @@ SECURITY_GROUP_TYPE = "AWS::EC2::SecurityGroup"
 
 #: Construct metadata (cloud assembly, not template) that ``-c smddp:allowReplacement=true`` writes.
 ALLOW_REPLACEMENT_METADATA = "smddp:allowReplacement"
-#: Template Metadata key of the file system's sizing record (smddp_infra.sizing.planner.SIZING_METADATA).
-SIZING_METADATA = "smddp:sizing"
+#: Template Metadata key of the file system's sizing record (one place: the contract).
+SIZING_METADATA = METADATA_SIZING
 
 #: Environment variable that points at a CDK service-spec database (db.json.gz).
 SERVICE_SPEC_ENV = "SMDDP_CDK_SERVICE_SPEC"

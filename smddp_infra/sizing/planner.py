@@ -30,6 +30,7 @@ from fractions import Fraction
 from numbers import Real
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from smddp_infra.contract import METADATA_SIZING
 from smddp_infra.errors import SizingError
 from smddp_infra.sizing import lustre_rules as rules
 from smddp_infra.sizing.lustre_rules import Tier
@@ -53,7 +54,7 @@ TIER_GROUPS: Mapping[str, tuple[Tier, ...]] = {
 DEFAULT_DEPLOYMENT_TYPES = (rules.SCRATCH_2, rules.PERSISTENT_1, rules.PERSISTENT_2)
 
 #: Template Metadata key on the file system resource holding :meth:`LustrePlan.record`.
-SIZING_METADATA = "smddp:sizing"
+SIZING_METADATA = METADATA_SIZING
 
 #: With EFA only PERSISTENT_2 exists, on the EFA capacity steps.
 EFA_TIER_GROUPS: Mapping[str, tuple[Tier, ...]] = {rules.PERSISTENT_2: rules.EFA_TIERS}
