@@ -247,6 +247,7 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
     subnets_raw, subnets_site, _, _ = get("subnets")
     subnets = () if "subnets" in r.unknown else r.strings("subnets", "networking.subnets", subnets_raw, subnets_site)
     image = kw.get("training_image")
+    r.locations["stopping_condition"] = f"{job.sites.get('stopping_condition', job.site)}: stopping_condition"
     return JobDescription(
         path=path,
         shape="model_trainer",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from smddp_infra.preflight.job import JobDescription
@@ -266,7 +266,7 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...]) -> SmddpUse:
             value: Any = env.evaluate(site.expr) if site.expr is not None else "the default (nccl on GPUs)"
             if isinstance(value, Unknown):
                 if imports_smddp and unknown is None:
-                    unknown = (where, f"the backend is {value.reason}")
+                    unknown = (where, f"the backend: {value.reason}")
                 continue
             if not isinstance(value, str):
                 continue
@@ -339,12 +339,15 @@ def checkpoint_pairs(files: tuple[ScriptFacts, ...], serving: tuple[ScriptFacts,
     paired: set[tuple[str, int]] = set()
     saves = [(f, s) for f in files for s in f.ddp_saves]
     for load_file in (*files, *serving):
-        for load in load_file.plain_loads:
+        for load in load_file.state_loads:
             for save_file, save in saves:
                 how = same_file(save, load, one_file=save_file is load_file)
                 if how is None or not _keys_match(save, load):
                     continue
                 if load_file in serving and not (save.path.model_dir and load.path.model_dir):
+                    continue
+                if load.target == "fine":
+                    paired.add((save_file.name, save.line))  # read back correctly: nothing to report
                     continue
                 key = (save_file.name, save.line, load_file.name, load.line)
                 pairs.setdefault(key, CheckpointPair(save_file, save, load_file, load, how))
@@ -354,6 +357,17 @@ def checkpoint_pairs(files: tuple[ScriptFacts, ...], serving: tuple[ScriptFacts,
 
 
 # ---------------------------------------------------------------------------- the job
+
+
+def _across_modules(loader: LoaderCall, files: tuple[ScriptFacts, ...]) -> LoaderCall:
+    """A loader a function returns to another module: iterated if a program file iterates that call."""
+    if not loader.use.startswith("returned:"):
+        return loader
+    function = loader.use.split(":", 1)[1]
+    for facts in files:
+        if function in facts.iterated_calls:
+            return replace(loader, use="iterated", use_line=loader.line)
+    return replace(loader, use="unclear")
 
 
 def derive(job: JobDescription, program: Program) -> JobFacts:
@@ -372,7 +386,7 @@ def derive(job: JobDescription, program: Program) -> JobFacts:
         launcher=job.launcher,
         smddp=smddp_use(env, files),
         deprecated=tuple(deprecated),
-        loaders=tuple((facts, loader) for facts in files for loader in facts.loaders),
+        loaders=tuple((facts, _across_modules(loader, files)) for facts in files for loader in facts.loaders),
         collectives=collectives,
         pairs=pairs,
         unpaired_saves=unpaired,

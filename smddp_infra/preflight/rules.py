@@ -468,12 +468,12 @@ def check_ddp_prefix(facts: JobFacts) -> list[Finding]:
     for pair in facts.pairs:
         save, load = pair.save, pair.load
         save_at, load_at = pair.save_file.where(save.line), pair.load_file.where(load.line)
-        key = f'["{load.key}"]' if load.key else ""
+        key = f'the "{load.key}" entry of' if load.key else ""
         if load.target == "plain":
             out.append(finding(
                 F.DDP_PREFIX, ERROR, location=load_at,
-                message=(f"`{load.code}` loads{' ' + key if key else ''} into {load.model} (not wrapped in "
-                         f"DistributedDataParallel there) the file that {save_at} saves with module. keys "
+                message=(f"`{load.code}` loads into {load.model} (not wrapped in DistributedDataParallel there) "
+                         f"{key + ' ' if key else ''}the file that {save_at} saves with module. keys "
                          f"(`{save.code}`); same file: {pair.how}"),
                 fix=(f"{load.model}.load_state_dict(smddp_infra.training.strip_ddp_prefix(torch.load(...))), or save "
                      f"{save.model}.module.state_dict() at {save_at}"),

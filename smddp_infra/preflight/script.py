@@ -43,8 +43,9 @@ class LoaderCall:
     #: how the loader is used: "iterated" (by every rank, to exhaustion), "guarded" (built
     #: or iterated only under a rank guard), "never" (not iterated in this file),
     #: "step_bounded" (the loop breaks on a step count), "evaluation" (iterated without
-    #: gradients: under torch.no_grad() or in an evaluate/test function) or "unclear"
-    #: (handed to code preflight cannot follow)
+    #: gradients: under torch.no_grad() or in an evaluate/test function), "wrapped" (handed to
+    #: a wrapper that installs a distributed sampler), "returned:F" (returned by F for another
+    #: module of the program) or "unclear" (handed to code preflight cannot follow)
     use: str = "iterated"
     use_line: Optional[int] = None
 
@@ -99,7 +100,8 @@ class StateLoad:
     path: PathExpr
     #: ``torch.load(p)["model"]``: the key read from the saved dict
     key: Optional[str] = None
-    #: "plain" (built here, not wrapped before the load) or "unknown" (a parameter...)
+    #: "plain" (built here, not wrapped before the load), "unknown" (a parameter...) or "fine"
+    #: (DDP-wrapped, strict=False or a visible ``module.`` strip: it reads a DDP save correctly)
     target: str = "plain"
 
 
@@ -165,7 +167,7 @@ class ScriptFacts:
     uses_distributed_sampler: bool
     uses_even_shards: bool
     ddp_saves: tuple[StateSave, ...] = ()
-    plain_loads: tuple[StateLoad, ...] = ()
+    state_loads: tuple[StateLoad, ...] = ()
     #: the name shown in locations (relative to source_dir)
     display: str = ""
     #: "launch.ipynb cell 5" for a file written by %%writefile
@@ -184,6 +186,8 @@ class ScriptFacts:
     wrappers: tuple[tuple[int, str], ...] = ()
     #: (line, what): collectives after init (DDP, all_reduce, barrier...)
     collectives: tuple[tuple[int, str], ...] = ()
+    #: imported functions whose result this file iterates to the end on every rank
+    iterated_calls: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -244,7 +248,12 @@ class _Analyser:
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {
             node.name: node for node in self.nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
-        self.lightning_or_hf = any(self._trainer_kind(n) for n in self.nodes if isinstance(n, ast.Call))
+        self.lightning_or_hf = any(
+            (isinstance(n, ast.Call) and self._trainer_kind(n) is not None)
+            or (isinstance(n, (ast.Import, ast.ImportFrom)) and any(
+                m.split(".", 1)[0] in {"lightning", "pytorch_lightning", "transformers"}
+                for m in ([a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""])))
+            for n in self.nodes)
         deprecated: list[GuardedUse] = []
         smddp_imports: list[GuardedUse] = []
         imports: list[ImportUse] = []
@@ -326,9 +335,15 @@ class _Analyser:
 
         deprecated = sorted({(d.line, d.module): d for d in deprecated}.values(), key=lambda d: d.line)
         saves, loads = self._state_dicts()
+        imported = {a.asname or a.name for n in self.nodes if isinstance(n, ast.ImportFrom) for a in n.names}
+        iterated = sorted({
+            _leaf(n.func) for n in self.nodes
+            if isinstance(n, ast.Call) and _leaf(n.func) in imported and not self._guarded(n)
+            and any(kind == "iterated" for kind, _ in self._uses(n, depth=0))
+        })
         return ScriptFacts(
             ddp_saves=saves,
-            plain_loads=loads,
+            state_loads=loads,
             path=self.path,
             deprecated=tuple(deprecated),
             loaders=tuple(sorted(loaders, key=lambda c: c.line)),
@@ -343,6 +358,7 @@ class _Analyser:
             smddp_imports=tuple(smddp_imports),
             wrappers=tuple(wrappers),
             collectives=tuple(sorted(set(collectives))),
+            iterated_calls=tuple(iterated),
         )
 
     # ------------------------------------------------------------------ job-level facts
@@ -646,6 +662,10 @@ class _Analyser:
             return "wrapped", node.lineno  # a Lightning / HF Trainer hook: the trainer installs the sampler
         uses = list(self._uses(node, depth=0))
         if not uses:
+            _, returned_from = self._bound_names(node)
+            if returned_from is not None and not any(
+                    isinstance(c, ast.Call) and _leaf(c.func) == returned_from for c in self.nodes):
+                return f"returned:{returned_from}", node.lineno  # built for another module of the program
             return "never", None
         for kind, line in uses:
             if kind == "wrapped":
@@ -842,18 +862,18 @@ class _Analyser:
     def _plain_load(self, node: ast.Call) -> Optional[StateLoad]:
         assert isinstance(node.func, ast.Attribute)
         owner = node.func.value
-        strict = self._arg(node, "strict", 1)
-        if isinstance(strict, ast.Constant) and strict.value is False:
-            return None
-        if strict is not None and not isinstance(strict, ast.Constant):
-            return None  # strict=args.strict: not established
         if self._optimizer_like(owner, node):
             return None  # optimizer / scheduler / scaler state_dicts never carry module.
+        strict = self._arg(node, "strict", 1)
         wrapped = self._wrapped(owner, node)
-        if wrapped is True:
-            return None
-        if self._strips_prefix(node):
-            return None
+        if isinstance(strict, ast.Constant) and strict.value is False:
+            target = "fine"  # strict=False: unexpected keys are ignored
+        elif strict is not None and not isinstance(strict, ast.Constant):
+            target = "fine"  # strict=args.strict: benefit of the doubt
+        elif wrapped is True or self._strips_prefix(node):
+            target = "fine"  # loads into the wrapper, or strips module. first
+        else:
+            target = "plain" if wrapped is False else "unknown"
         source: ast.AST = node.args[0]
         key: Optional[str] = None
         for _ in range(5):
@@ -865,6 +885,8 @@ class _Analyser:
                     and source.args and isinstance(source.args[0], ast.Constant) and isinstance(source.args[0].value, str):
                 key = key or source.args[0].value
                 source = source.func.value
+            elif isinstance(source, ast.Call) and _leaf(source.func) in _STRIPPERS and source.args:
+                target, source = "fine", source.args[0]
             elif isinstance(source, ast.Name):
                 values = self._assignments(source.id, self._enclosing_function(node) or self.tree)
                 if len(values) != 1 or not isinstance(values[0], ast.expr):
@@ -877,8 +899,7 @@ class _Analyser:
         path = self._arg(source, "f", 0)
         if path is None:
             return None
-        return StateLoad(node.lineno, self._code(node), _unparse(owner), self._path_expr(path, source), key,
-                         "plain" if wrapped is False else "unknown")
+        return StateLoad(node.lineno, self._code(node), _unparse(owner), self._path_expr(path, source), key, target)
 
     def _optimizer_like(self, owner: ast.AST, at: ast.AST) -> bool:
         name = _leaf(owner).lower()
@@ -897,7 +918,7 @@ class _Analyser:
         consume_prefix_in_state_dict_if_present, or any text that names ``module.``."""
         scope = self._enclosing_function(node) or self.tree
         for child in (ast.walk(scope) if scope is not self.tree else self.nodes):
-            if isinstance(child, ast.Call) and _leaf(child.func) in {"strip_ddp_prefix", "consume_prefix_in_state_dict_if_present"}:
+            if isinstance(child, ast.Call) and _leaf(child.func) in _STRIPPERS:
                 return True
             if isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value.startswith("module"):
                 return True
@@ -1028,6 +1049,7 @@ class _Analyser:
         return None
 
 
+_STRIPPERS = frozenset({"strip_ddp_prefix", "consume_prefix_in_state_dict_if_present"})
 _WRAPPERS_OF_MODELS = frozenset({"DistributedDataParallel", "DataParallel"})
 _BACKEND_KEYWORDS = frozenset({"ddp_backend", "process_group_backend"})
 #: Calls after init that every rank must reach: a rank that runs out of batches early leaves
