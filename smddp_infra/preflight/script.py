@@ -895,7 +895,11 @@ class _Analyser:
             else:
                 break
         if not (isinstance(source, ast.Call) and (self._dotted(source.func) or "") == "torch.load"):
-            return None
+            # {k.replace("module.", ""): v for k, v in torch.load(p).items()}: the load inside
+            inner = [n for n in ast.walk(source) if isinstance(n, ast.Call) and (self._dotted(n.func) or "") == "torch.load"]
+            if len(inner) != 1:
+                return None
+            source = inner[0]
         path = self._arg(source, "f", 0)
         if path is None:
             return None
