@@ -5,8 +5,9 @@
 Builds, in a temporary directory, a notebook of about ``--notebook-mb`` MB (most of it cell
 outputs, as saved notebooks are: base64 images and long logs, plus a few hundred code cells)
 whose last cell builds a ``PyTorch`` estimator with ``source_dir="code"``, and a ``code/``
-directory of ``--files`` training-style modules (loaders, DDP, torch.save) that preflight
-reads in full. Prints the best and median wall time of ``run_preflight`` in-process and of
+directory of ``--files`` training-style modules (loaders, DDP, torch.save). The entry point
+imports every module (half by ``import``, half by relative ``from .`` through a package), so
+the program preflight reads is the whole folder: the worst case for the import closure. Prints the best and median wall time of ``run_preflight`` in-process and of
 the CLI (``python -m smddp_infra.cli preflight NB --json``, cold start included).
 """
 
@@ -54,9 +55,15 @@ def build_{i}(dataset, model, batch_size=32):
 def build(directory: Path, notebook_mb: float, files: int) -> Path:
     code = directory / "code"
     code.mkdir()
-    (code / "train.py").write_text(MODULE.format(i=0) + "\n\nif __name__ == '__main__':\n    build_0(None, None)\n")
+    package = code / "parts"
+    package.mkdir()
+    (package / "__init__.py").write_text("".join(f"from .part_{i:03d} import build_{i}\n" for i in range(1, files, 2)))
+    imports = "".join(f"import part_{i:03d}\n" for i in range(2, files, 2))
+    (code / "train.py").write_text(imports + "import parts\n" + MODULE.format(i=0)
+                                   + "\n\nif __name__ == '__main__':\n    build_0(None, None)\n")
     for i in range(1, files):
-        (code / f"part_{i:03d}.py").write_text(MODULE.format(i=i))
+        target = package if i % 2 else code
+        (target / f"part_{i:03d}.py").write_text(MODULE.format(i=i))
     image = base64.b64encode(bytes(range(256)) * 400).decode()  # ~136 kB of base64 "PNG"
     cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Big notebook\n"]}]
     cells.append({"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
@@ -93,7 +100,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         notebook = build(Path(tmp), args.notebook_mb, args.files)
-        code_bytes = sum(p.stat().st_size for p in (Path(tmp) / "code").iterdir())
+        code_bytes = sum(p.stat().st_size for p in (Path(tmp) / "code").rglob("*.py"))
         times = []
         for _ in range(args.runs):
             start = time.perf_counter()
@@ -109,7 +116,9 @@ def main() -> None:
         cells = json.loads(notebook.read_text())["cells"]
         print(f"notebook: {notebook.stat().st_size / 1e6:.2f} MB, {len(cells)} cells; "
               f"source_dir: {args.files} .py files, {code_bytes / 1e6:.2f} MB")
-        print(f"scripts read: {len(report.scripts)}; findings: {len(report.findings)}; exit code {report.exit_code}")
+        program = report.jobs[0].facts.program
+        print(f"program: {len(program.files)} files run, {len(program.not_run)} not run; "
+              f"findings: {len(report.findings)}; exit code {report.exit_code}")
         print(f"run_preflight: best {min(times):.3f} s, median {statistics.median(times):.3f} s ({args.runs} runs)")
         print(f"CLI --json (cold start included): best {min(cli):.3f} s, median {statistics.median(cli):.3f} s")
 

@@ -239,21 +239,22 @@ class _Analyser:
         self.sampler_names: dict[str, str] = {}  # variable -> dotted name of the callee that built it
 
     def run(self) -> ScriptFacts:
-        self.nodes: list[ast.AST] = list(ast.walk(self.tree))  # walked once, read by every pass
-        self._collect_names()
+        # One breadth-first walk gives every pass its nodes and each node its parent.
+        self.nodes: list[ast.AST] = [self.tree]
         self.parents: dict[ast.AST, ast.AST] = {}
-        for parent in self.nodes:
+        index = 0
+        while index < len(self.nodes):
+            parent = self.nodes[index]
+            index += 1
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
+                self.nodes.append(child)
+        self._collect_names()
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {
             node.name: node for node in self.nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
-        self.lightning_or_hf = any(
-            (isinstance(n, ast.Call) and self._trainer_kind(n) is not None)
-            or (isinstance(n, (ast.Import, ast.ImportFrom)) and any(
-                m.split(".", 1)[0] in {"lightning", "pytorch_lightning", "transformers"}
-                for m in ([a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""])))
-            for n in self.nodes)
+        # Lightning / Hugging Face in this file (their Trainers re-create loaders with a sampler)
+        self.lightning_or_hf = any(v.split(".", 1)[0] in _TRAINER_PACKAGES for v in self.aliases.values())
         deprecated: list[GuardedUse] = []
         smddp_imports: list[GuardedUse] = []
         imports: list[ImportUse] = []
@@ -336,11 +337,15 @@ class _Analyser:
         deprecated = sorted({(d.line, d.module): d for d in deprecated}.values(), key=lambda d: d.line)
         saves, loads = self._state_dicts()
         imported = {a.asname or a.name for n in self.nodes if isinstance(n, ast.ImportFrom) for a in n.names}
-        iterated = sorted({
-            _leaf(n.func) for n in self.nodes
-            if isinstance(n, ast.Call) and _leaf(n.func) in imported and not self._guarded(n)
-            and any(kind == "iterated" for kind, _ in self._uses(n, depth=0))
-        })
+        iterated: set[str] = set()
+        for loop in self.nodes:  # for batch in build_loader(): / enumerate(build_loader())
+            if isinstance(loop, (ast.For, ast.AsyncFor)):
+                it = loop.iter
+                while isinstance(it, ast.Call) and _leaf(it.func) in _ITER_WRAPPERS and it.args:
+                    it = it.args[0]
+                if isinstance(it, ast.Call) and _leaf(it.func) in imported and not self._guarded(loop) \
+                        and not self._step_bounded(loop) and not self._evaluation(loop):
+                    iterated.add(_leaf(it.func))
         return ScriptFacts(
             ddp_saves=saves,
             state_loads=loads,
@@ -477,7 +482,7 @@ class _Analyser:
     def _trainer_kind(self, node: ast.Call) -> Optional[str]:
         callee = self._dotted(node.func) or ""
         root = callee.split(".", 1)[0]
-        if callee.endswith("Trainer") and root in {"transformers", "trl", "lightning", "pytorch_lightning", "setfit"}:
+        if callee.endswith("Trainer") and root in _TRAINER_PACKAGES:
             return callee
         return None
 
@@ -520,6 +525,8 @@ class _Analyser:
         return posixpath.normpath(value if value.startswith("/") else posixpath.join(cwd, value))
 
     def _started_scripts(self, node: ast.Call, callee: str) -> list[str]:
+        if not (callee.startswith(("subprocess.", "os.")) or callee == "runpy.run_path"):
+            return []
         from smddp_infra.preflight.shell import python_calls
 
         if callee in {"os.system", "os.popen"} and node.args:
@@ -1053,6 +1060,7 @@ class _Analyser:
         return None
 
 
+_TRAINER_PACKAGES = frozenset({"transformers", "trl", "lightning", "pytorch_lightning", "setfit"})
 _STRIPPERS = frozenset({"strip_ddp_prefix", "consume_prefix_in_state_dict_if_present"})
 _WRAPPERS_OF_MODELS = frozenset({"DistributedDataParallel", "DataParallel"})
 _BACKEND_KEYWORDS = frozenset({"ddp_backend", "process_group_backend"})
