@@ -624,7 +624,7 @@ class Extractor:
                 return self._call_function(func, args, kwargs, env, site_line=node.lineno)
             finally:
                 self.unit = saved
-        return Unknown(f"{_shown(node)} (line {node.lineno})")
+        return Unknown(f"{shown(node)} (line {node.lineno})")
 
     def _call_function(self, func: _Function, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any], *, site_line: int) -> Any:
         local = dict(self.env)  # module globals as they are now
@@ -775,7 +775,7 @@ class Extractor:
         return Unknown(f".{name}()")
 
 
-def _shown(node: ast.AST) -> str:
+def shown(node: ast.AST) -> str:
     try:
         text = ast.unparse(node)
     except (RecursionError, ValueError):

@@ -232,11 +232,9 @@ def _dotted(node: ast.AST) -> str:
 
 
 def _text(node: ast.AST) -> str:
-    try:
-        text = ast.unparse(node)
-    except (RecursionError, ValueError):
-        return "an expression"
-    return text if len(text) <= 60 else text[:57] + "..."
+    from smddp_infra.preflight.extract import shown
+
+    return shown(node)
 
 
 # ---------------------------------------------------------------------------- SMDDP in use

@@ -439,16 +439,19 @@ def check_smddp_launcher(facts: JobFacts) -> list[Finding]:
         return []
     if smddp_support(job.instance_type) is not None:
         return []
-    backend = (f"the script initialises backend {facts.smddp.backend!r} ({facts.smddp.backend_site})"
-               if facts.smddp.backend else "preflight sees no smddp backend in the program")
+    if not facts.files:
+        backend = "preflight could not read the program, so the backend it starts is not known"
+    elif facts.smddp.backend:
+        backend = f"the script initialises backend {facts.smddp.backend!r} ({facts.smddp.backend_site})"
+    else:
+        backend = "preflight sees no smddp backend in the program"
     rewrite = ("SDK v2 (2.257.7) rewrites pytorchddp into smdistributed.dataparallel, which starts the processes with "
                "mpirun and smddprun" if launcher[0] == "pytorchddp"
                else "SDK v2 starts the processes with mpirun and smddprun")
     return [finding(
         F.SMDDP_LAUNCHER, WARNING, location=job.where("distribution"),
-        message=(f"{launcher[1]} is a launcher, not the SMDDP collectives: {rewrite}; {backend}, so the job does not use "
-                 f"SMDDP on {job.instance_type} (a type SMDDP does not support), and whether smddprun starts in the "
-                 "image there is UNCONFIRMED"),
+        message=(f"{launcher[1]} is a launcher, not the SMDDP collectives: {rewrite}; {backend}; SMDDP does not support "
+                 f"{job.instance_type}, and whether smddprun starts in the image there is UNCONFIRMED"),
         fix=('distribution={"torch_distributed": {"enabled": True}} (torchrun; ModelTrainer: distributed=Torchrun()) '
              "and keep the script's backend"),
     )]

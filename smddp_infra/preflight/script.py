@@ -317,7 +317,7 @@ class _Analyser:
                     even = True
                 if leaf == "DataLoader":
                     loaders.append(self._loader(node))
-                if self._shards(node):
+                if self._shards(node, callee):
                     wrappers.append((node.lineno, self._code(node)))
                 if leaf in _COLLECTIVES or (leaf == "initialize" and callee.startswith("deepspeed")):
                     collectives.append((node.lineno, leaf))
@@ -479,17 +479,19 @@ class _Analyser:
                 default = None
         return ArgDefault(dest, chosen or dest, default)
 
-    def _trainer_kind(self, node: ast.Call) -> Optional[str]:
-        callee = self._dotted(node.func) or ""
+    def _trainer_kind(self, node: ast.Call, callee: Optional[str] = None) -> Optional[str]:
+        callee = callee if callee is not None else self._dotted(node.func) or ""
         root = callee.split(".", 1)[0]
         if callee.endswith("Trainer") and root in _TRAINER_PACKAGES:
             return callee
         return None
 
-    def _shards(self, node: ast.Call) -> bool:
+    def _shards(self, node: ast.Call, callee: Optional[str] = None) -> bool:
         """Calls that install a distributed sampler on the loaders handed to them."""
-        callee = self._dotted(node.func) or ""
+        callee = callee if callee is not None else self._dotted(node.func) or ""
         leaf = callee.rsplit(".", 1)[-1]
+        if leaf not in _SHARDING_LEAVES and not leaf.endswith("Trainer"):
+            return False
         if leaf == "setup_dataloaders":
             return True  # Lightning Fabric
         if leaf == "prepare" and isinstance(node.func, ast.Attribute) and "accelerat" in _unparse(node.func.value).lower():
@@ -498,7 +500,7 @@ class _Analyser:
             return True
         if leaf == "initialize" and callee.startswith("deepspeed") and any(k.arg == "training_data" for k in node.keywords):
             return True
-        if self._trainer_kind(node):
+        if self._trainer_kind(node, callee):
             return True
         if leaf in {"fit", "validate", "test", "predict"} and self.lightning_or_hf and isinstance(node.func, ast.Attribute) \
                 and "trainer" in _unparse(node.func.value).lower():
@@ -1060,6 +1062,7 @@ class _Analyser:
         return None
 
 
+_SHARDING_LEAVES = frozenset({"setup_dataloaders", "prepare", "initialize", "fit", "validate", "test", "predict"})
 _TRAINER_PACKAGES = frozenset({"transformers", "trl", "lightning", "pytorch_lightning", "setfit"})
 _STRIPPERS = frozenset({"strip_ddp_prefix", "consume_prefix_in_state_dict_if_present"})
 _WRAPPERS_OF_MODELS = frozenset({"DistributedDataParallel", "DataParallel"})
