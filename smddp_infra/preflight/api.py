@@ -164,11 +164,3 @@ def shape_problems(document: Mapping[str, Any], kind: str) -> Optional[tuple[Sha
         # lacks what it will be merged with: neither is a problem.
         lines = [line for line in lines if not line.startswith("Missing required parameter")]
     return tuple(ShapeProblem(line) for line in lines)
-
-
-def botocore_version() -> Optional[str]:
-    try:
-        import botocore
-    except ImportError:
-        return None
-    return str(botocore.__version__)

@@ -183,14 +183,6 @@ class JobDescription:
         return None
 
 
-def load_job(path: Path) -> JobDescription:
-    """Read and check a job file; :class:`PreflightInputError` for anything unreadable."""
-    document = read_document(path, what="job file")
-    if not isinstance(document, Mapping):
-        raise PreflightInputError(f"job file {path} must hold a mapping of Estimator arguments, got {type(document).__name__}")
-    return parse_job(document, path=path)
-
-
 def read_document(path: Path, *, what: str) -> Any:
     """YAML or JSON by suffix (YAML reads JSON too); one-line errors with the position."""
     try:
