@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -106,12 +108,15 @@ def main() -> None:
             start = time.perf_counter()
             report = run_preflight(notebook)
             times.append(time.perf_counter() - start)
-        cli = []
+        cli, cpu = [], []
         for _ in range(max(1, args.runs // 2)):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             done = subprocess.run([sys.executable, "-m", "smddp_infra.cli", "preflight", str(notebook), "--json"],
                                   capture_output=True, text=True, cwd=ROOT)
             cli.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
             assert done.returncode in (0, 1), done.stderr
         cells = json.loads(notebook.read_text())["cells"]
         print(f"notebook: {notebook.stat().st_size / 1e6:.2f} MB, {len(cells)} cells; "
@@ -120,7 +125,9 @@ def main() -> None:
         print(f"program: {len(program.files)} files run, {len(program.not_run)} not run; "
               f"findings: {len(report.findings)}; exit code {report.exit_code}")
         print(f"run_preflight: best {min(times):.3f} s, median {statistics.median(times):.3f} s ({args.runs} runs)")
-        print(f"CLI --json (cold start included): best {min(cli):.3f} s, median {statistics.median(cli):.3f} s")
+        print(f"CLI --json (cold start included): best {min(cli):.3f} s, median {statistics.median(cli):.3f} s wall; "
+              f"CPU time (user + system, what an idle machine's wall time approaches) best {min(cpu):.3f} s")
+        print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
