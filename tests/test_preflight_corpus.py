@@ -335,3 +335,9 @@ def test_a_script_shared_by_two_jobs_is_reported_once(tmp_path):
     """})
     report = run_preflight(tmp_path / "launch.py")
     assert [f.rule_id for f in report.findings] == ["PF-DEPRECATED-SMDDP-API"]
+
+
+def test_a_hugging_face_trainer_under_the_smdistributed_launcher_is_a_warning_saying_why():
+    [f] = run_preflight(CORPUS / "c26_hf_smdistributed_g5" / "launch.py").findings
+    assert (f.rule_id, f.severity) == ("PF-SMDDP-INSTANCE", "warning")
+    assert "transformers.Trainer" in f.message and "UNCONFIRMED" in f.message

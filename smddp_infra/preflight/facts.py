@@ -240,7 +240,7 @@ def _text(node: ast.AST) -> str:
 # ---------------------------------------------------------------------------- SMDDP in use
 
 
-def smddp_use(env: Env, files: tuple[ScriptFacts, ...]) -> SmddpUse:
+def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple[str, str]] = None) -> SmddpUse:
     yes: Optional[str] = None
     unknown: Optional[tuple[str, str]] = None
     optional: Optional[str] = None
@@ -299,6 +299,11 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...]) -> SmddpUse:
             optional = optional or where
         else:
             unknown = (where, "the program initialises no process group preflight can see (a library may ask for smddp)")
+    hf = [(f, t) for f in files for t in f.trainers if t.startswith(("transformers", "trl", "setfit"))]
+    if unknown is None and hf and sites == 0 and launcher is not None and launcher[0] in ("smdistributed", "pytorchddp"):
+        unknown = (f"{hf[0][0].name} ({hf[0][1]})",
+                   "the Hugging Face Trainer, which may start the smddp backend itself when SageMaker's "
+                   "smdistributed launcher is on (UNCONFIRMED for this transformers version)")
     if unknown:
         return SmddpUse(UNKNOWN, unknown[0], depends_on=unknown[1], backend=backend, backend_site=backend_site)
     if optional:
@@ -382,7 +387,7 @@ def derive(job: JobDescription, program: Program) -> JobFacts:
         job=job,
         program=program,
         launcher=job.launcher,
-        smddp=smddp_use(env, files),
+        smddp=smddp_use(env, files, job.launcher),
         deprecated=tuple(deprecated),
         loaders=tuple((facts, _across_modules(loader, files)) for facts in files for loader in facts.loaders),
         collectives=collectives,

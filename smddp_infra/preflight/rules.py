@@ -433,8 +433,8 @@ def check_smddp_launcher(facts: JobFacts) -> list[Finding]:
     from smddp_infra.sizing.catalog import smddp_support
 
     job, launcher = facts.job, facts.launcher
-    if launcher is None or launcher[0] not in ("smdistributed", "pytorchddp") or facts.smddp.state == YES:
-        return []
+    if launcher is None or launcher[0] not in ("smdistributed", "pytorchddp") or facts.smddp.state in (YES, UNKNOWN):
+        return []  # in use or maybe: PF-SMDDP-INSTANCE says so
     if job.instance_type is None or "instance_type" in job.unknown or job.instance_type.startswith("local"):
         return []
     if smddp_support(job.instance_type) is not None:

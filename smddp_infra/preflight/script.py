@@ -188,6 +188,8 @@ class ScriptFacts:
     collectives: tuple[tuple[int, str], ...] = ()
     #: imported functions whose result this file iterates to the end on every rank
     iterated_calls: tuple[str, ...] = ()
+    #: Hugging Face / Lightning trainer classes this file builds (``transformers.Trainer``...)
+    trainers: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -253,6 +255,11 @@ class _Analyser:
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {
             node.name: node for node in self.nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
+        self.local_trainers = {
+            n.name: base for n in self.nodes if isinstance(n, ast.ClassDef)
+            for base in (self._dotted(b) or "" for b in n.bases)
+            if base.endswith("Trainer") and base.split(".", 1)[0] in _TRAINER_PACKAGES
+        }
         # Lightning / Hugging Face in this file (their Trainers re-create loaders with a sampler)
         self.lightning_or_hf = any(v.split(".", 1)[0] in _TRAINER_PACKAGES for v in self.aliases.values())
         deprecated: list[GuardedUse] = []
@@ -266,6 +273,7 @@ class _Analyser:
         sys_path: list[str] = []
         runs: list[str] = []
         argparse: dict[str, ArgDefault] = {}
+        trainers: set[str] = set()
         dist_sampler = even = False
 
         for node in self.nodes:
@@ -319,6 +327,9 @@ class _Analyser:
                     loaders.append(self._loader(node))
                 if self._shards(node, callee):
                     wrappers.append((node.lineno, self._code(node)))
+                    kind = self._trainer_kind(node, callee)
+                    if kind:
+                        trainers.add(kind)
                 if leaf in _COLLECTIVES or (leaf == "initialize" and callee.startswith("deepspeed")):
                     collectives.append((node.lineno, leaf))
                 if leaf in {"insert", "append"} and callee.endswith(("sys.path.insert", "sys.path.append")) and node.args:
@@ -364,6 +375,7 @@ class _Analyser:
             wrappers=tuple(wrappers),
             collectives=tuple(sorted(set(collectives))),
             iterated_calls=tuple(iterated),
+            trainers=tuple(sorted(trainers)),
         )
 
     # ------------------------------------------------------------------ job-level facts
@@ -481,6 +493,7 @@ class _Analyser:
 
     def _trainer_kind(self, node: ast.Call, callee: Optional[str] = None) -> Optional[str]:
         callee = callee if callee is not None else self._dotted(node.func) or ""
+        callee = self.local_trainers.get(callee, callee)  # class EvalTrainer(Trainer): ...
         root = callee.split(".", 1)[0]
         if callee.endswith("Trainer") and root in _TRAINER_PACKAGES:
             return callee
