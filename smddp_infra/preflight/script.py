@@ -330,7 +330,8 @@ class _Analyser:
                     kind = self._trainer_kind(node, callee)
                     if kind:
                         trainers.add(kind)
-                if leaf in _COLLECTIVES or (leaf == "initialize" and callee.startswith("deepspeed")):
+                if leaf in _COLLECTIVES or (leaf in _AMBIGUOUS_COLLECTIVES and callee.startswith(_DIST_MODULES)) \
+                        or (leaf == "initialize" and callee.startswith("deepspeed")):
                     collectives.append((node.lineno, leaf))
                 if leaf in {"insert", "append"} and callee.endswith(("sys.path.insert", "sys.path.append")) and node.args:
                     added = self._local_path(node.args[-1])
@@ -811,7 +812,7 @@ class _Analyser:
         self.wrapped_attrs: set[str] = set()
         for node in self.nodes:
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) and \
-                    _leaf(node.value.func) in _WRAPPERS_OF_MODELS | {self._ddp_alias}:
+                    (self._dotted(node.value.func) or _leaf(node.value.func)).rsplit(".", 1)[-1] in _WRAPPERS_OF_MODELS:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     if isinstance(target, ast.Name):
@@ -835,10 +836,6 @@ class _Analyser:
                 if load is not None:
                     loads.append(load)
         return tuple(saves), tuple(loads)
-
-    @property
-    def _ddp_alias(self) -> str:
-        return "DDP" if self.aliases.get("DDP", "").endswith("DistributedDataParallel") else "DistributedDataParallel"
 
     def _wrapped(self, owner: ast.AST, at: ast.AST) -> Optional[bool]:
         """True: a DDP wrapper at this line; False: a model built here and not wrapped yet; None: cannot tell."""
@@ -1084,9 +1081,11 @@ _BACKEND_KEYWORDS = frozenset({"ddp_backend", "process_group_backend"})
 #: the others waiting in them (DDP's gradient all-reduce is the usual one).
 _COLLECTIVES = frozenset({
     "DistributedDataParallel", "FullyShardedDataParallel", "all_reduce", "all_gather", "all_gather_into_tensor",
-    "reduce_scatter", "reduce_scatter_tensor", "broadcast", "barrier", "reduce", "all_to_all", "gather", "scatter",
-    "all_gather_object", "broadcast_object_list",
+    "reduce_scatter", "reduce_scatter_tensor", "barrier", "all_to_all", "all_gather_object", "broadcast_object_list",
 })
+#: Names that are collectives only in a distributed module (``torch.gather``, ``functools.reduce`` are not).
+_AMBIGUOUS_COLLECTIVES = frozenset({"broadcast", "reduce", "gather", "scatter"})
+_DIST_MODULES = ("torch.distributed", "smdistributed", "deepspeed.comm", "horovod")
 #: Lightning / Hugging Face hooks whose loaders the trainer re-creates with a distributed sampler.
 _LOADER_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader",
                            "get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
