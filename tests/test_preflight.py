@@ -269,7 +269,7 @@ def test_dataloader_without_distributed_sampler_or_drop_last_is_flagged_when_num
         sampler = DistributedSampler(ds)
         loader = {call}
         for batch in loader:
-            pass
+            torch.distributed.all_reduce(batch)
     """
     report = job(tmp_path, {"instance_type": "ml.p4d.24xlarge", "instance_count": 2}, script)
     assert ("PF-DATALOADER-SAMPLER" in rule_ids(report)) is flagged

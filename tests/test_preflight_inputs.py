@@ -165,7 +165,7 @@ def test_model_trainer_command_is_followed_and_its_script_judged(capsys):
     assert job.framework == ("pytorch", "2.3.0")
     assert [s.name for s in report.scripts] == ["pretrain.py"]
     [smddp] = by_rule(report, "PF-SMDDP-INSTANCE")
-    assert smddp.location == "train_llm.py:9: compute.instance_type" and "torch_smddp" in smddp.message
+    assert smddp.location == "train_llm.py:9: compute.instance_type" and 'backend="smddp"' in smddp.message
     [local] = by_rule(report, "PF-CHECKPOINT-LOCAL-PATH")
     assert local.location == "pretrain.py:14"
     [typo] = by_rule(report, "PF-UNKNOWN-KEY")
@@ -178,13 +178,17 @@ def test_model_trainer_command_is_followed_and_its_script_judged(capsys):
 # ---------------------------------------------------------------- DDP save + plain load in two files
 
 
-def test_ddp_save_is_a_warning_and_a_plain_load_elsewhere_an_error_naming_both_sites(capsys):
+def test_a_ddp_save_and_the_model_fn_load_of_the_same_file_are_one_error_naming_both_sites(capsys):
+    # inference.py is not run by the training job: it is the serving code (model_fn) that loads
+    # the job's model.pth from the model directory. One finding per pair (the save is not
+    # reported again as a warning).
     report = run_preflight(FIXTURES / "two_files" / "launch.py")
-    found = {f.severity: f for f in by_rule(report, "PF-DDP-PREFIX")}
-    assert set(found) == {"error", "warning"}
-    assert found["warning"].location == "train.py:26" and "model.module.state_dict()" in found["warning"].fix
-    assert found["error"].location == "inference.py:12" and "train.py:26" in found["error"].message
-    assert "strip_ddp_prefix" in found["error"].fix
+    [error] = by_rule(report, "PF-DDP-PREFIX")
+    assert error.severity == "error"
+    assert error.location == "inference.py:12" and "train.py:26" in error.message
+    assert "model directory and the same file name (model.pth)" in error.message
+    assert "model.module.state_dict()" in error.fix
+    assert "strip_ddp_prefix" in error.fix
     code, doc = cli_json(capsys, str(FIXTURES / "two_files" / "launch.py"))
     assert code == 1 and doc["summary"]["error"] == 1
 
@@ -199,7 +203,7 @@ def test_either_fix_clears_the_error(tmp_path, change):
     script = tmp_path / "two_files" / "code" / name
     script.write_text(script.read_text().replace(old, new))
     report = run_preflight(tmp_path / "two_files" / "launch.py")
-    assert [f.severity for f in by_rule(report, "PF-DDP-PREFIX")] == ([] if name == "train.py" else ["warning"])
+    assert by_rule(report, "PF-DDP-PREFIX") == []  # a load that strips reads the save back: nothing left
     assert report.exit_code == 0
 
 
@@ -210,9 +214,10 @@ def test_checkpoints_with_different_names_are_not_linked():
         analyse_source("import torch\nnet = Net()\nnet.load_state_dict(torch.load('/opt/ml/model/pretrained.pth'))\n",
                        path=Path("inference.py")),
     ]
-    from smddp_infra.preflight.checks import check_ddp_prefix
+    from smddp_infra.preflight.facts import checkpoint_pairs
 
-    assert [f.severity for f in check_ddp_prefix(facts)] == ["warning"]
+    pairs, unpaired = checkpoint_pairs(tuple(facts))
+    assert pairs == () and [save.line for _, save in unpaired] == [4]
 
 
 # ---------------------------------------------------------------- SageMaker API JSON
@@ -246,7 +251,12 @@ def test_a_create_training_job_request_is_checked_against_botocores_shape():
     assert report.kind == "create_training_job"
     [shape] = by_rule(report, "PF-API-SHAPE")
     assert shape.severity == "error" and 'Unknown parameter in ResourceConfig: "KeepAliveTimeInSeconds"' in shape.message
-    assert by_rule(report, "PF-SMDDP-INSTANCE")[0].location == "create-request.json: ResourceConfig.InstanceType"
+    # the SMDDP hyperparameter is the smdistributed launcher; no script is read, so SMDDP in use is
+    # not established: a launcher warning, not an instance-type error
+    assert by_rule(report, "PF-SMDDP-INSTANCE") == []
+    [launcher] = by_rule(report, "PF-SMDDP-LAUNCHER")
+    assert launcher.severity == "warning"
+    assert launcher.location == "create-request.json: HyperParameters.sagemaker_distributed_dataparallel_enabled"
 
 
 def test_without_botocore_the_shape_check_is_listed_as_not_evaluated():
@@ -343,7 +353,7 @@ def test_a_launcher_is_detected_by_content_whatever_its_name(tmp_path):
     path.write_text("from sagemaker.pytorch import PyTorch\nPyTorch(entry_point='t.py', instance_type='ml.g5.48xlarge',\n"
                     "        distribution={'smdistributed': {'dataparallel': {'enabled': True}}})\n")
     report = run_preflight(path)
-    assert report.kind == "launcher" and [f.rule_id for f in report.findings] == ["PF-SMDDP-INSTANCE"]
+    assert report.kind == "launcher" and [f.rule_id for f in report.findings] == ["PF-SMDDP-LAUNCHER"]
 
 
 # ---------------------------------------------------------------- static extraction
@@ -400,7 +410,7 @@ def test_user_code_is_never_executed(tmp_path):
 LOADER_HEAD = """
 import torch.distributed as dist
 from torch.utils.data import DataLoader
-rank = dist.get_rank()
+rank = dist.get_rank(); dist.barrier()
 """
 
 
@@ -471,7 +481,7 @@ def test_check_estimator_reads_a_live_sdk_v2_estimator_and_model_trainer(tmp_pat
 def test_a_module_under_source_dir_that_does_not_parse_is_listed_not_fatal(tmp_path):
     code = tmp_path / "code"
     code.mkdir()
-    (code / "train.py").write_text("import smdistributed.dataparallel.torch.distributed\n")
+    (code / "train.py").write_text("import smdistributed.dataparallel.torch.distributed\nimport legacy_py2\n")
     (code / "legacy_py2.py").write_text("print 'hello'\n")
     (tmp_path / "launch.py").write_text("from sagemaker.pytorch import PyTorch\nPyTorch(entry_point='train.py', source_dir='code')\n")
     report = run_preflight(tmp_path / "launch.py")
@@ -495,7 +505,11 @@ def test_an_empty_checkpoint_local_path_in_a_job_file_is_unset_too(tmp_path):
     ("ml.trn1.32xlarge", "error"), ("local_gpu", None),
 ])
 def test_smddp_instance_severity_per_type(tmp_path, instance, severity):
-    (tmp_path / "job.yaml").write_text(f"instance_type: {instance}\ndistribution: {{smdistributed: {{dataparallel: {{enabled: true}}}}}}\n")
+    # SMDDP in use = the script starts the smddp backend (the launcher alone is not evidence)
+    (tmp_path / "train.py").write_text("import smdistributed.dataparallel.torch.torch_smddp\nimport torch.distributed as dist\n"
+                                       "dist.init_process_group(backend='smddp')\n")
+    (tmp_path / "job.yaml").write_text(f"entry_point: train.py\ninstance_type: {instance}\n"
+                                       "distribution: {smdistributed: {dataparallel: {enabled: true}}}\n")
     found = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-INSTANCE")
     assert [f.severity for f in found] == ([severity] if severity else [])
     (tmp_path / "job.yaml").write_text(f"instance_type: {instance}\ndistribution: {{torch_distributed: {{enabled: true}}}}\n")
@@ -525,7 +539,8 @@ def test_a_checkpoint_uri_with_an_unknown_bucket_is_still_set_and_its_end_still_
 
 
 @pytest.mark.parametrize("script, severity", [
-    ("import smdistributed.dataparallel.torch.torch_smddp\n", "error"),
+    # an import alone does not start the backend: it depends on what initialises the process group
+    ("import smdistributed.dataparallel.torch.torch_smddp\n", "warning"),
     ("import torch.distributed as dist\ndist.init_process_group(backend='smddp')\n", "error"),
     ("try:\n    import smdistributed.dataparallel.torch.torch_smddp\n    backend = 'smddp'\n"
      "except ImportError:\n    backend = 'nccl'\n", "info"),  # falls back to NCCL where SMDDP is missing

@@ -125,7 +125,16 @@ def job_from_api(document: Mapping[str, Any], *, path: Path, kind: str) -> JobDe
         smddp_setting=f'HyperParameters.{SMDDP_HYPERPARAMETER}="{str(smddp).lower()}"' if smddp_on else None,
         framework=framework_from_image(image) if isinstance(image, str) else None,
         base_dir=path.parent,
+        hyperparameters=_user_hyperparameters(document),
     )
+
+
+def _user_hyperparameters(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The hyperparameters the script receives (SDK v2 JSON-encodes each value)."""
+    values = document.get("HyperParameters") or {}
+    if not isinstance(values, Mapping):
+        return {}
+    return {k: hyperparameter(document, k) for k in values if isinstance(k, str) and not k.startswith("sagemaker_")}
 
 
 def _section(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -155,11 +164,3 @@ def shape_problems(document: Mapping[str, Any], kind: str) -> Optional[tuple[Sha
         # lacks what it will be merged with: neither is a problem.
         lines = [line for line in lines if not line.startswith("Missing required parameter")]
     return tuple(ShapeProblem(line) for line in lines)
-
-
-def botocore_version() -> Optional[str]:
-    try:
-        import botocore
-    except ImportError:
-        return None
-    return str(botocore.__version__)

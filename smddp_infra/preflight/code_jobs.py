@@ -183,6 +183,8 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
         unknown=r.unknown,
         framework=framework,
         base_dir=path.parent,
+        dependencies=_dependencies(kw.get("dependencies")),
+        **_hyperparameters(job, kw),
     )
     if "instance_groups" in kw and "instance_type" not in kw:
         description = _with_unknown(description, "instance_type", "instance_groups is used (heterogeneous cluster)")
@@ -245,6 +247,7 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
     subnets_raw, subnets_site, _, _ = get("subnets")
     subnets = () if "subnets" in r.unknown else r.strings("subnets", "networking.subnets", subnets_raw, subnets_site)
     image = kw.get("training_image")
+    r.locations["stopping_condition"] = f"{job.sites.get('stopping_condition', job.site)}: stopping_condition"
     return JobDescription(
         path=path,
         shape="model_trainer",
@@ -265,7 +268,45 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
         unknown=r.unknown,
         framework=framework_from_image(image) if isinstance(image, str) else None,
         base_dir=path.parent,
+        distributed=_distributed(kw.get("distributed")),
+        stopping_condition=_stopping_condition(job, kw),
+        **_hyperparameters(job, kw),
     )
+
+
+def _hyperparameters(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
+    """The known hyperparameters (a value preflight cannot resolve stays :class:`Unknown`)."""
+    raw = kw.get("hyperparameters")
+    if raw is None:
+        why = f"hyperparameters may be set by {job.opaque_unpack}" if job.opaque_unpack else None
+        return {"hyperparameters": {}, "hyperparameters_unknown": why}
+    if isinstance(raw, Mapping) and all(isinstance(k, str) for k in raw):
+        return {"hyperparameters": dict(raw), "hyperparameters_unknown": None}
+    reason = raw.reason if isinstance(raw, Unknown) else "not a dict"
+    return {"hyperparameters": {}, "hyperparameters_unknown": f"hyperparameters is {reason}"}
+
+
+def _stopping_condition(job: ExtractedJob, kw: Mapping[str, Any]) -> Optional[bool]:
+    """Whether a maximum run time is given (sagemaker-train 1.27.0 fills in 3600 s otherwise)."""
+    if "stopping_condition" not in kw:
+        return None if job.opaque_unpack else False
+    raw = kw["stopping_condition"]
+    if isinstance(raw, SdkObject):
+        value = raw.kwargs.get("max_runtime_in_seconds")
+        return None if isinstance(value, Unknown) else value is not None
+    return None if raw is None or isinstance(raw, Unknown) else True
+
+
+def _distributed(raw: Any) -> Optional[str]:
+    if isinstance(raw, SdkObject):
+        return raw.cls
+    return None
+
+
+def _dependencies(raw: Any) -> tuple[str, ...]:
+    if isinstance(raw, (list, tuple)):
+        return tuple(v for v in raw if isinstance(v, str))
+    return ()
 
 
 def _with_unknown(job: JobDescription, setting: str, reason: str) -> JobDescription:

@@ -179,6 +179,24 @@ class _Function:
     called: bool = False
 
 
+class PathText(str):
+    """A ``pathlib.Path`` (or ``os.path`` result) the code builds: a string that ``/`` joins.
+
+    Jupyter runs a notebook with its own folder as the working directory, and a launcher
+    script is taken to run from its folder (the same assumption as a relative source_dir):
+    ``os.getcwd()``, ``Path.cwd()``, ``Path(__file__).parent`` and ``os.path.dirname(__file__)``
+    are that folder, so ``os.path.join(os.getcwd(), "../scripts")`` resolves.
+    """
+
+
+_PATH_CLASSES = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath"})
+_OS_PATH_ONE: dict[str, Callable[[str], str]] = {
+    "os.path.dirname": posixpath.dirname, "os.path.basename": posixpath.basename,
+    "os.path.abspath": posixpath.normpath, "os.path.realpath": posixpath.normpath,
+    "os.path.normpath": posixpath.normpath, "os.path.expanduser": lambda p: p,
+}
+
+
 class _LocDict(dict):  # type: ignore[type-arg]
     """A dict literal that remembers where each key was written (for ``**kwargs`` sites)."""
 
@@ -213,8 +231,11 @@ def plain(value: Any) -> Any:
 class Extractor:
     """Walks units in order; ``jobs`` holds every construction found."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, cwd: Optional[str] = None, file: Optional[str] = None) -> None:
         self.env: dict[str, Any] = {}
+        self.cwd = cwd
+        if file is not None:
+            self.env["__file__"] = file
         self.jobs: list[ExtractedJob] = []
         self._seen_calls: set[tuple[int, int, int]] = set()
         self._functions: list[_Function] = []
@@ -505,6 +526,8 @@ class Extractor:
         return Unknown(f"an expression preflight does not evaluate at line {getattr(node, 'lineno', '?')}")
 
     def _attribute(self, owner: Any, attr: str, node: ast.Attribute) -> Any:
+        if isinstance(owner, PathText) and attr in ("parent", "name"):
+            return PathText(posixpath.dirname(owner)) if attr == "parent" else posixpath.basename(owner)
         if isinstance(owner, Ref):
             return Ref(f"{owner.dotted}.{attr}")
         if isinstance(owner, _Namespace):
@@ -525,6 +548,8 @@ class Extractor:
         if _is_unknown(right):
             return right
         try:
+            if isinstance(op, ast.Div) and isinstance(left, str) and isinstance(right, str):
+                return PathText(posixpath.join(left, right))  # Path / "x" (a str / str never runs)
             if isinstance(op, ast.Add) and type(left) is type(right) and isinstance(left, (str, int, float, list, tuple)):
                 return left + right
             if isinstance(op, ast.Mod) and isinstance(left, str):
@@ -599,7 +624,7 @@ class Extractor:
                 return self._call_function(func, args, kwargs, env, site_line=node.lineno)
             finally:
                 self.unit = saved
-        return Unknown(f"{_shown(node)} (line {node.lineno})")
+        return Unknown(f"{shown(node)} (line {node.lineno})")
 
     def _call_function(self, func: _Function, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any], *, site_line: int) -> Any:
         local = dict(self.env)  # module globals as they are now
@@ -663,9 +688,19 @@ class Extractor:
             return SdkObject(leaf, kwargs, sites, site)
         if func.is_sagemaker and leaf == "get_execution_role":
             return Unknown("sagemaker.get_execution_role()")
+        if dotted in {"os.getcwd", "pathlib.Path.cwd", "pathlib.Path.home"} and not args:
+            if dotted == "pathlib.Path.home" or self.cwd is None:
+                return Unknown(f"{dotted}()")
+            return PathText(self.cwd)
+        if dotted in _PATH_CLASSES:
+            if all(isinstance(a, str) for a in args):
+                return PathText(posixpath.join(*args) if args else ".")
+            return next((a for a in args if _is_unknown(a)), Unknown(f"{dotted}() of a non-string"))
+        if dotted in _OS_PATH_ONE and len(args) == 1 and isinstance(args[0], str):
+            return PathText(_OS_PATH_ONE[dotted](args[0]))
         if dotted in {"os.path.join", "posixpath.join"}:
             if all(isinstance(a, str) for a in args) and args:
-                return posixpath.join(*args)
+                return PathText(posixpath.join(*args))
             return next((a for a in args if _is_unknown(a)), Unknown("os.path.join of a non-string"))
         if dotted == "argparse.ArgumentParser":
             return _ArgParser()
@@ -714,6 +749,9 @@ class Extractor:
             if name == "parse_known_args":
                 return (_Namespace(dict(owner.defaults)), Unknown("unparsed arguments"))
             return Unknown(f"parser.{name}()")
+        if isinstance(owner, PathText) and name in {"resolve", "absolute", "expanduser", "joinpath", "as_posix"}:
+            if all(isinstance(a, str) for a in args):
+                return PathText(posixpath.join(owner, *args) if name == "joinpath" else posixpath.normpath(owner))
         if isinstance(owner, str):
             try:
                 if name == "format" and not _contains_unknown(args) and not _contains_unknown(kwargs):
@@ -737,7 +775,7 @@ class Extractor:
         return Unknown(f".{name}()")
 
 
-def _shown(node: ast.AST) -> str:
+def shown(node: ast.AST) -> str:
     try:
         text = ast.unparse(node)
     except (RecursionError, ValueError):

@@ -90,6 +90,25 @@ SMDDP_INSTANCE = Rule(
      "ml.p4d.24xlarge and ml.p4de.24xlarge (ml.p3dn.24xlarge as legacy)"),
     "",  # AWS's SMDDP "supported instance types" page, not the troubleshooting guide
 )
+SMDDP_LAUNCHER = Rule(
+    "PF-SMDDP-LAUNCHER",
+    "pytorchddp / smdistributed launcher on an instance type SMDDP does not support, without the smddp backend",
+    ("the job starts through mpirun and smddprun (SDK v2 2.257.7 rewrites pytorchddp into smdistributed.dataparallel) "
+     "although the script runs another backend; whether smddprun starts on this type is UNCONFIRMED"),
+    "",  # REFERENCE: SDK v2 pytorch/estimator.py; AWS "Use the PyTorch framework estimators"
+)
+ENTRY_POINT_MISSING = Rule(
+    "PF-ENTRY-POINT-MISSING",
+    "entry_point is not a file in source_dir",
+    'the SDK refuses the job before upload: ValueError: No file named "..." was found in directory "..."',
+    "",  # sagemaker 2.257 fw_utils.validate_source_dir; sagemaker-train ModelTrainer._validate_source_code
+)
+STOPPING_CONDITION = Rule(
+    "PF-STOPPING-CONDITION",
+    "ModelTrainer without a stopping_condition (SDK v3 default: one hour)",
+    "SageMaker stops the job after 3600 s (MaxRuntimeExceeded) however far training got",
+    "",  # sagemaker-train 1.27.0 sagemaker/train/defaults.py DEFAULT_MAX_RUNTIME_IN_SECONDS
+)
 NON_PYTHON_ENTRY_POINT = Rule(
     "PF-NON-PYTHON-ENTRY-POINT",
     "Entry point is not a Python script",
@@ -116,6 +135,9 @@ RULES: dict[str, Rule] = {
         UNKNOWN_KEY,
         DDP_PREFIX,
         SMDDP_INSTANCE,
+        SMDDP_LAUNCHER,
+        ENTRY_POINT_MISSING,
+        STOPPING_CONDITION,
         NON_PYTHON_ENTRY_POINT,
         API_SHAPE,
     )

@@ -98,6 +98,16 @@ class JobDescription:
     command: Optional[str] = None
     #: the directory entry_point and source_dir are relative to (default: the job file's)
     base_dir: Optional[Path] = None
+    #: hyperparameters the job passes to its script (``--key value``), as far as they are known
+    hyperparameters: Mapping[str, Any] = field(default_factory=dict)
+    #: why some hyperparameters cannot be known (``**hp`` unresolved...); None when all are
+    hyperparameters_unknown: Optional[str] = None
+    #: SDK v3 ``distributed=`` class (``Torchrun``, ``MPI``, ``SMP``), or None
+    distributed: Optional[str] = None
+    #: ModelTrainer: whether ``stopping_condition`` is given (None: cannot tell)
+    stopping_condition: Optional[bool] = None
+    #: SDK v2 ``dependencies=[...]``: folders copied beside the entry point
+    dependencies: tuple[str, ...] = ()
 
     def where(self, setting: str) -> str:
         """Where ``setting`` was written: the cell/line for code, ``file: key`` for documents."""
@@ -149,30 +159,28 @@ class JobDescription:
         return self.checkpoint_local_path or DEFAULT_CHECKPOINT_LOCAL_PATH
 
     @property
-    def smddp_from_distribution(self) -> Optional[str]:
-        """The distribution setting that turns SMDDP on, or None.
+    def launcher(self) -> Optional[tuple[str, str]]:
+        """(launcher, as written): how SageMaker starts the processes.
 
-        SDK v2's PyTorch estimator rewrites ``pytorchddp`` into
-        ``smdistributed.dataparallel`` (sagemaker 2.257 pytorch/estimator.py).
+        SDK v2 ``distribution`` keys: ``torch_distributed`` (torchrun), ``pytorchddp``
+        (mpirun; sagemaker 2.257.7 rewrites it into ``smdistributed.dataparallel``),
+        ``smdistributed.dataparallel`` (mpirun with smddprun), ``mpi``; SDK v3 ``distributed=``
+        (``Torchrun()``, ``MPI()``, ``SMP()``). A launcher is not a backend: the collectives the
+        script uses are the ones it initialises.
         """
         if self.smddp_setting:
-            return self.smddp_setting
+            return "smdistributed", self.smddp_setting
+        if self.distributed:
+            return self.distributed.lower(), f"distributed={self.distributed}()"
         dist = self.distribution or {}
         smd = dist.get("smdistributed")
         if isinstance(smd, Mapping) and isinstance(smd.get("dataparallel"), Mapping) and smd["dataparallel"].get("enabled"):
-            return 'distribution={"smdistributed": {"dataparallel": {"enabled": True}}}'
-        ddp = dist.get("pytorchddp")
-        if isinstance(ddp, Mapping) and ddp.get("enabled"):
-            return 'distribution={"pytorchddp": {"enabled": True}} (the SDK turns it into smdistributed.dataparallel)'
+            return "smdistributed", 'distribution={"smdistributed": {"dataparallel": {"enabled": True}}}'
+        for key in ("pytorchddp", "torch_distributed", "mpi", "multi_worker_mirrored_strategy"):
+            value = dist.get(key)
+            if isinstance(value, Mapping) and value.get("enabled"):
+                return key, f'distribution={{"{key}": {{"enabled": True}}}}'
         return None
-
-
-def load_job(path: Path) -> JobDescription:
-    """Read and check a job file; :class:`PreflightInputError` for anything unreadable."""
-    document = read_document(path, what="job file")
-    if not isinstance(document, Mapping):
-        raise PreflightInputError(f"job file {path} must hold a mapping of Estimator arguments, got {type(document).__name__}")
-    return parse_job(document, path=path)
 
 
 def read_document(path: Path, *, what: str) -> Any:
@@ -218,6 +226,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         sharding=_opt_choice(doc, "sharding", SHARDING_VALUES),
         subnet_availability_zones=_str_map(doc, "subnet_availability_zones"),
         unknown_keys=unknown_keys(doc, model_trainer=True if mt else False if v2 else None),
+        hyperparameters=_hyperparameters(doc),
     )
     if mt:
         compute = _section(doc, "compute")
@@ -235,6 +244,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
             checkpoint_local_path=_opt_path(checkpoint, "local_path", prefix="checkpoint_config."),
             debugger_hook="false",  # ModelTrainer sends no Debugger configuration
             subnets=_str_list(networking, "subnets", prefix="networking."),
+            stopping_condition="stopping_condition" in doc,
             **common,
         )
 
@@ -253,6 +263,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         checkpoint_local_path=_opt_path(doc, "checkpoint_local_path"),
         debugger_hook=_debugger_hook(doc),
         subnets=_str_list(doc, "subnets"),
+        dependencies=_str_list(doc, "dependencies", what="a list of folder paths such as [lib]"),
         **common,
     )
 
@@ -351,13 +362,23 @@ def _opt_choice(doc: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> O
     return str(value)
 
 
-def _str_list(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> tuple[str, ...]:
+def _str_list(doc: Mapping[str, Any], key: str, *, prefix: str = "",
+              what: str = "a list of subnet ids such as [subnet-0abc]") -> tuple[str, ...]:
     value = doc.get(key)
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise PreflightInputError(f"{prefix}{key} must be a list of subnet ids such as [subnet-0abc], got {value!r}")
+        raise PreflightInputError(f"{prefix}{key} must be {what}, got {value!r}")
     return tuple(value)
+
+
+def _hyperparameters(doc: Mapping[str, Any]) -> dict[str, Any]:
+    value = doc.get("hyperparameters")
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise PreflightInputError(f"hyperparameters must be a mapping such as {{epochs: 3, backend: nccl}}, got {value!r}")
+    return dict(value)
 
 
 def _str_map(doc: Mapping[str, Any], key: str) -> dict[str, str]:

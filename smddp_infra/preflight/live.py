@@ -62,6 +62,7 @@ def _estimator(obj: Any, cls: str) -> JobDescription:
         label=f"{cls} object",
         framework=framework,
         base_dir=Path.cwd(),
+        hyperparameters=_mapping(getattr(obj, "_hyperparameters", None) or getattr(obj, "hyperparameters", None)),
     )
 
 
@@ -90,4 +91,11 @@ def _trainer(obj: Any) -> JobDescription:
         label="ModelTrainer object",
         framework=framework_from_image(image) if image else None,
         base_dir=Path.cwd(),
+        hyperparameters=_mapping(getattr(obj, "hyperparameters", None)),
+        distributed=type(getattr(obj, "distributed", None)).__name__ if getattr(obj, "distributed", None) is not None else None,
+        stopping_condition=getattr(obj, "stopping_condition", None) is not None,
     )
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return {k: v for k, v in value.items() if isinstance(k, str)} if isinstance(value, dict) else {}

@@ -12,7 +12,7 @@ import ast
 import posixpath
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from smddp_infra.preflight.errors import PreflightInputError
 from smddp_infra.preflight.reading import read_python, too_deep
@@ -25,19 +25,11 @@ DEPRECATED_MODULES = (
     "smdistributed.dataparallel.torch.dist",
     "smdistributed.dataparallel.torch.parallel",
 )
-SMDDP_PACKAGE = "smdistributed.dataparallel"
 _NON_DISTRIBUTED_SAMPLERS = {"RandomSampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler"}
 _OPEN_FUNCTIONS = {"open", "builtins.open", "io.open", "codecs.open"}
 _SAVE_FUNCTIONS = {"torch.save"}
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
 _LOADER_SAMPLER_POS, _LOADER_BATCH_SAMPLER_POS, _LOADER_DROP_LAST_POS = 3, 4, 8
-
-
-@dataclass(frozen=True)
-class DeprecatedUse:
-    line: int
-    module: str  # the deprecated module the code reaches
-    code: str
 
 
 @dataclass(frozen=True)
@@ -51,8 +43,9 @@ class LoaderCall:
     #: how the loader is used: "iterated" (by every rank, to exhaustion), "guarded" (built
     #: or iterated only under a rank guard), "never" (not iterated in this file),
     #: "step_bounded" (the loop breaks on a step count), "evaluation" (iterated without
-    #: gradients: under torch.no_grad() or in an evaluate/test function) or "unclear"
-    #: (handed to code preflight cannot follow)
+    #: gradients: under torch.no_grad() or in an evaluate/test function), "wrapped" (handed to
+    #: a wrapper that installs a distributed sampler), "returned:F" (returned by F for another
+    #: module of the program) or "unclear" (handed to code preflight cannot follow)
     use: str = "iterated"
     use_line: Optional[int] = None
 
@@ -67,44 +60,136 @@ class WritePath:
 
 
 @dataclass(frozen=True)
+class PathExpr:
+    """The path a save or a load uses, as far as the file shows it."""
+
+    #: the expression with local names replaced by their one assignment (``os.path.join(args.model_dir, "m.pt")``)
+    text: str
+    #: the whole path when it is a constant
+    literal: Optional[str]
+    #: the file name, when the last part is a constant
+    basename: Optional[str]
+    #: the path is under the model directory (``/opt/ml/model``, ``SM_MODEL_DIR``, ``model_dir``)
+    model_dir: bool
+    #: the expression still holds a name preflight cannot follow (a function parameter)
+    open_name: bool
+    #: the function the site is in ("" for module level)
+    scope: str
+
+
+@dataclass(frozen=True)
 class StateSave:
-    """``torch.save(model.state_dict(), ...)`` where ``model`` is a DDP wrapper."""
+    """``torch.save(ddp.state_dict(), ...)`` (or a dict holding it) where ``ddp`` is a DDP wrapper."""
 
     line: int
     code: str
     model: str
-    basename: Optional[str]
+    path: PathExpr
+    #: for a saved dict: the keys whose value is a DDP state_dict (None: the state_dict itself)
+    keys: Optional[frozenset[str]] = None
 
 
 @dataclass(frozen=True)
 class StateLoad:
-    """``net.load_state_dict(torch.load(...))`` into a model this file never wraps in DDP."""
+    """``net.load_state_dict(torch.load(...))`` into a model that is not DDP-wrapped there, with
+    ``strict`` not False and no visible ``module.`` strip."""
 
     line: int
     code: str
     model: str
-    basename: Optional[str]
+    path: PathExpr
+    #: ``torch.load(p)["model"]``: the key read from the saved dict
+    key: Optional[str] = None
+    #: "plain" (built here, not wrapped before the load), "unknown" (a parameter...) or "fine"
+    #: (DDP-wrapped, strict=False or a visible ``module.`` strip: it reads a DDP save correctly)
+    target: str = "plain"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """One condition a site runs under: ``if args.backend == "smddp":`` (``holds`` False: the else branch)."""
+
+    test: ast.expr
+    holds: bool
+    code: str
+
+
+@dataclass(frozen=True)
+class BackendSite:
+    """``init_process_group(backend=...)`` (or ``ddp_backend=`` / ``process_group_backend=``)."""
+
+    line: int
+    code: str
+    #: the backend expression with local names inlined; None: not given (the default backend)
+    expr: Optional[ast.expr]
+    guards: tuple[Guard, ...]
+    #: inside a ``try`` whose ``except ImportError`` runs without it
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class GuardedUse:
+    """An import of ``torch_smddp`` or a use of a deprecated smdistributed API, with its guards."""
+
+    line: int
+    code: str
+    module: str
+    guards: tuple[Guard, ...]
+    optional: bool
+
+
+@dataclass(frozen=True)
+class ImportUse:
+    line: int
+    module: str  # "" for ``from . import x``
+    names: tuple[str, ...]
+    level: int
+
+
+@dataclass(frozen=True)
+class ArgDefault:
+    dest: str
+    flag: str
+    #: the default value; ``NO_DEFAULT`` when the argument has none preflight can read
+    default: object
+
+
+NO_DEFAULT = object()
 
 
 @dataclass(frozen=True)
 class ScriptFacts:
     path: Path
-    deprecated: tuple[DeprecatedUse, ...]
+    #: deprecated smdistributed APIs, each with the guards it runs under
+    deprecated: tuple["GuardedUse", ...]
     loaders: tuple[LoaderCall, ...]
     writes: tuple[WritePath, ...]
-    #: "import smdistributed.dataparallel..." or 'init_process_group(backend="smddp")' seen
-    smddp_evidence: Optional[str]
     uses_distributed_sampler: bool
     uses_even_shards: bool
-    #: the only SMDDP evidence is an import whose ImportError is caught (NCCL fallback likely)
-    smddp_optional: bool = False
     ddp_saves: tuple[StateSave, ...] = ()
-    plain_loads: tuple[StateLoad, ...] = ()
+    state_loads: tuple[StateLoad, ...] = ()
     #: the name shown in locations (relative to source_dir)
     display: str = ""
     #: "launch.ipynb cell 5" for a file written by %%writefile
     origin: Optional[str] = None
     line_offset: int = 0
+    imports: tuple[ImportUse, ...] = ()
+    #: directories this file adds to sys.path (absolute local paths)
+    sys_path: tuple[str, ...] = ()
+    #: scripts it starts (``subprocess.run(["python", "x.py"])``, ``os.system("python x.py")``)
+    runs: tuple[str, ...] = ()
+    argparse: tuple[ArgDefault, ...] = ()
+    backends: tuple[BackendSite, ...] = ()
+    smddp_imports: tuple[GuardedUse, ...] = ()
+    deprecated_uses: tuple[GuardedUse, ...] = ()
+    #: (line, what): wrappers that shard data (``fabric.setup_dataloaders``, ``Trainer``...)
+    wrappers: tuple[tuple[int, str], ...] = ()
+    #: (line, what): collectives after init (DDP, all_reduce, barrier...)
+    collectives: tuple[tuple[int, str], ...] = ()
+    #: imported functions whose result this file iterates to the end on every rank
+    iterated_calls: tuple[str, ...] = ()
+    #: Hugging Face / Lightning trainer classes this file builds (``transformers.Trainer``...)
+    trainers: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -116,13 +201,13 @@ class ScriptFacts:
         return f"{self.name}:{line}"
 
 
-def analyse_script(path: Path, *, display: str = "") -> ScriptFacts:
+def analyse_script(path: Path, *, display: str = "", root: Optional[Path] = None) -> ScriptFacts:
     """Read a script as CPython would (BOM, PEP 263 coding line; NUL = binary input)."""
-    return analyse_source(read_python(path), path=path, display=display)
+    return analyse_source(read_python(path), path=path, display=display, root=root)
 
 
 def analyse_source(source: str, *, path: Path, display: str = "", origin: Optional[str] = None,
-                   line_offset: int = 0) -> ScriptFacts:
+                   line_offset: int = 0, root: Optional[Path] = None) -> ScriptFacts:
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
@@ -135,7 +220,7 @@ def analyse_source(source: str, *, path: Path, display: str = "", origin: Option
     except ValueError as exc:
         raise PreflightInputError(f"training script {path} cannot be parsed: {exc}") from None
     try:
-        facts = _Analyser(source, path, tree).run()
+        facts = _Analyser(source, path, tree, root=root).run()
     except (RecursionError, MemoryError) as exc:
         raise too_deep(str(path), "training script", exc) from None
     return replace(facts, display=display, origin=origin, line_offset=line_offset)
@@ -146,7 +231,8 @@ def is_deprecated(module: str) -> bool:
 
 
 class _Analyser:
-    def __init__(self, source: str, path: Path, tree: ast.Module) -> None:
+    def __init__(self, source: str, path: Path, tree: ast.Module, *, root: Optional[Path] = None) -> None:
+        self.root = root
         self.source = source
         self.path = path
         self.tree = tree
@@ -155,44 +241,62 @@ class _Analyser:
         self.sampler_names: dict[str, str] = {}  # variable -> dotted name of the callee that built it
 
     def run(self) -> ScriptFacts:
-        self.nodes: list[ast.AST] = list(ast.walk(self.tree))  # walked once, read by every pass
-        self._collect_names()
+        # One breadth-first walk gives every pass its nodes and each node its parent.
+        self.nodes: list[ast.AST] = [self.tree]
         self.parents: dict[ast.AST, ast.AST] = {}
-        for parent in self.nodes:
+        index = 0
+        while index < len(self.nodes):
+            parent = self.nodes[index]
+            index += 1
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
+                self.nodes.append(child)
+        self._collect_names()
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {
             node.name: node for node in self.nodes if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
-        deprecated: list[DeprecatedUse] = []
+        self.local_trainers = {
+            n.name: base for n in self.nodes if isinstance(n, ast.ClassDef)
+            for base in (self._dotted(b) or "" for b in n.bases)
+            if base.endswith("Trainer") and base.split(".", 1)[0] in _TRAINER_PACKAGES
+        }
+        # Lightning / Hugging Face in this file (their Trainers re-create loaders with a sampler)
+        self.lightning_or_hf = any(v.split(".", 1)[0] in _TRAINER_PACKAGES for v in self.aliases.values())
+        deprecated: list[GuardedUse] = []
+        smddp_imports: list[GuardedUse] = []
+        imports: list[ImportUse] = []
         loaders: list[LoaderCall] = []
         writes: list[WritePath] = []
-        evidence: Optional[str] = None
-        optional: Optional[str] = None  # only imported where a failed import is caught
+        backends: list[BackendSite] = []
+        wrappers: list[tuple[int, str]] = []
+        collectives: list[tuple[int, str]] = []
+        sys_path: list[str] = []
+        runs: list[str] = []
+        argparse: dict[str, ArgDefault] = {}
+        trainers: set[str] = set()
         dist_sampler = even = False
 
         for node in self.nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
+                    imports.append(ImportUse(node.lineno, alias.name, (), 0))
                     if is_deprecated(alias.name):
                         deprecated.append(self._use(node, alias.name))
-                    if alias.name == SMDDP_PACKAGE or alias.name.startswith(SMDDP_PACKAGE + "."):
-                        if self._optional_import(node):
-                            optional = optional or f"import {alias.name} (line {node.lineno}, in a try/except ImportError)"
-                        else:
-                            evidence = evidence or f"import {alias.name} (line {node.lineno})"
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                if is_deprecated(node.module):
-                    deprecated.append(self._use(node, node.module))
+                    if alias.name.endswith("torch_smddp"):
+                        smddp_imports.append(self._use(node, alias.name))
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                imports.append(ImportUse(node.lineno, module, tuple(a.name for a in node.names), node.level))
+                if node.level:
+                    continue
+                if is_deprecated(module):
+                    deprecated.append(self._use(node, module))
                 else:
                     for alias in node.names:
-                        if is_deprecated(f"{node.module}.{alias.name}"):
-                            deprecated.append(self._use(node, f"{node.module}.{alias.name}"))
-                if node.module == SMDDP_PACKAGE or node.module.startswith(SMDDP_PACKAGE + "."):
-                    if self._optional_import(node):
-                        optional = optional or f"from {node.module} import ... (line {node.lineno}, in a try/except ImportError)"
-                    else:
-                        evidence = evidence or f"from {node.module} import ... (line {node.lineno})"
+                        if is_deprecated(f"{module}.{alias.name}"):
+                            deprecated.append(self._use(node, f"{module}.{alias.name}"))
+                if any(f"{module}.{a.name}".endswith("torch_smddp") for a in node.names) or module.endswith("torch_smddp"):
+                    smddp_imports.append(self._use(node, f"{module}.torch_smddp"))
             elif isinstance(node, ast.Attribute):
                 # Reaching a deprecated module through a non-deprecated import:
                 # `import smdistributed.dataparallel.torch as sdp; sdp.distributed.init_process_group()`
@@ -206,32 +310,256 @@ class _Analyser:
                     target = self._const(node.args[0])
                     if target and is_deprecated(target):
                         deprecated.append(self._use(node, target))
-                if leaf == "init_process_group" and self._backend(node) == "smddp":
-                    evidence = evidence or f'init_process_group(backend="smddp") (line {node.lineno})'
+                    if target:
+                        imports.append(ImportUse(node.lineno, target, (), 0))
+                        if target.endswith("torch_smddp"):
+                            smddp_imports.append(self._use(node, target))
+                if leaf == "init_process_group":
+                    backends.append(self._backend_site(node, self._arg(node, "backend", 0)))
+                for kw in node.keywords:
+                    if kw.arg in _BACKEND_KEYWORDS:
+                        backends.append(self._backend_site(node, kw.value))
                 if leaf == "DistributedSampler":
                     dist_sampler = True
                 if leaf == "even_shards":
                     even = True
                 if leaf == "DataLoader":
                     loaders.append(self._loader(node))
+                if self._shards(node, callee):
+                    wrappers.append((node.lineno, self._code(node)))
+                    kind = self._trainer_kind(node, callee)
+                    if kind:
+                        trainers.add(kind)
+                if leaf in _COLLECTIVES or (leaf in _AMBIGUOUS_COLLECTIVES and callee.startswith(_DIST_MODULES)) \
+                        or (leaf == "initialize" and callee.startswith("deepspeed")):
+                    collectives.append((node.lineno, leaf))
+                if leaf in {"insert", "append"} and callee.endswith(("sys.path.insert", "sys.path.append")) and node.args:
+                    added = self._local_path(node.args[-1])
+                    if added is not None:
+                        sys_path.append(added)
+                runs.extend(self._started_scripts(node, callee))
+                if leaf == "add_argument":
+                    found = self._argument(node)
+                    if found is not None:
+                        argparse[found.dest] = found
                 write = self._write(node, callee)
                 if write is not None:
                     writes.append(write)
 
         deprecated = sorted({(d.line, d.module): d for d in deprecated}.values(), key=lambda d: d.line)
         saves, loads = self._state_dicts()
+        imported = {a.asname or a.name for n in self.nodes if isinstance(n, ast.ImportFrom) for a in n.names}
+        iterated: set[str] = set()
+        for loop in self.nodes:  # for batch in build_loader(): / enumerate(build_loader())
+            if isinstance(loop, (ast.For, ast.AsyncFor)):
+                it = loop.iter
+                while isinstance(it, ast.Call) and _leaf(it.func) in _ITER_WRAPPERS and it.args:
+                    it = it.args[0]
+                if isinstance(it, ast.Call) and _leaf(it.func) in imported and not self._guarded(loop) \
+                        and not self._step_bounded(loop) and not self._evaluation(loop):
+                    iterated.add(_leaf(it.func))
         return ScriptFacts(
             ddp_saves=saves,
-            plain_loads=loads,
+            state_loads=loads,
             path=self.path,
             deprecated=tuple(deprecated),
             loaders=tuple(sorted(loaders, key=lambda c: c.line)),
             writes=tuple(sorted(writes, key=lambda w: w.line)),
-            smddp_evidence=evidence or optional,
-            smddp_optional=evidence is None and optional is not None,
             uses_distributed_sampler=dist_sampler,
             uses_even_shards=even,
+            imports=tuple(imports),
+            sys_path=tuple(sys_path),
+            runs=tuple(runs),
+            argparse=tuple(argparse.values()),
+            backends=tuple(backends),
+            smddp_imports=tuple(smddp_imports),
+            wrappers=tuple(wrappers),
+            collectives=tuple(sorted(set(collectives))),
+            iterated_calls=tuple(iterated),
+            trainers=tuple(sorted(trainers)),
         )
+
+    # ------------------------------------------------------------------ job-level facts
+
+    def _guards(self, node: ast.AST) -> tuple[tuple[Guard, ...], bool]:
+        """The ``if`` tests ``node`` runs under, and whether a failed import is caught around it."""
+        guards: list[Guard] = []
+        optional = False
+        child, parent = node, self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and not _is_main_guard(parent.test):
+                holds = child in parent.body if isinstance(parent, ast.If) else child is parent.body
+                guards.append(Guard(self._inline(parent.test, parent), holds, _unparse(parent.test)))
+            if isinstance(parent, ast.Try) and child in parent.body:
+                for handler in parent.handlers:
+                    names = {_leaf(n) for n in ast.walk(handler.type)} if handler.type is not None else {"Exception"}
+                    if names & {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}:
+                        optional = True
+            child, parent = parent, self.parents.get(parent)
+        return tuple(reversed(guards)), optional
+
+    def _use(self, node: ast.AST, module: str) -> GuardedUse:
+        guards, optional = self._guards(node)
+        return GuardedUse(line=getattr(node, "lineno", 0), code=self._code(node), module=module, guards=guards,
+                          optional=optional)
+
+    def _backend_site(self, node: ast.Call, expr: Optional[ast.AST]) -> BackendSite:
+        guards, optional = self._guards(node)
+        inlined = self._inline(expr, node) if isinstance(expr, ast.expr) else None
+        return BackendSite(node.lineno, self._code(node), inlined, guards, optional)
+
+    def _assignments(self, name: str, scope: ast.AST) -> list[ast.AST]:
+        """What ``name`` is bound to in ``scope`` (a function, or the module outside functions):
+        the assigned expression, or the statement when it is not a plain ``name = value``."""
+        owner = None if scope is self.tree else scope
+        found: list[ast.AST] = []
+        for stmt in (self.nodes if scope is self.tree else ast.walk(scope)):
+            value: Optional[ast.AST] = None
+            if isinstance(stmt, ast.Assign):
+                targets: list[ast.AST] = list(stmt.targets)
+                value = stmt.value
+            elif isinstance(stmt, ast.AnnAssign):
+                targets, value = [stmt.target], stmt.value
+            elif isinstance(stmt, (ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+                targets = [stmt.target]
+            elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+                targets = [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+                opened = [i.context_expr for i in stmt.items if isinstance(i.optional_vars, ast.Name)
+                          and i.optional_vars.id == name and isinstance(i.context_expr, ast.Call)
+                          and _leaf(i.context_expr.func) == "open" and i.context_expr.args]
+                if len(targets) == 1 and opened:
+                    value = opened[0].args[0]  # with open(path) as f: the file is path
+            else:
+                continue
+            direct = any(isinstance(t, ast.Name) and t.id == name for t in targets)
+            if not direct and not any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+                continue
+            if self._enclosing_function(stmt) is not owner:
+                continue
+            found.append(value if direct and value is not None and len(targets) == 1 else stmt)
+        return found
+
+    def _inline(self, expr: ast.expr, at: ast.AST, depth: int = 0) -> ast.expr:
+        """``expr`` with each local name replaced by its one assignment (in the function, else the module)."""
+        if depth > 4:
+            return expr
+        scope: ast.AST = self._enclosing_function(at) or self.tree
+        analyser = self
+
+        class Inliner(ast.NodeTransformer):
+            def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+                return node  # args.backend: read as an argparse value, not inlined
+
+            def visit_Name(self, node: ast.Name) -> ast.AST:
+                for area in (scope, analyser.tree) if scope is not analyser.tree else (analyser.tree,):
+                    if area is not analyser.tree and isinstance(area, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                            node.id in {a.arg for a in (*area.args.args, *area.args.kwonlyargs, *area.args.posonlyargs)}:
+                        return node  # a parameter: its value comes from the caller
+                    values = analyser._assignments(node.id, area)
+                    if len(values) == 1 and isinstance(values[0], ast.expr):
+                        return analyser._inline(values[0], values[0], depth + 1)
+                    if values:
+                        return node
+                return node
+
+        return Inliner().visit(_copy(expr))  # type: ignore[no-any-return]
+
+    def _argument(self, node: ast.Call) -> Optional[ArgDefault]:
+        flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        dest_node = self._arg(node, "dest", None)
+        longs = [f for f in flags if f.startswith("--")]
+        chosen = longs[0] if longs else (flags[0] if flags else None)
+        if isinstance(dest_node, ast.Constant) and isinstance(dest_node.value, str):
+            dest = dest_node.value
+        elif chosen:
+            dest = chosen.lstrip("-").replace("-", "_")
+        else:
+            return None
+        default: object = NO_DEFAULT
+        given = self._arg(node, "default", None)
+        if given is not None:
+            try:
+                default = ast.literal_eval(given)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                default = NO_DEFAULT
+        elif not flags or not flags[0].startswith("-"):
+            default = NO_DEFAULT
+        else:
+            action = self._arg(node, "action", None)
+            if isinstance(action, ast.Constant) and action.value in ("store_true", "store_false"):
+                default = action.value == "store_false"
+            else:
+                default = None
+        return ArgDefault(dest, chosen or dest, default)
+
+    def _trainer_kind(self, node: ast.Call, callee: Optional[str] = None) -> Optional[str]:
+        callee = callee if callee is not None else self._dotted(node.func) or ""
+        callee = self.local_trainers.get(callee, callee)  # class EvalTrainer(Trainer): ...
+        root = callee.split(".", 1)[0]
+        if callee.endswith("Trainer") and root in _TRAINER_PACKAGES:
+            return callee
+        return None
+
+    def _shards(self, node: ast.Call, callee: Optional[str] = None) -> bool:
+        """Calls that install a distributed sampler on the loaders handed to them."""
+        callee = callee if callee is not None else self._dotted(node.func) or ""
+        leaf = callee.rsplit(".", 1)[-1]
+        if leaf not in _SHARDING_LEAVES and not leaf.endswith("Trainer"):
+            return False
+        if leaf == "setup_dataloaders":
+            return True  # Lightning Fabric
+        if leaf == "prepare" and isinstance(node.func, ast.Attribute) and "accelerat" in _unparse(node.func.value).lower():
+            return True  # Hugging Face Accelerate
+        if leaf == "prepare" and self._built_by(node.func, "accelerate.Accelerator"):
+            return True
+        if leaf == "initialize" and callee.startswith("deepspeed") and any(k.arg == "training_data" for k in node.keywords):
+            return True
+        if self._trainer_kind(node, callee):
+            return True
+        if leaf in {"fit", "validate", "test", "predict"} and self.lightning_or_hf and isinstance(node.func, ast.Attribute) \
+                and "trainer" in _unparse(node.func.value).lower():
+            return True
+        return False
+
+    def _built_by(self, func: ast.expr, dotted: str) -> bool:
+        if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+            return False
+        for value in self._assignments(func.value.id, self._enclosing_function(func) or self.tree):
+            if isinstance(value, ast.Call) and (self._dotted(value.func) or "") == dotted:
+                return True
+        return False
+
+    def _local_path(self, node: ast.AST) -> Optional[str]:
+        """A directory the file adds to sys.path, as a local absolute path (its folder for
+        ``__file__``; the code directory for the working directory, as SageMaker runs from there)."""
+        here = str(self.path.parent)
+        cwd = str(self.root) if self.root is not None else here
+        value = _path_value(node, self._dotted, here=here, cwd=cwd, file=str(self.path), depth=0,
+                            inline=lambda n: self._inline(n, n) if isinstance(n, ast.Name) else n)
+        if value is None:
+            return None
+        return posixpath.normpath(value if value.startswith("/") else posixpath.join(cwd, value))
+
+    def _started_scripts(self, node: ast.Call, callee: str) -> list[str]:
+        if not (callee.startswith(("subprocess.", "os.")) or callee == "runpy.run_path"):
+            return []
+        from smddp_infra.preflight.shell import python_calls
+
+        if callee in {"os.system", "os.popen"} and node.args:
+            text = self._const(node.args[0])
+        elif callee.startswith("subprocess.") and node.args:
+            first = node.args[0]
+            if isinstance(first, (ast.List, ast.Tuple)):
+                words = [e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                text = " ".join(words) if len(words) == len(first.elts) or any(w.endswith(".py") for w in words) else None
+            else:
+                text = self._const(first)
+        elif callee == "runpy.run_path" and node.args:
+            value = self._const(node.args[0])
+            return [value] if value else []
+        else:
+            return []
+        return [call.script for call in python_calls(text)] if text else []
 
     # ------------------------------------------------------------------ names
 
@@ -273,9 +601,6 @@ class _Analyser:
             return f"{base}.{node.attr}" if base else None
         return None
 
-    def _use(self, node: ast.AST, module: str) -> DeprecatedUse:
-        return DeprecatedUse(line=getattr(node, "lineno", 0), module=module, code=self._code(node))
-
     def _code(self, node: ast.AST) -> str:
         if not hasattr(self, "_lines"):
             self._lines = self.source.splitlines()
@@ -293,10 +618,6 @@ class _Analyser:
         if position is not None and len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
             return node.args[position]
         return None
-
-    def _backend(self, node: ast.Call) -> Optional[str]:
-        value = self._arg(node, "backend", 0)
-        return self._const(value) if value is not None else None
 
     def _loader(self, node: ast.Call) -> LoaderCall:
         unknown = any(kw.arg is None for kw in node.keywords)  # **kwargs
@@ -339,19 +660,6 @@ class _Analyser:
                     parent = self.parents.get(parent)
         return False
 
-    def _optional_import(self, node: ast.AST) -> bool:
-        """``try: import smdistributed... except ImportError: backend = "nccl"``: the script
-        runs without SMDDP where the library is missing."""
-        child, parent = node, self.parents.get(node)
-        while parent is not None:
-            if isinstance(parent, ast.Try) and child in parent.body:
-                for handler in parent.handlers:
-                    names = {_leaf(n) for n in ast.walk(handler.type)} if handler.type is not None else {"Exception"}
-                    if names & {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}:
-                        return True
-            child, parent = parent, self.parents.get(parent)
-        return False
-
     def _evaluation(self, loop: ast.AST) -> bool:
         """Inside ``with torch.no_grad()`` / ``torch.inference_mode()`` or a function named like
         evaluation (``evaluate``, ``test``, ``validate``): no backward pass, so uneven counts hang
@@ -372,9 +680,19 @@ class _Analyser:
     def _loader_use(self, node: ast.Call) -> tuple[str, Optional[int]]:
         if self._guarded(node):
             return "guarded", node.lineno
+        hook = self._enclosing_function(node)
+        if hook is not None and hook.name in _LOADER_HOOKS and self.lightning_or_hf:
+            return "wrapped", node.lineno  # a Lightning / HF Trainer hook: the trainer installs the sampler
         uses = list(self._uses(node, depth=0))
         if not uses:
+            _, returned_from = self._bound_names(node)
+            if returned_from is not None and not any(
+                    isinstance(c, ast.Call) and _leaf(c.func) == returned_from for c in self.nodes):
+                return f"returned:{returned_from}", node.lineno  # built for another module of the program
             return "never", None
+        for kind, line in uses:
+            if kind == "wrapped":
+                return kind, line
         for kind, line in uses:
             if kind == "iterated":
                 return kind, line
@@ -452,6 +770,9 @@ class _Analyser:
             if self._evaluation(loop):
                 return [("evaluation", line)]
             return [("iterated", line)]
+        if isinstance(parent, ast.Call) and (child in parent.args or any(k.value is child for k in parent.keywords)) \
+                and self._shards(parent):
+            return [("wrapped", line)]
         if isinstance(parent, ast.Call) and child in parent.args and _leaf(parent.func) == "next":
             return [("guarded" if self._guarded(parent) else "unclear", line)]
         if isinstance(parent, ast.Call) and (child in parent.args or any(k.value is child for k in parent.keywords)):
@@ -481,72 +802,162 @@ class _Analyser:
     # ------------------------------------------------------------------ DDP state_dict
 
     def _state_dicts(self) -> tuple[tuple[StateSave, ...], tuple[StateLoad, ...]]:
-        wrapped: set[str] = set()
-        loaded: set[str] = set()
-        for node in self.nodes:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                callee = self._dotted(node.value.func) or ""
-                if callee.rsplit(".", 1)[-1] == "DistributedDataParallel":
-                    wrapped.update(n.lstrip(".") for t in node.targets for n in _target_names(t))
-                if callee == "torch.load":
-                    loaded.update(n.lstrip(".") for t in node.targets for n in _target_names(t))
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript) and isinstance(node.value.value, ast.Name) \
-                    and node.value.value.id in loaded:
-                loaded.update(n.lstrip(".") for t in node.targets for n in _target_names(t))
-        fixes_prefix = any(
-            isinstance(n, ast.Call) and _leaf(n.func) in {"strip_ddp_prefix", "consume_prefix_in_state_dict_if_present"}
-            for n in self.nodes
-        )
-        states: set[str] = set()
+        """DDP state_dict saves and plain-model loads, each with the path expression it uses.
 
-        def wrapped_state(expr: ast.AST) -> Optional[str]:
-            if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "state_dict":
-                owner = expr.func.value
-                if isinstance(owner, (ast.Name, ast.Attribute)) and _leaf(owner) in wrapped:
-                    return _leaf(owner)
-            if isinstance(expr, ast.Dict):
-                return next((m for m in (wrapped_state(v) for v in expr.values) if m), None)
-            if isinstance(expr, ast.Name) and expr.id in states:
-                return expr.id
-            return None
-
+        Wrapping is read per function and by line: ``model = Net(); model.load_state_dict(...)``
+        before ``model = DDP(model)`` loads into the plain model; ``self.model = DDP(...)``
+        anywhere makes every ``.model`` a wrapper.
+        """
+        self.wrap_lines: dict[tuple[Optional[ast.AST], str], list[int]] = {}
+        self.wrapped_attrs: set[str] = set()
         for node in self.nodes:
-            if isinstance(node, ast.Assign) and wrapped_state(node.value):
-                states.update(n.lstrip(".") for t in node.targets for n in _target_names(t))
-        saves, loads = [], []
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) and \
+                    (self._dotted(node.value.func) or _leaf(node.value.func)).rsplit(".", 1)[-1] in _WRAPPERS_OF_MODELS:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        self.wrap_lines.setdefault((self._enclosing_function(node), target.id), []).append(node.lineno)
+                    elif isinstance(target, ast.Attribute):
+                        self.wrapped_attrs.add(target.attr)
+        saves: list[StateSave] = []
+        loads: list[StateLoad] = []
         for node in self.nodes:
             if not isinstance(node, ast.Call):
                 continue
             callee = self._dotted(node.func) or ""
             if callee in _SAVE_FUNCTIONS and node.args:
-                model = wrapped_state(node.args[0])
-                if model:
-                    target = self._arg(node, "f", 1)
-                    saves.append(StateSave(node.lineno, self._code(node), model, self._basename(target)))
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "load_state_dict" and node.args and not fixes_prefix:
-                owner = node.func.value
-                if isinstance(owner, ast.Attribute) and owner.attr == "module":
-                    continue
-                name = _leaf(owner) if isinstance(owner, (ast.Name, ast.Attribute)) else None
-                if not name or name in wrapped:
-                    continue
-                source = node.args[0]
-                if isinstance(source, ast.Subscript):
-                    source = source.value
-                if isinstance(source, ast.Call) and (self._dotted(source.func) or "") == "torch.load":
-                    loads.append(StateLoad(node.lineno, self._code(node), name,
-                                           self._basename(source.args[0] if source.args else None)))
-                elif isinstance(source, ast.Name) and source.id in loaded:
-                    loads.append(StateLoad(node.lineno, self._code(node), name, self._load_basename(source.id)))
+                state = self._ddp_state(node.args[0], node, depth=0)
+                saved_to = self._arg(node, "f", 1)
+                if state is not None and saved_to is not None:
+                    model, keys = state
+                    saves.append(StateSave(node.lineno, self._code(node), model, self._path_expr(saved_to, node), keys))
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "load_state_dict" and node.args:
+                load = self._plain_load(node)
+                if load is not None:
+                    loads.append(load)
         return tuple(saves), tuple(loads)
 
-    def _load_basename(self, name: str) -> Optional[str]:
-        for node in self.nodes:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
-                    (self._dotted(node.value.func) or "") == "torch.load" and \
-                    any(name in _target_names(t) for t in node.targets) and node.value.args:
-                return self._basename(node.value.args[0])
+    def _wrapped(self, owner: ast.AST, at: ast.AST) -> Optional[bool]:
+        """True: a DDP wrapper at this line; False: a model built here and not wrapped yet; None: cannot tell."""
+        if isinstance(owner, ast.Attribute):
+            if owner.attr == "module":
+                return False
+            return True if owner.attr in self.wrapped_attrs else None
+        if not isinstance(owner, ast.Name):
+            return None
+        scope = self._enclosing_function(at)
+        line = getattr(at, "lineno", 0)
+        for area in (scope, None) if scope is not None else (None,):
+            if any(wrapped_at <= line for wrapped_at in self.wrap_lines.get((area, owner.id), [])):
+                return True
+            if area is not None and owner.id in {a.arg for a in (*area.args.args, *area.args.kwonlyargs, *area.args.posonlyargs)}:
+                return None  # a parameter: the caller decides
+            if self._assignments(owner.id, area or self.tree):
+                return False
         return None
+
+    def _ddp_state(self, expr: ast.AST, at: ast.AST, *, depth: int) -> Optional[tuple[str, Optional[frozenset[str]]]]:
+        """(model, keys) when ``expr`` is a DDP wrapper's state_dict (keys: the dict keys holding one)."""
+        if depth > 4:
+            return None
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "state_dict":
+            owner = expr.func.value
+            return (_unparse(owner), None) if self._wrapped(owner, at) is True else None
+        if isinstance(expr, ast.Dict):
+            keys = set()
+            model = ""
+            for key, value in zip(expr.keys, expr.values):
+                inner = self._ddp_state(value, at, depth=depth + 1)
+                if inner is not None and isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    keys.add(key.value)
+                    model = model or inner[0]
+            return (model, frozenset(keys)) if keys else None
+        if isinstance(expr, ast.Name):
+            values = self._assignments(expr.id, self._enclosing_function(at) or self.tree)
+            if len(values) == 1 and isinstance(values[0], ast.expr):
+                return self._ddp_state(values[0], values[0], depth=depth + 1)
+        return None
+
+    def _plain_load(self, node: ast.Call) -> Optional[StateLoad]:
+        assert isinstance(node.func, ast.Attribute)
+        owner = node.func.value
+        if self._optimizer_like(owner, node):
+            return None  # optimizer / scheduler / scaler state_dicts never carry module.
+        strict = self._arg(node, "strict", 1)
+        wrapped = self._wrapped(owner, node)
+        if isinstance(strict, ast.Constant) and strict.value is False:
+            target = "fine"  # strict=False: unexpected keys are ignored
+        elif strict is not None and not isinstance(strict, ast.Constant):
+            target = "fine"  # strict=args.strict: benefit of the doubt
+        elif wrapped is True or self._strips_prefix(node):
+            target = "fine"  # loads into the wrapper, or strips module. first
+        else:
+            target = "plain" if wrapped is False else "unknown"
+        source: ast.AST = node.args[0]
+        key: Optional[str] = None
+        for _ in range(5):
+            if isinstance(source, ast.Subscript):
+                if isinstance(source.slice, ast.Constant) and isinstance(source.slice.value, str):
+                    key = key or source.slice.value
+                source = source.value
+            elif isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr == "get" \
+                    and source.args and isinstance(source.args[0], ast.Constant) and isinstance(source.args[0].value, str):
+                key = key or source.args[0].value
+                source = source.func.value
+            elif isinstance(source, ast.Call) and _leaf(source.func) in _STRIPPERS and source.args:
+                target, source = "fine", source.args[0]
+            elif isinstance(source, ast.Name):
+                values = self._assignments(source.id, self._enclosing_function(node) or self.tree)
+                if len(values) != 1 or not isinstance(values[0], ast.expr):
+                    return None
+                source = values[0]
+            else:
+                break
+        if not (isinstance(source, ast.Call) and (self._dotted(source.func) or "") == "torch.load"):
+            # {k.replace("module.", ""): v for k, v in torch.load(p).items()}: the load inside
+            inner = [n for n in ast.walk(source) if isinstance(n, ast.Call) and (self._dotted(n.func) or "") == "torch.load"]
+            if len(inner) != 1:
+                return None
+            source = inner[0]
+        path = self._arg(source, "f", 0)
+        if path is None:
+            return None
+        return StateLoad(node.lineno, self._code(node), _unparse(owner), self._path_expr(path, source), key, target)
+
+    def _optimizer_like(self, owner: ast.AST, at: ast.AST) -> bool:
+        name = _leaf(owner).lower()
+        if any(word in name for word in ("optim", "sched", "scaler", "opt", "lr_")):
+            return True
+        if isinstance(owner, ast.Name):
+            for value in self._assignments(owner.id, self._enclosing_function(at) or self.tree):
+                if isinstance(value, ast.Call):
+                    callee = self._dotted(value.func) or ""
+                    if callee.startswith("torch.optim") or any(w in callee for w in ("Optim", "Scheduler", "Scaler", "Adam", "SGD")):
+                        return True
+        return False
+
+    def _strips_prefix(self, node: ast.AST) -> bool:
+        """A visible ``module.`` strip in the load's function: strip_ddp_prefix,
+        consume_prefix_in_state_dict_if_present, or any text that names ``module.``."""
+        scope = self._enclosing_function(node) or self.tree
+        for child in (ast.walk(scope) if scope is not self.tree else self.nodes):
+            if isinstance(child, ast.Call) and _leaf(child.func) in _STRIPPERS:
+                return True
+            if isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value.startswith("module"):
+                return True
+        return False
+
+    def _path_expr(self, node: ast.AST, at: ast.AST) -> PathExpr:
+        inlined = self._inline(node, at) if isinstance(node, ast.expr) else node
+        text = _unparse(inlined)
+        resolved = self._path(inlined)
+        literal = posixpath.normpath(resolved[0]) if resolved is not None and resolved[1] and resolved[0] else None
+        bases = {id(n.value) for n in ast.walk(inlined) if isinstance(n, ast.Attribute)}
+        open_name = any(isinstance(n, ast.Name) and id(n) not in bases and n.id not in self.aliases and n.id not in {"str", "Path"}
+                        for n in ast.walk(inlined))
+        model_dir = "model_dir" in text.lower() or "SM_MODEL_DIR" in text or bool(literal and literal.startswith("/opt/ml/model"))
+        function = self._enclosing_function(at)
+        return PathExpr(text, literal, self._basename(inlined), model_dir, open_name, function.name if function else "")
 
     def _basename(self, node: Optional[ast.AST]) -> Optional[str]:
         """The file name a path expression ends in, when its last part is a constant."""
@@ -659,6 +1070,93 @@ class _Analyser:
             if callee.rsplit(".", 1)[-1] in {"Path", "PurePath", "PosixPath"} and len(node.args) == 1:
                 return self._path(node.args[0])
         return None
+
+
+_SHARDING_LEAVES = frozenset({"setup_dataloaders", "prepare", "initialize", "fit", "validate", "test", "predict"})
+_TRAINER_PACKAGES = frozenset({"transformers", "trl", "lightning", "pytorch_lightning", "setfit"})
+_STRIPPERS = frozenset({"strip_ddp_prefix", "consume_prefix_in_state_dict_if_present"})
+_WRAPPERS_OF_MODELS = frozenset({"DistributedDataParallel", "DataParallel"})
+_BACKEND_KEYWORDS = frozenset({"ddp_backend", "process_group_backend"})
+#: Calls after init that every rank must reach: a rank that runs out of batches early leaves
+#: the others waiting in them (DDP's gradient all-reduce is the usual one).
+_COLLECTIVES = frozenset({
+    "DistributedDataParallel", "FullyShardedDataParallel", "all_reduce", "all_gather", "all_gather_into_tensor",
+    "reduce_scatter", "reduce_scatter_tensor", "barrier", "all_to_all", "all_gather_object", "broadcast_object_list",
+})
+#: Names that are collectives only in a distributed module (``torch.gather``, ``functools.reduce`` are not).
+_AMBIGUOUS_COLLECTIVES = frozenset({"broadcast", "reduce", "gather", "scatter"})
+_DIST_MODULES = ("torch.distributed", "smdistributed", "deepspeed.comm", "horovod")
+#: Lightning / Hugging Face hooks whose loaders the trainer re-creates with a distributed sampler.
+_LOADER_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader",
+                           "get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
+
+
+def _copy(node: ast.expr) -> ast.expr:
+    import copy
+
+    return copy.deepcopy(node)
+
+
+def _unparse(node: ast.AST) -> str:
+    try:
+        return ast.unparse(node)
+    except (RecursionError, ValueError):
+        return "..."
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
+def _path_value(node: ast.AST, dotted: Callable[[ast.AST], Optional[str]], *, here: str, cwd: str, file: str,
+                depth: int, inline: Callable[[ast.AST], ast.AST]) -> Optional[str]:
+    """A path expression of a training script evaluated to a local path string, or None."""
+    if depth > 8:
+        return None
+
+    def again(child: ast.AST) -> Optional[str]:
+        return _path_value(child, dotted, here=here, cwd=cwd, file=file, depth=depth + 1, inline=inline)
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id == "__file__":
+            return file
+        replaced = inline(node)
+        return again(replaced) if replaced is not node else None
+    if isinstance(node, ast.Attribute):
+        if node.attr == "parent":
+            base = again(node.value)
+            return posixpath.dirname(base) if base is not None else None
+        return None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        left, right = again(node.left), again(node.right)
+        return posixpath.join(left, right) if left is not None and right is not None else None
+    if isinstance(node, ast.Call):
+        callee = dotted(node.func) or ""
+        leaf = callee.rsplit(".", 1)[-1]
+        args = [again(a) for a in node.args]
+        if callee in {"os.getcwd", "pathlib.Path.cwd"}:
+            return cwd
+        if any(a is None for a in args):
+            return None
+        values = [a for a in args if a is not None]
+        if callee in {"os.path.join", "posixpath.join"} and values:
+            return posixpath.join(*values)
+        if callee in {"os.path.dirname"} and len(values) == 1:
+            return posixpath.dirname(values[0])
+        if callee in {"os.path.abspath", "os.path.realpath", "os.path.normpath", "str", "os.fspath"} and len(values) == 1:
+            return values[0]
+        if leaf in {"Path", "PurePath", "PosixPath"} and values:
+            return posixpath.join(*values)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in {"resolve", "absolute", "as_posix"} and not values:
+            return again(node.func.value)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "joinpath" and values:
+            base = again(node.func.value)
+            return posixpath.join(base, *values) if base is not None else None
+    return None
 
 
 _RANK_WORDS = ("rank", "is_main", "main_process", "is_master", "master_process", "is_leader")

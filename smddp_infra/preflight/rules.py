@@ -1,4 +1,9 @@
-"""The preflight rules: a job description + script facts (+ stack subnets) -> findings."""
+"""The preflight rules: they read a job's facts (:mod:`.facts`) and never a file.
+
+Severity follows the evidence: **error** when the failure is established (the two sites or
+the fact are named), **warning** when it depends on something named that preflight cannot
+know, **info** for what was not evaluated.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from smddp_infra.preflight.job import (
     DEFAULT_CHECKPOINT_LOCAL_PATH,
     JobDescription,
 )
+from smddp_infra.preflight.facts import NO, OPTIONAL, UNKNOWN, YES, JobFacts
 from smddp_infra.preflight.outputs import StackSubnets
 from smddp_infra.preflight.script import ScriptFacts
 from smddp_infra.training.sharding import even_batch_count, split_batch_counts
@@ -38,12 +44,13 @@ def world_size(job: JobDescription) -> Optional[int]:
     return job.instance_count * instance.accelerators if instance else None
 
 
-def smddp_evidence(job: JobDescription, scripts: Sequence[ScriptFacts]) -> Optional[str]:
-    if job.smddp_from_distribution:
-        return job.smddp_from_distribution
-    for facts in scripts:
-        if facts.smddp_evidence:
-            return f"{facts.name}: {facts.smddp_evidence}"
+def smddp_job(facts: JobFacts) -> Optional[str]:
+    """What makes this an SMDDP job for the Debugger conflict: the smdistributed launcher
+    (which SageMaker configures as an SMDDP job) or the smddp backend the program starts."""
+    if facts.launcher and facts.launcher[0] in ("smdistributed", "pytorchddp"):
+        return facts.launcher[1]
+    if facts.smddp.state == YES:
+        return facts.smddp.evidence
     return None
 
 
@@ -77,7 +84,7 @@ def _unknown_message(job: JobDescription, key: str, note: Optional[str], hint: s
     return f"{key}= is not an argument of {job.estimator}: the SDK drops it without a word{hint}"
 
 
-def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
+def check_debugger(facts: JobFacts) -> list[Finding]:
     """Debugger hook + SageMaker checkpointing + SMDDP.
 
     SDK v2 facts (sagemaker 2.257): ``debugger_hook_config`` absent, ``None`` or ``{}``
@@ -87,11 +94,12 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
     ``checkpoint_local_path`` are given -- also when the user configured a hook on purpose.
     ModelTrainer sends no Debugger configuration at all.
     """
+    job = facts.job
     if job.shape not in ("estimator", "api") or job.debugger_hook == "false" or not job.checkpoint_s3_uri:
         return []
     if "debugger_hook_config" in job.unknown:
         return []
-    smddp = smddp_evidence(job, scripts)
+    smddp = smddp_job(facts)
     if smddp is None:
         return []
     if job.shape == "api":
@@ -137,18 +145,17 @@ def check_debugger(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[
     )]
 
 
-def check_deprecated_api(scripts: Sequence[ScriptFacts]) -> list[Finding]:
+def check_deprecated_api(facts: JobFacts) -> list[Finding]:
     out = []
-    for facts in scripts:
-        for use in facts.deprecated:
-            fix = SMDDP_REPLACEMENT
-            if ".parallel" in use.module:
-                fix = "from torch.nn.parallel import DistributedDataParallel as DDP; " + SMDDP_REPLACEMENT
-            out.append(finding(
-                F.DEPRECATED_SMDDP_API, WARNING, location=facts.where(use.line),
-                message=f"`{use.code}` uses {use.module}, deprecated since SMDDP v1.4.0",
-                fix=fix,
-            ))
+    for file, use in facts.deprecated:
+        fix = SMDDP_REPLACEMENT
+        if ".parallel" in use.module:
+            fix = "from torch.nn.parallel import DistributedDataParallel as DDP; " + SMDDP_REPLACEMENT
+        out.append(finding(
+            F.DEPRECATED_SMDDP_API, WARNING, location=file.where(use.line),
+            message=f"`{use.code}` uses {use.module}, deprecated since SMDDP v1.4.0",
+            fix=fix,
+        ))
     return out
 
 
@@ -163,11 +170,12 @@ def sharding(job: JobDescription, scripts: Sequence[ScriptFacts]) -> str:
     return "split"
 
 
-def check_batches(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
+def check_batches(facts: JobFacts) -> list[Finding]:
+    job, scripts = facts.job, facts.files
     world = world_size(job)
     known = None not in (job.num_samples, job.batch_size, world)
     if not known:
-        return _check_loaders(job, scripts, world)
+        return _check_loaders(facts, world)
     assert job.num_samples is not None and job.batch_size is not None and world is not None
     how = sharding(job, scripts)
     if how != "split":
@@ -201,46 +209,52 @@ def _ranks(first: int, last: int) -> str:
     return f"rank {first}" if first == last else f"ranks {first}-{last}"
 
 
-def _check_loaders(job: JobDescription, scripts: Sequence[ScriptFacts], world: Optional[int]) -> list[Finding]:
+def _check_loaders(job_facts: JobFacts, world: Optional[int]) -> list[Finding]:
+    """A loader every rank iterates to the end without a distributed sampler hangs only if
+    the ranks run collectives after init (DDP's all-reduce...): ranks that run none cannot wait
+    for each other, and a wrapper that shards (Fabric, Accelerate, HF/Lightning Trainer,
+    DeepSpeed) installs the sampler itself."""
+    job = job_facts.job
     if world == 1:
         return []
     if job.sharding in ("distributed_sampler", "even_shards"):
         return []
+    if not job_facts.collectives:
+        return []
     out = []
-    for facts in scripts:
-        for loader in facts.loaders:
-            if loader.distributed is not False or loader.drop_last is True:
-                continue
-            if loader.use in ("guarded", "never", "step_bounded"):
-                continue  # one rank only, not iterated here, or every rank runs the same steps
-            if loader.use == "evaluation":
-                out.append(finding(
-                    F.DATALOADER_SAMPLER, INFO, location=facts.where(loader.line),
-                    message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True; every rank iterates it "
-                             f"without gradients (line {loader.use_line}): uneven counts hang only if that loop runs "
-                             "collectives (an all_reduce per batch, DDP's buffer broadcast in forward)"),
-                    fix=("pass sampler=DistributedSampler(dataset, shuffle=False) if the evaluation loop runs collectives; "
-                         "or evaluate on rank 0 only (if dist.get_rank() == 0:)"),
-                ))
-                continue
-            if loader.use == "unclear":
-                out.append(finding(
-                    F.DATALOADER_SAMPLER, INFO, location=facts.where(loader.line),
-                    message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True, and is handed to code "
-                             f"preflight cannot follow (line {loader.use_line}); if every rank iterates it to the end, "
-                             "ranks may run different numbers of batches"),
-                    fix=("pass sampler=DistributedSampler(dataset) if every rank iterates it; nothing to do if only "
-                         "one rank does or training stops on a step count"),
-                ))
-                continue
+    for facts, loader in job_facts.loaders:
+        if loader.distributed is not False or loader.drop_last is True:
+            continue
+        if loader.use in ("guarded", "never", "step_bounded", "wrapped"):
+            continue  # one rank only, not iterated here, every rank runs the same steps, or sharded
+        if loader.use == "evaluation":
             out.append(finding(
-                F.DATALOADER_SAMPLER, WARNING, location=facts.where(loader.line),
-                message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True and every rank iterates it "
-                         f"to the end (line {loader.use_line}); without num_samples, batch_size and world_size in the "
-                         "job file preflight cannot prove every rank runs the same number of batches"),
-                fix=("pass sampler=DistributedSampler(dataset) (or batch_sampler=even_shards(...).batches(rank)), "
-                     "or add num_samples, batch_size and world_size to the job file so preflight can count"),
+                F.DATALOADER_SAMPLER, INFO, location=facts.where(loader.line),
+                message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True; every rank iterates it "
+                         f"without gradients (line {loader.use_line}): uneven counts hang only if that loop runs "
+                         "collectives (an all_reduce per batch, DDP's buffer broadcast in forward)"),
+                fix=("pass sampler=DistributedSampler(dataset, shuffle=False) if the evaluation loop runs collectives; "
+                     "or evaluate on rank 0 only (if dist.get_rank() == 0:)"),
             ))
+            continue
+        if loader.use == "unclear":
+            out.append(finding(
+                F.DATALOADER_SAMPLER, INFO, location=facts.where(loader.line),
+                message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True, and is handed to code "
+                         f"preflight cannot follow (line {loader.use_line}); if every rank iterates it to the end, "
+                         "ranks may run different numbers of batches"),
+                fix=("pass sampler=DistributedSampler(dataset) if every rank iterates it; nothing to do if only "
+                     "one rank does or training stops on a step count"),
+            ))
+            continue
+        out.append(finding(
+            F.DATALOADER_SAMPLER, WARNING, location=facts.where(loader.line),
+            message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True and every rank iterates it "
+                     f"to the end (line {loader.use_line}); without num_samples, batch_size and world_size in the "
+                     "job file preflight cannot prove every rank runs the same number of batches"),
+            fix=("pass sampler=DistributedSampler(dataset) (or batch_sampler=even_shards(...).batches(rank)), "
+                 "or add num_samples, batch_size and world_size to the job file so preflight can count"),
+        ))
     return out
 
 
@@ -343,93 +357,194 @@ def check_subnets(job: JobDescription, stacks: Iterable[StackSubnets], *, output
     )]
 
 
-def check_smddp_instance(job: JobDescription, scripts: Sequence[ScriptFacts]) -> list[Finding]:
+def check_smddp_instance(facts: JobFacts) -> list[Finding]:
     """SMDDP only where it runs (the one list: :data:`smddp_infra.sizing.catalog.SMDDP_INSTANCE_TYPES`).
 
-    Current SMDDP releases support ml.p4d.24xlarge and ml.p4de.24xlarge; ml.p3dn.24xlarge is
-    legacy (no new optimisations); SDK v2's allow-list also admits ml.p3.16xlarge, which only
-    older releases served. Anywhere else (p5, p6, g5, trn...) the same EFA network runs NCCL.
+    SMDDP is in use when the program initialises the ``smddp`` backend (or uses the deprecated
+    smdistributed APIs), not when a launcher or an import mentions it (REFERENCE: with
+    ``backend="nccl"`` the job runs NCCL whatever the launcher). Current SMDDP releases support
+    ml.p4d.24xlarge and ml.p4de.24xlarge; ml.p3dn.24xlarge is legacy; SDK v2's allow-list also
+    admits ml.p3.16xlarge, which only older releases served.
     """
     from smddp_infra.sizing.catalog import SMDDP_INSTANCE_TYPES, smddp_support
 
-    smddp = smddp_evidence(job, scripts)
-    if smddp is None or job.instance_type is None or "instance_type" in job.unknown:
+    job, smddp = facts.job, facts.smddp
+    if smddp.state == NO or job.instance_type is None or "instance_type" in job.unknown:
         return []
     if job.instance_type.startswith("local"):
         return []  # SDK local mode ("local_gpu" is in its SMDDP allow-list): nothing is provisioned
     level = smddp_support(job.instance_type)
     if level == "current":
         return []
-    firm = job.smddp_from_distribution or any(f.smddp_evidence and not f.smddp_optional for f in scripts)
-    if not firm and level is None:
+    location = job.where("instance_type")
+    current = ", ".join(sorted(SMDDP_INSTANCE_TYPES))
+    nccl_fix = (f"keep {job.instance_type} and use NCCL on the same EFA network: "
+                'torch.distributed.init_process_group(backend="nccl") in the script, launched with distribution='
+                '{"torch_distributed": {"enabled": True}} (ModelTrainer: distributed=Torchrun()); or '
+                f"{job.assign('instance_type', 'ml.p4d.24xlarge')} to keep SMDDP")
+    if smddp.state == OPTIONAL:
+        if level is not None:
+            return []
         return [finding(
-            F.SMDDP_INSTANCE, INFO, location=job.where("instance_type"),
-            message=(f"the script tries SMDDP ({smddp}) but catches a failed import: on {job.instance_type}, "
+            F.SMDDP_INSTANCE, INFO, location=location,
+            message=(f"the script tries SMDDP ({smddp.evidence}) but catches a failed import: on {job.instance_type}, "
                      "which SMDDP does not support, make sure it then falls back to NCCL"),
             fix='init_process_group(backend="nccl") when smdistributed is missing (current PyTorch DLCs carry none)',
         )]
-    location = job.where("instance_type")
-    current = ", ".join(sorted(SMDDP_INSTANCE_TYPES))
+    if smddp.state == UNKNOWN:
+        if level is not None:
+            return []
+        return [finding(
+            F.SMDDP_INSTANCE, WARNING, location=location,
+            message=(f"{smddp.evidence} may start the smddp backend on {job.instance_type}, which SMDDP does not support "
+                     f"({current}); it depends on {smddp.depends_on}"),
+            fix=nccl_fix,
+        )]
     if level == "legacy":
         return [finding(
             F.SMDDP_INSTANCE, WARNING, location=location,
-            message=(f"SMDDP ({smddp}) on {job.instance_type}: a legacy SMDDP instance type that gets no new "
+            message=(f"SMDDP ({smddp.evidence}) on {job.instance_type}: a legacy SMDDP instance type that gets no new "
                      f"optimisations; current releases target {current}"),
             fix=f"{job.assign('instance_type', 'ml.p4d.24xlarge')} (or ml.p4de.24xlarge)",
         )]
     if level == "older-releases":
         return [finding(
             F.SMDDP_INSTANCE, WARNING, location=location,
-            message=(f"SMDDP ({smddp}) on {job.instance_type}: the SDK v2 allow-list admits it, but only older SMDDP "
+            message=(f"SMDDP ({smddp.evidence}) on {job.instance_type}: the SDK v2 allow-list admits it, but only older SMDDP "
                      f"releases served it; current releases support {current}"),
             fix=f"{job.assign('instance_type', 'ml.p4d.24xlarge')} (or ml.p4de.24xlarge)",
         )]
     return [finding(
         F.SMDDP_INSTANCE, ERROR, location=location,
-        message=(f"SMDDP ({smddp}) is requested on {job.instance_type}, which SMDDP does not support; it supports "
-                 f"{current} (ml.p3dn.24xlarge as legacy)"),
-        fix=(f"keep {job.instance_type} and use NCCL on the same EFA network: distribution="
-             '{"torch_distributed": {"enabled": True}} (ModelTrainer: distributed=Torchrun()) and '
-             'torch.distributed.init_process_group(backend="nccl") in the script; or '
-             f"{job.assign('instance_type', 'ml.p4d.24xlarge')} to keep SMDDP"),
+        message=(f"{smddp.evidence} starts the smddp backend, and the job runs on {job.instance_type} ({location}), "
+                 f"which SMDDP does not support; it supports {current} (ml.p3dn.24xlarge as legacy)"),
+        fix=nccl_fix,
     )]
 
 
-def check_ddp_prefix(scripts: Sequence[ScriptFacts]) -> list[Finding]:
+def check_smddp_launcher(facts: JobFacts) -> list[Finding]:
+    """``pytorchddp`` / ``smdistributed.dataparallel`` without the smddp backend: a launcher choice.
+
+    sagemaker 2.257.7 rewrites ``pytorchddp`` into ``smdistributed.dataparallel`` and starts the
+    processes with ``mpirun`` and ``smddprun``; the collectives are still the backend the script
+    asks for. On a type SMDDP supports that is fine; elsewhere whether the smdistributed launcher
+    starts in the image is not established (UNCONFIRMED), so this is at most a warning.
+    """
+    from smddp_infra.sizing.catalog import smddp_support
+
+    job, launcher = facts.job, facts.launcher
+    if launcher is None or launcher[0] not in ("smdistributed", "pytorchddp") or facts.smddp.state in (YES, UNKNOWN):
+        return []  # in use or maybe: PF-SMDDP-INSTANCE says so
+    if job.instance_type is None or "instance_type" in job.unknown or job.instance_type.startswith("local"):
+        return []
+    if smddp_support(job.instance_type) is not None:
+        return []
+    if not facts.files:
+        backend = "preflight could not read the program, so the backend it starts is not known"
+    elif facts.smddp.backend:
+        backend = f"the script initialises backend {facts.smddp.backend!r} ({facts.smddp.backend_site})"
+    else:
+        backend = "preflight sees no smddp backend in the program"
+    rewrite = ("SDK v2 (2.257.7) rewrites pytorchddp into smdistributed.dataparallel, which starts the processes with "
+               "mpirun and smddprun" if launcher[0] == "pytorchddp"
+               else "SDK v2 starts the processes with mpirun and smddprun")
+    return [finding(
+        F.SMDDP_LAUNCHER, WARNING, location=job.where("distribution"),
+        message=(f"{launcher[1]} is a launcher, not the SMDDP collectives: {rewrite}; {backend}; SMDDP does not support "
+                 f"{job.instance_type}, and whether smddprun starts in the image there is UNCONFIRMED"),
+        fix=('distribution={"torch_distributed": {"enabled": True}} (torchrun; ModelTrainer: distributed=Torchrun()) '
+             "and keep the script's backend"),
+    )]
+
+
+def check_ddp_prefix(facts: JobFacts) -> list[Finding]:
     """Guide: "unexpected prefix (model. for example) attached to state_dict keys".
 
-    A ``DistributedDataParallel`` wrapper keeps the network as ``.module``: its
-    ``state_dict()`` names every parameter ``module.<name>``. Saving that is a warning at the
-    save site; a scanned file that loads such a checkpoint into a model it never wraps
-    (``inference.py``'s ``model_fn``) is an error naming both sites. Files whose names show
-    different checkpoints (``model.pth`` vs ``best.pt``) are not linked.
+    A ``DistributedDataParallel`` wrapper keeps the network as ``.module``: its ``state_dict()``
+    names every parameter ``module.<name>``. A load of the same file (same constant path, same
+    path expression, or the model directory and the same file name) into a model that is not
+    wrapped there, with ``strict`` on and no visible ``module.`` strip, fails: an error naming
+    both sites, one per pair. Optimizer and scheduler state_dicts never carry the prefix. A
+    DDP save that no load in the program reads back is a warning: it depends on the loader.
     """
     out: list[Finding] = []
-    saves = [(facts, save) for facts in scripts for save in facts.ddp_saves]
-    for facts, save in saves:
+    for pair in facts.pairs:
+        save, load = pair.save, pair.load
+        save_at, load_at = pair.save_file.where(save.line), pair.load_file.where(load.line)
+        key = f'the "{load.key}" entry of' if load.key else ""
+        if load.target == "plain":
+            out.append(finding(
+                F.DDP_PREFIX, ERROR, location=load_at,
+                message=(f"`{load.code}` loads into {load.model} (not wrapped in DistributedDataParallel there) "
+                         f"{key + ' ' if key else ''}the file that {save_at} saves with module. keys "
+                         f"(`{save.code}`); same file: {pair.how}"),
+                fix=(f"{load.model}.load_state_dict(smddp_infra.training.strip_ddp_prefix(torch.load(...))), or save "
+                     f"{save.model}.module.state_dict() at {save_at}"),
+            ))
+        else:
+            out.append(finding(
+                F.DDP_PREFIX, WARNING, location=load_at,
+                message=(f"`{load.code}` loads the file {save_at} saves with module. keys (`{save.code}`; {pair.how}); "
+                         f"it fails unless {load.model} is a DistributedDataParallel wrapper when it loads, which "
+                         "preflight cannot see"),
+                fix=(f"save {save.model}.module.state_dict() at {save_at}, or load with "
+                     "smddp_infra.training.strip_ddp_prefix(torch.load(...))"),
+            ))
+    for file, save in facts.unpaired_saves:
         out.append(finding(
-            F.DDP_PREFIX, WARNING, location=facts.where(save.line),
+            F.DDP_PREFIX, WARNING, location=file.where(save.line),
             message=(f"`{save.code}` saves the state_dict of {save.model}, a DistributedDataParallel wrapper: every key "
-                     "is saved as module.<name>"),
+                     "is saved as module.<name>; no load in this job reads it back, so whether its loader strips the "
+                     "prefix is not known"),
             fix=(f"save {save.model}.module.state_dict() instead, or load with "
                  "smddp_infra.training.strip_ddp_prefix(torch.load(path))"),
         ))
-    for facts, load in ((f, load) for f in scripts for load in f.plain_loads):
-        for save_facts, save in saves:
-            if save_facts is facts and save.model == load.model:
-                continue
-            if save.basename and load.basename and save.basename != load.basename:
-                continue
-            out.append(finding(
-                F.DDP_PREFIX, ERROR, location=facts.where(load.line),
-                message=(f"`{load.code}` loads a checkpoint into {load.model}, which is not wrapped in "
-                         f"DistributedDataParallel, while {save_facts.where(save.line)} saves one with module. keys "
-                         f"(`{save.code}`)"),
-                fix=(f"{load.model}.load_state_dict(smddp_infra.training.strip_ddp_prefix(torch.load(...))), or save "
-                     f"{save.model}.module.state_dict() at {save_facts.where(save.line)}"),
-            ))
-            break
     return out
+
+
+def check_entry_point(facts: JobFacts) -> list[Finding]:
+    """SDK v2 ``fit()`` (``fw_utils.validate_source_dir``) and SDK v3 ``ModelTrainer`` refuse an
+    entry point that is not a file inside ``source_dir``, before any upload."""
+    job, program = facts.job, facts.program
+    out = []
+    missing = program.missing_entry
+    if missing is not None:
+        out.append(finding(
+            F.ENTRY_POINT_MISSING, ERROR, location=job.where("entry_point"),
+            message=(f"{job.key('entry_point')} {missing.entry_point} is not a file in {job.key('source_dir')} "
+                     f"{missing.directory}: the SDK refuses the job before upload "
+                     f'(ValueError: No file named "{missing.entry_point}" was found in directory "{missing.directory}")'),
+            fix=f"put {missing.entry_point} in {missing.directory}, or set {job.key('entry_point')} to a script that is there",
+        ))
+    shell = program.shell
+    if shell is not None and shell.setting == "entry_point":
+        parts = []
+        if shell.followed:
+            parts.append("followed " + ", ".join(shell.followed))
+        if shell.missing:
+            parts.append("not found here (fetched at run time?): " + ", ".join(shell.missing))
+        out.append(finding(
+            F.NON_PYTHON_ENTRY_POINT, INFO, location=job.where("entry_point"),
+            message=(f"{job.key('entry_point')} {shell.name} is not a Python script; preflight reads the Python "
+                     f"scripts it runs{': ' + '; '.join(parts) if parts else ' (it runs none preflight can see)'}"),
+            fix="nothing to fix; pass the scripts it runs to check them: smddp-infra preflight INPUT path/to/script.py",
+        ))
+    return out
+
+
+def check_stopping_condition(job: JobDescription) -> list[Finding]:
+    """sagemaker-train 1.27.0 (``sagemaker/train/defaults.py``): a ``ModelTrainer`` without a
+    ``stopping_condition`` (or without ``max_runtime_in_seconds``) gets
+    ``DEFAULT_MAX_RUNTIME_IN_SECONDS = 3600``; SDK v2's default ``max_run`` is 24 h."""
+    if job.shape != "model_trainer" or job.stopping_condition is not False:
+        return []
+    return [finding(
+        F.STOPPING_CONDITION, WARNING, location=job.where("stopping_condition"),
+        message=("the ModelTrainer sets no stopping_condition with max_runtime_in_seconds: SDK v3 (sagemaker-train 1.27.0) "
+                 "uses DEFAULT_MAX_RUNTIME_IN_SECONDS = 3600, so SageMaker stops the job after one hour"),
+        fix=(("stopping_condition=StoppingCondition(max_runtime_in_seconds=...)" if job.kind != "job_file"
+              else "stopping_condition: {max_runtime_in_seconds: ...}") + " with the run time the job needs (at most 432000, 5 days)"),
+    )]
 
 
 def check_api_shape(job: JobDescription, problems: Optional[Sequence[str]]) -> list[Finding]:
@@ -448,7 +563,8 @@ def check_api_shape(job: JobDescription, problems: Optional[Sequence[str]]) -> l
 #: The settings each job rule reads: when one is unknown the rule did not really run.
 RULE_NEEDS: dict[str, tuple[str, ...]] = {
     F.DEBUGGER_CHECKPOINT.id: ("debugger_hook_config", "checkpoint_s3_uri", "checkpoint_local_path", "distribution"),
-    F.SMDDP_INSTANCE.id: ("instance_type", "distribution"),
+    F.SMDDP_INSTANCE.id: ("instance_type",),
+    F.SMDDP_LAUNCHER.id: ("instance_type", "distribution"),
     F.UNEVEN_BATCHES.id: ("instance_type", "instance_count"),
     F.CHECKPOINT_URI_SLASH.id: ("checkpoint_s3_uri", "checkpoint_s3_uri_end"),
     F.CHECKPOINT_LOCAL_PATH.id: ("checkpoint_s3_uri", "checkpoint_local_path"),

@@ -1,0 +1,330 @@
+"""The program of a job: the files it runs, and only those.
+
+SageMaker copies ``source_dir`` (and each ``dependencies`` folder) to ``/opt/ml/code`` and
+runs the entry point there: a Python entry point directly, any other file (``train.sh``) as
+a program whose ``python x.py`` lines start the scripts. What else runs is what those
+scripts import: modules found in the code directory (absolute imports from the code
+directory, the entry point's folder, the dependency folders and the ``sys.path`` additions
+the scripts make visibly; relative imports from the importing file's package) and scripts
+they start (``subprocess.run(["python", "x.py"])``). A helper script in the same folder
+that nothing starts or imports is *not run by this job*: the rules do not judge it, and
+``--json`` lists it under ``not_run``.
+
+SDK v2 ``fit()`` refuses an ``entry_point`` that is not a file inside ``source_dir``
+(sagemaker 2.257 ``fw_utils.validate_source_dir``: 'No file named "x" was found in
+directory "y"'), and SDK v3 ``ModelTrainer`` validates ``entry_script`` the same way: a
+missing entry point is a fact the rules report as an error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+from smddp_infra.preflight.errors import PreflightInputError
+from smddp_infra.preflight.job import JobDescription
+from smddp_infra.preflight.script import ScriptFacts, analyse_script, analyse_source
+
+_SKIP_DIRS = {"__pycache__", ".ipynb_checkpoints", ".git", ".venv", "node_modules"}
+
+
+@dataclass(frozen=True)
+class ShellEntry:
+    """A non-Python entry point (or ``SourceCode(command=...)``) and the scripts it starts."""
+
+    setting: str  # "entry_point" or "command"
+    name: str
+    followed: tuple[str, ...]
+    missing: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MissingEntry:
+    entry_point: str
+    directory: str
+
+
+@dataclass(frozen=True)
+class Program:
+    job: JobDescription
+    #: the files the job runs, the entry point first
+    files: tuple[ScriptFacts, ...]
+    #: .py files under source_dir that nothing in the program starts or imports
+    not_run: tuple[Path, ...] = ()
+    root: Optional[Path] = None
+    missing_entry: Optional[MissingEntry] = None
+    shell: Optional[ShellEntry] = None
+    #: "script rules not evaluated for ...": what could not be read
+    notes: tuple[str, ...] = ()
+    #: files under source_dir the job does not run that define ``model_fn``: the serving code
+    #: that loads this job's model artifact (read for the loads of the model directory only)
+    serving: tuple[ScriptFacts, ...] = ()
+
+
+def _is_archive(value: str) -> bool:
+    return value.startswith("s3://") or value.endswith((".tar.gz", ".tgz"))
+
+
+def _under(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+        return True
+    except ValueError:
+        return False
+
+
+def _normal(path: Path) -> Path:
+    return Path(os.path.normpath(path))
+
+
+class _Resolver:
+    def __init__(self, job: JobDescription, files: Mapping[Path, Any]) -> None:
+        self.job = job
+        self.virtual = {_normal(p): v for p, v in files.items()}
+        self.strict = job.kind == "job_file"  # a job file's missing script is unreadable input
+        self.facts: dict[Path, ScriptFacts] = {}
+        self.notes: list[str] = []
+        self.root: Path = _normal(job.base_dir or job.path.parent)
+        self.known: set[Path] = set()
+        self.listed: list[Path] = []  # folders whose .py files are all in ``known``
+        self.known_dirs: set[Path] = set()
+        self.mains: list[Path] = []  # folders of scripts run as __main__ (sys.path[0])
+        self.deps: list[Path] = []
+        self.extra_paths: list[Path] = []
+        self.queue: deque[Path] = deque()
+
+    # ------------------------------------------------------------------ files
+
+    def exists(self, path: Path) -> bool:
+        """Membership for the listed folders (no stat per import), the file system elsewhere."""
+        if path in self.virtual or path in self.known:
+            return True
+        return not any(_under(path, listed) for listed in self.listed) and path.is_file()
+
+    def display(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.name
+
+    def read(self, path: Path, *, required: bool) -> None:
+        path = _normal(path)
+        if path in self.facts:
+            return
+        try:
+            virtual = self.virtual.get(path)
+            if virtual is not None:
+                facts = analyse_source(virtual.source, path=path, display=self.display(path),
+                                       origin=f"{self.job.path.name} {virtual.origin}", line_offset=1, root=self.root)
+            else:
+                facts = analyse_script(path, display=self.display(path), root=self.root)
+        except PreflightInputError as exc:
+            if required:
+                raise
+            self.notes.append(f"script rules not evaluated for {self.display(path)}: {exc}")
+            return
+        self.facts[path] = facts
+        self.queue.append(path)
+
+    def tree(self, root: Path) -> list[Path]:
+        on_disk: list[Path] = []
+        if root.is_dir():
+            for directory, subdirs, names in os.walk(root, onerror=self._walk_error):
+                subdirs[:] = sorted(d for d in subdirs if d not in _SKIP_DIRS and not d.startswith("."))
+                on_disk.extend(Path(directory) / n for n in names if n.endswith(".py"))
+        return sorted({*on_disk, *(p for p in self.virtual if _under(p, root) and p.suffix == ".py")})
+
+    def _walk_error(self, exc: OSError) -> None:
+        self.notes.append(f"script rules not evaluated for part of {self.root.name}/: {exc.strerror or exc}")
+
+    # ------------------------------------------------------------------ entry
+
+    def resolve(self, explicit: Sequence[Path]) -> Program:
+        job = self.job
+        if explicit:
+            for path in explicit:
+                path = _normal(Path(path))
+                self.root = path.parent
+                self.mains.append(path.parent)
+                self.read(path, required=True)
+            self.closure()
+            return Program(job, tuple(self.facts.values()), (), None, notes=tuple(self.notes))
+        for setting in ("entry_point", "source_dir"):
+            if setting in job.unknown:
+                self.notes.append(f"script rules not evaluated for {job.key(setting)}: {job.unknown[setting]}")
+        base = self.root
+        if job.source_dir:
+            if _is_archive(job.source_dir):
+                message = (f"{job.key('source_dir')} {job.source_dir} is an archive preflight cannot read; "
+                           f"pass the script: smddp-infra preflight {job.path} path/to/{job.entry_point or 'train.py'}")
+                if self.strict:
+                    raise PreflightInputError(message)
+                self.notes.append(f"script rules not evaluated: {message}")
+                return self.program(None)
+            root = _normal(base / job.source_dir)
+            if not (root.is_dir() or any(_under(p, root) for p in self.virtual)):
+                if self.strict:
+                    raise PreflightInputError(f"{job.key('source_dir')} {root} is not a directory")
+                self.notes.append(f"script rules not evaluated: {job.key('source_dir')} {root} is not a directory here")
+                return self.program(None)
+            self.root = root
+            tree = self.tree(root)
+            self.known = set(tree)
+            self.listed.append(root)
+            for dependency in job.dependencies:
+                folder = _normal(base / dependency)
+                self.deps.append(folder)
+                self.known.update(self.tree(folder))
+                self.listed.append(folder)
+            missing = self.entry(root, in_source_dir=True)
+            self.known_dirs = {parent for p in self.known for parent in p.parents}
+            self.closure()
+            run = set(self.facts)
+            not_run = tuple(p for p in tree if p not in run)
+            return self.program(missing, not_run=not_run, serving=self.serving(not_run))
+        missing = self.entry(base, in_source_dir=False)
+        self.closure()
+        return self.program(missing)
+
+    def program(self, missing: Optional[MissingEntry], *, not_run: tuple[Path, ...] = (),
+                serving: tuple[ScriptFacts, ...] = ()) -> Program:
+        return Program(self.job, tuple(self.facts.values()), not_run, self.root, missing, self.shell,
+                       tuple(self.notes), serving)
+
+    def serving(self, not_run: tuple[Path, ...]) -> tuple[ScriptFacts, ...]:
+        """The inference handlers beside the training code (``def model_fn``): SageMaker's
+        serving container calls them on this job's model.tar.gz."""
+        out = []
+        for path in not_run:
+            try:
+                text = self.text(path)
+            except PreflightInputError:
+                continue
+            if "def model_fn" not in text:
+                continue
+            try:
+                out.append(analyse_source(text, path=path, display=self.display(path), root=self.root))
+            except PreflightInputError:
+                continue
+        return tuple(out)
+
+    shell: Optional[ShellEntry] = None
+
+    def entry(self, root: Path, *, in_source_dir: bool) -> Optional[MissingEntry]:
+        job = self.job
+        if job.command:
+            followed, missing = self.follow(job.command, root, job.key("command"))
+            self.shell = ShellEntry("command", job.key("command"), tuple(followed), tuple(missing))
+        if not job.entry_point:
+            return None
+        entry = _normal(root / job.entry_point)
+        if not (entry in self.virtual or entry.is_file()):
+            if in_source_dir:
+                return MissingEntry(job.entry_point, str(root))
+            if self.strict:
+                raise PreflightInputError(f"training script {entry} does not exist")
+            self.notes.append(f"script rules not evaluated: {job.key('entry_point')} {entry} does not exist here")
+            return None
+        if entry.suffix == ".py":
+            self.mains.append(entry.parent)
+            self.read(entry, required=True)
+            return None
+        followed, missing = self.follow(self.text(entry), root, entry.name)
+        self.shell = ShellEntry("entry_point", job.entry_point, tuple(followed), tuple(missing))
+        return None
+
+    def text(self, path: Path) -> str:
+        virtual = self.virtual.get(path)
+        if virtual is not None:
+            return str(virtual.source)
+        from smddp_infra.preflight.reading import decode_text, read_bytes
+
+        return decode_text(read_bytes(path, what="entry point"), path=path, what="entry point")
+
+    def follow(self, text: str, root: Path, where: str) -> tuple[list[str], list[str]]:
+        from smddp_infra.preflight.shell import python_calls
+
+        followed, missing = [], []
+        for call in python_calls(text):
+            target = _normal(Path(call.script) if call.script.startswith("/") else root / call.cwd / call.script)
+            shown = f"{(Path(call.cwd) / call.script).as_posix()} (line {call.line})"
+            if target in self.virtual or target.is_file():
+                self.mains.append(target.parent)
+                self.read(target, required=True)
+                followed.append(shown)
+            else:
+                missing.append(shown)
+                self.notes.append(f"script rules not evaluated for {(Path(call.cwd) / call.script).as_posix()} "
+                                  f"({where} line {call.line}): not found under {root.name}/")
+        return followed, missing
+
+    # ------------------------------------------------------------------ imports
+
+    def closure(self) -> None:
+        while self.queue:
+            path = self.queue.popleft()
+            facts = self.facts[path]
+            self.extra_paths.extend(Path(p) for p in facts.sys_path if Path(p) not in self.extra_paths)
+            for script in facts.runs:
+                target = _normal(Path(script) if script.startswith("/") else self.root / script)
+                if self.exists(target):
+                    self.mains.append(target.parent)
+                    self.read(target, required=False)
+            for use in facts.imports:
+                for found in self.modules(path, use.module, use.names, use.level):
+                    self.read(found, required=False)
+
+    def search_dirs(self) -> list[Path]:
+        dirs = [*self.mains, self.root, *(d.parent for d in self.deps), *self.extra_paths]
+        return list(dict.fromkeys(dirs))
+
+    def modules(self, importer: Path, module: str, names: tuple[str, ...], level: int) -> list[Path]:
+        parts = [p for p in module.split(".") if p] if module else []
+        if level:
+            base = importer.parent
+            for _ in range(level - 1):
+                base = base.parent
+            bases = [base]
+        else:
+            bases = self.search_dirs()
+        out: list[Path] = []
+        for base in bases:
+            found = self.module_files(base, parts)
+            if found is None:
+                continue
+            out.extend(found)
+            package = base.joinpath(*parts) if parts else base
+            for name in names:
+                if name != "*":
+                    sub = self.module_files(package, [name])
+                    if sub:
+                        out.append(sub[-1])
+            break
+        return out
+
+    def module_files(self, base: Path, parts: list[str]) -> Optional[list[Path]]:
+        """The files importing ``parts`` from ``base`` runs (package ``__init__``s included), or None."""
+        if not parts:
+            init = base / "__init__.py"
+            return [init] if self.exists(init) else []
+        files: list[Path] = []
+        for i in range(1, len(parts)):
+            init = base.joinpath(*parts[:i], "__init__.py")
+            if self.exists(init):
+                files.append(init)
+        leaf = base.joinpath(*parts)
+        for candidate in (leaf.with_name(leaf.name + ".py"), leaf / "__init__.py"):
+            if self.exists(candidate):
+                return [*files, candidate]
+        if leaf in self.known_dirs or (not any(_under(leaf, d) for d in self.listed) and leaf.is_dir()):
+            return files  # a namespace package: its modules are imported by name
+        return None
+
+
+def resolve_program(job: JobDescription, files: Optional[Mapping[Path, Any]] = None,
+                    explicit: Sequence[Path] = ()) -> Program:
+    """The files ``job`` runs (``files``: the notebook's ``%%writefile`` cells by path)."""
+    return _Resolver(job, files or {}).resolve(explicit)
