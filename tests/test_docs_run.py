@@ -8,7 +8,7 @@ or Python carries an HTML comment right before it:
     the block is run here. Options, one per line: ``exit: N`` (the exit code of every command,
     default 0; ``exit: 1, 0`` per command), ``cwd: DIR`` (repo-relative, or ``tmp`` for a fresh directory), ``env: K=V``,
     ``replace: A => B`` (a placeholder in the commands filled by the test; ``{root}`` is the
-    repository), ``setup: COMMAND`` (run first, in ``cwd``), and for Python ``venv: DIR`` (the
+    repository, ``{tmp}`` a scratch directory), ``setup: COMMAND`` (run first, in ``cwd``), and for Python ``venv: DIR`` (the
     interpreter of another venv), ``prelude: CODE`` (fills a fragment's free names),
     ``stop-before: TEXT`` (drop the block from the line starting with TEXT: it calls AWS),
     ``expect: LINE`` (a line the output must hold; a last bare expression prints its repr).
@@ -133,10 +133,10 @@ def _shell(command: str, cwd: Path, env: dict[str, str]) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
-def _filled(block: Block, command: str) -> str:
+def _filled(block: Block, command: str, scratch: Path) -> str:
     for item in block.options.get("replace", []):
         old, _, new = item.partition(" => ")
-        command = command.replace(old, new)
+        command = command.replace(old, new.replace("{tmp}", str(scratch)))
     return command
 
 
@@ -188,10 +188,14 @@ def run_block(block: Block) -> list[Ran]:
                 script.unlink()
             return [Ran(f"python ({block.id})", code, output, block.options.get("expect", []))]
         ran = []
-        for command, shown in _commands(block):
-            filled = _filled(block, command)
-            code, output = _shell(filled, cwd, env)
-            ran.append(Ran(filled, code, output, shown + block.options.get("expect", [])))
+        scratch = Path(tempfile.mkdtemp(prefix="doc-test-scratch-"))
+        try:
+            for command, shown in _commands(block):
+                filled = _filled(block, command, scratch)
+                code, output = _shell(filled, cwd, env)
+                ran.append(Ran(filled, code, output, shown + block.options.get("expect", [])))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         return ran
     finally:
         if tmp:
