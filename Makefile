@@ -49,8 +49,10 @@ $(SDKV3_STAMP): requirements-sdkv3.txt
 	.venv-sdkv3/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sdkv3.txt
 	touch $@
 
+# Any context for the app: make synth CONTEXT="-c smddp:instanceCount=8". A bad value is the app's
+# one line and exit 2 (tools/cdk_app_exit.py drops the cdk CLI's extra line; the CLI exits 1).
 synth: $(STAMP) $(NODE_STAMP)
-	$(CDK) synth $(CDK_FLAGS) --quiet
+	@$(BIN)/python tools/cdk_app_exit.py $(CDK) synth $(CDK_FLAGS) --quiet $(CONTEXT)
 	@echo "Template: cdk.out/TrainingNetworkStack.template.json"
 
 # Static checks first (seconds), then the suite. Zero findings is the bar: see pyproject.toml.
@@ -73,25 +75,28 @@ CONTEXT ?=
 ALLOW_REPLACEMENT ?= false
 GUARD_CONTEXT := $(if $(filter true,$(ALLOW_REPLACEMENT)),-c smddp:allowReplacement=true)
 
-deploy: setup
-	$(CDK) synth $(CDK_FLAGS) --quiet $(CONTEXT) $(GUARD_CONTEXT)
+deploy: $(STAMP) $(NODE_STAMP)
+	@$(BIN)/python tools/cdk_app_exit.py $(CDK) synth $(CDK_FLAGS) --quiet $(CONTEXT) $(GUARD_CONTEXT)
 	$(BIN)/smddp-infra guard --deployed-stack $(STACK) cdk.out
 	$(CDK) deploy --app cdk.out $(CDK_FLAGS) --outputs-file cdk-outputs.json $(STACK)
 
 # The whole product without an AWS account: moto's CloudFormation endpoint on localhost, the
 # real cdk CLI deploys the default app, then `smddp-infra job-config` reads cdk-outputs.json,
 # then the guard: a grown cluster is refused, the same growth with the type pinned deploys in place.
-deploy-local: setup
+# Needs only .venv and node_modules (not the checkov and SDK v3 venvs `make test` builds).
+deploy-local: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python tools/deploy_local.py
 
 # The reviewer's pack in docs/review/ (template YAML, summary, diagram) and docs/api.md.
-review: setup
+# Graphviz draws the SVG: tools/install_graphviz.sh says what it does (apt-get install graphviz,
+# as root or with passwordless sudo) and skips the image with a note when it cannot.
+review: $(STAMP) $(NODE_STAMP)
 	@sh tools/install_graphviz.sh
 	$(CDK) synth $(CDK_FLAGS) --quiet
 	$(BIN)/smddp-infra review cdk.out --out docs/review
 	$(BIN)/python -m smddp_infra.review.api_docs --out docs/api.md
 
-diff: setup
+diff: $(STAMP) $(NODE_STAMP)
 	$(CDK) diff $(CDK_FLAGS)
 
 clean:

@@ -53,7 +53,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Import name -> distribution of what the CLI needs beyond the standard library. In a training
+#: container ``pip install --no-deps smddp-infra`` installs the command without them (the
+#: ``smddp_infra.training`` helpers need none); the CLI then says which extra to install.
+CLI_DEPENDENCIES = {"rich": "rich", "yaml": "PyYAML", "cfnlint": "cfn-lint"}
+CLI_EXTRA = "pip install 'smddp-infra[cli]'"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in CLI_DEPENDENCIES:
+            raise
+        print(f"smddp-infra: error: the command needs {CLI_DEPENDENCIES[top]}, which is not installed "
+              f"(`pip install --no-deps` leaves it out): {CLI_EXTRA}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

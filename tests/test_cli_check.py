@@ -127,9 +127,10 @@ def test_json_always_prints_a_document_even_when_nothing_could_be_read(tmp_path:
     assert code == 2 and payload["templates"] == [] and payload["unreadable"][0]["template"] == str(broken)
 
 
-def test_an_empty_directory_judges_nothing_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_empty_directory_is_bad_input_not_a_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a typo in CI (an empty or wrong directory) must not pass with "no findings in 0 template(s)"
     code, out, err = run(capsys, str(tmp_path))
-    assert code == 0 and out == "" and "no findings in 0 template(s)" in err
+    assert code == 2 and out == "" and err.count("\n") == 1 and "is a directory with no CloudFormation template" in err
 
 
 @pytest.mark.parametrize("content", ["Resources: [", "just a string", "Resources: [1, 2]"])

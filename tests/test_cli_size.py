@@ -67,6 +67,23 @@ def test_required_mbps_overrides_and_epoch_time_adds_a_need(capsys):
     assert json.loads(out)["required_throughput_mbps"] == 25_600  # the larger need wins
 
 
+def test_epoch_time_is_a_need_beside_required_mbps_too(capsys):
+    # 2,000 GiB in 60 s is 35,791 MB/s: the epoch need is larger than --required-mbps 100 and wins
+    _, out, _ = _run(capsys, "--required-mbps", "100", "--dataset-gib", "2000", "--epoch-seconds", "60", "--json")
+    assert json.loads(out)["required_throughput_mbps"] == pytest.approx(2000 * 1073.741824 / 60)
+    _, out, _ = _run(capsys, "--required-mbps", "50000", "--dataset-gib", "2000", "--epoch-seconds", "60", "--json")
+    assert json.loads(out)["required_throughput_mbps"] == 50_000
+
+
+def test_deployment_type_help_offers_exactly_the_priced_types():
+    from smddp_infra.commands.size import PRICED_TYPES
+    from smddp_infra.sizing.planner import TIER_GROUPS
+    from smddp_infra.sizing.prices import DEFAULT_PRICES
+
+    priced = [name for name, tiers in TIER_GROUPS.items() if all(t.key in DEFAULT_PRICES for t in tiers)]
+    assert list(PRICED_TYPES) == priced
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -86,6 +103,9 @@ def test_required_mbps_overrides_and_epoch_time_adds_a_need(capsys):
         (["--required-mbps", "10", "--deployment-type", "FAST"], "--deployment-type must be among"),
         (["--required-mbps", "10", "--efa", "--deployment-type", "SCRATCH_2"], "with --efa only PERSISTENT_2"),
         (["--epoch-seconds", "10"], "--epoch-seconds needs --dataset-gib"),
+        (["--required-mbps", "100", "--epoch-seconds", "60"], "--epoch-seconds needs --dataset-gib"),
+        (["--required-mbps", "100", "--deployment-type", "SCRATCH_1"],
+         "--deployment-type SCRATCH_1 has no default price, so the CLI cannot cost it; choose among SCRATCH_2, "),
         ([], "no throughput to size for"),
     ],
 )

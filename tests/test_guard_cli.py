@@ -107,7 +107,7 @@ def test_json_output_lists_each_finding_with_why_means_and_avoid(capsys, old_net
         (lambda d: d / "missing.json", "--deployed must be a readable template file or cdk.out directory"),
         (lambda d: _write(d / "not-a-template.json", '{"a": 1}'), "is not a CloudFormation template"),
         (lambda d: _write(d / "broken.yaml", "Resources: [unclosed"), "is neither JSON nor YAML"),
-        (lambda d: (d / "empty-dir").mkdir() or d / "empty-dir", "must be a cloud assembly directory"),
+        (lambda d: (d / "empty-dir").mkdir() or d / "empty-dir", "--deployed must be a template file or a cdk.out directory"),
     ],
 )
 def test_unreadable_deployed_input_is_one_line_and_exit_2(capsys, tmp_path, make_input, expected):

@@ -18,17 +18,19 @@ if [ "$(id -u)" != "0" ]; then
     SUDO="sudo -n"
   else
     echo "graphviz: not installed, and installing it needs root (apt-get install graphviz);" \
-         "continuing without the SVG diagram."
+         "skipping the SVG diagram (the review still has the Mermaid diagram and network.dot)."
     exit 0
   fi
 fi
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$SUDO" ]; then how="with passwordless sudo"; else how="as root"; fi
+echo "graphviz: \`dot\` is missing; installing it for the SVG diagram: ${SUDO:+sudo -n }apt-get install graphviz ($how)"
 if $SUDO apt-get install -y -qq --no-install-recommends graphviz >/dev/null 2>&1 \
    || { $SUDO apt-get update -qq >/dev/null 2>&1 \
         && $SUDO apt-get install -y -qq --no-install-recommends graphviz >/dev/null 2>&1; }; then
   echo "graphviz: installed $(dot -V 2>&1)"
 else
   echo "graphviz: 'apt-get install graphviz' failed (offline or no package index);" \
-       "continuing without the SVG diagram."
+       "skipping the SVG diagram (the review still has the Mermaid diagram and network.dot)."
 fi
 exit 0

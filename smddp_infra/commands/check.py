@@ -121,9 +121,34 @@ def expand_inputs(paths: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
+#: An AWS Region name: two letters, optional partition marker, a direction, a number (us-east-1,
+#: us-gov-west-1, eu-central-2, ap-southeast-5, cn-north-1, us-isob-east-1).
+_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+"
+
+
+def _check_region(region: Any) -> None:
+    import re
+
+    if region is not None and not re.fullmatch(_REGION, region):
+        raise ConfigError(f"--region must be an AWS Region name such as us-east-1, got {region!r}")
+
+
+def _is_dir(path: str) -> bool:
+    import os
+
+    return os.path.isdir(path)
+
+
+def _under(path: str, directory: str) -> bool:
+    import os
+
+    return os.path.commonpath([os.path.abspath(path), os.path.abspath(directory)]) == os.path.abspath(directory)
+
+
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.rules import Severity, check_template
 
+    _check_region(args.region)
     results: list[tuple[str, list[Any]]] = []
     unreadable: list[tuple[str, str]] = []
     skipped: list[str] = []
@@ -140,6 +165,13 @@ def run(args: argparse.Namespace) -> int:
         if args.no_info:
             findings = [f for f in findings if f.severity is not Severity.INFO]
         results.append((path, findings))
+    # A directory with no template in it (a typo, an empty cdk.out) is bad input, not a pass:
+    # "no findings in 0 template(s)" and exit 0 would let a CI typo through.
+    judged = {path for path, _ in results}
+    for directory in (p for p in args.templates if _is_dir(p)):
+        if not any(_under(path, directory) for path in judged):
+            unreadable.append((directory, f"TEMPLATE {directory!r} is a directory with no CloudFormation template in it "
+                                          f"(no {', '.join('*' + s for s in TEMPLATE_SUFFIXES)} file with Resources)"))
 
     def count(severity: Severity) -> int:
         return sum(f.severity is severity for _, fs in results for f in fs)

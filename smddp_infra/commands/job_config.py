@@ -35,23 +35,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"input channel name for the FSx data (default: {DEFAULT_CHANNEL})")
     parser.add_argument("--instance-type", default=None, metavar="TYPE",
                         help="override the stack's instance type (required without a TrainingJobConfig output)")
-    parser.add_argument("--instance-count", default=None, type=_count, metavar="N",
+    parser.add_argument("--instance-count", default=None, metavar="N",
                         help="override the stack's instance count (required without a TrainingJobConfig output)")
 
 
 def _count(text: str) -> int:
+    """--instance-count parsed here, not by argparse, so a bad value is one line naming the flag
+    (argparse adds a usage block) and never blames the stack for a value that came from the flag."""
+    from smddp_infra.errors import ConfigError
+
     try:
-        return int(text)
+        value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+        value = 0
+    if value < 1:
+        raise ConfigError(f"--instance-count must be a whole number >= 1, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.contract import read_outputs_file, select_network
     from smddp_infra.jobconfig import missing_locations_warning, render, validated
 
+    from smddp_infra.sizing.catalog import efa_instance
+
+    if args.instance_type is not None:
+        efa_instance(args.instance_type, setting="--instance-type")
+    count = _count(args.instance_count) if args.instance_count is not None else None
     network = select_network(read_outputs_file(args.outputs), network=args.network, stack=args.stack)
-    document = validated(network, instance_type=args.instance_type, instance_count=args.instance_count)
+    document = validated(network, instance_type=args.instance_type, instance_count=count)
     text = json.dumps(render(document, args.fmt, channel=args.channel), indent=2) + "\n"
     # An older stack still renders, but the job would fail late in S3: say so on stderr
     # (stdout stays pure JSON for `> job.json`).

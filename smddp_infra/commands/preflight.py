@@ -35,7 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.preflight import run_preflight
 
-    report = run_preflight(args.job_file, args.scripts, outputs=args.outputs)
+    from smddp_infra.preflight.errors import PreflightInputError
+
+    try:
+        report = run_preflight(args.job_file, args.scripts, outputs=args.outputs)
+    except PreflightInputError as exc:
+        raise PreflightInputError(in_words(str(exc))) from None
     with pipe_safe_stdout():  # `... --json | head -1`: stop quietly, keep the exit code
         if args.json:
             json.dump(report.to_json(), sys.stdout, indent=2)
@@ -43,6 +48,19 @@ def run(args: argparse.Namespace) -> int:
         else:
             print_human(report)
     return report.exit_code
+
+
+#: Python type names a reader can leak into "got <type>" -> what the user wrote, in words
+_KINDS = {"NoneType": "an empty document", "list": "a list", "str": "a string", "int": "a number",
+          "float": "a number", "bool": "a boolean", "dict": "a mapping", "CommentedSeq": "a list",
+          "CommentedMap": "a mapping"}
+
+
+def in_words(message: str) -> str:
+    """``got NoneType`` (a Python type name) -> ``got an empty document``: the user wrote YAML, not Python."""
+    import re
+
+    return re.sub(r"\bgot (%s)\b" % "|".join(_KINDS), lambda m: f"got {_KINDS[m.group(1)]}", message)
 
 
 def print_human(report, file=None) -> None:  # type: ignore[no-untyped-def]

@@ -26,12 +26,36 @@ def run(args: argparse.Namespace) -> int:
     from smddp_infra.review import write_review
 
     deployed = _deployed_templates(args.deployed, args.cdk_out) if args.deployed else None
-    result = write_review(args.cdk_out, args.out, render_images=not args.no_image, deployed=deployed)
+    _check_out_dir(args.out)
+    try:
+        result = write_review(args.cdk_out, args.out, render_images=not args.no_image, deployed=deployed)
+    except OSError as exc:  # read-only, full disk, a file where a directory belongs: one line, no traceback
+        raise _unwritable(args.out, exc) from None
     for path in result.files + result.images:
         print(f"wrote {path}")
     for note in result.notes:
         print(f"note: {note}")
     return 0
+
+
+def _check_out_dir(out: str) -> None:
+    """``--out`` must be a directory this process can create or write into."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise _unwritable(out, None, "it is an existing file, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
+
+
+def _unwritable(out: str, exc: Optional[OSError], reason: str = "") -> Exception:
+    from smddp_infra.errors import ConfigError
+
+    if exc is not None:
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != out else ""
+        reason = f"{(exc.strerror or str(exc)).lower()}{where}"
+    return ConfigError(f"--out must be a directory the review can be written to, got {out!r}: {reason}")
 
 
 def _deployed_templates(old: str, cdk_out: str) -> dict[str, Optional[dict[str, Any]]]:

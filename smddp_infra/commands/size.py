@@ -17,6 +17,10 @@ from typing import Any, Optional
 
 from smddp_infra.errors import ConfigError, SizingError
 
+#: What ``--deployment-type`` offers: the types the default price table prices (SCRATCH_1 has no
+#: default price). Written out so the parser needs no import; a test compares it with the table.
+PRICED_TYPES = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_1_HDD", "PERSISTENT_2")
+
 HELP = "Size an FSx for Lustre file system from the cluster and its data (cheapest valid plan)."
 
 
@@ -46,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="extend",
         nargs="+",
         metavar="TYPE",
-        help="consider only these: SCRATCH_1, SCRATCH_2, PERSISTENT_1, PERSISTENT_1_HDD, PERSISTENT_2 "
+        help=f"consider only these: {', '.join(PRICED_TYPES)} "
         "(default: SCRATCH_2 PERSISTENT_1 PERSISTENT_2)",
     )
     choice.add_argument("--max-capacity-gib", metavar="GIB", help="largest file system you accept")
@@ -79,16 +83,18 @@ def _count(flag: str, text: Optional[str]) -> Optional[int]:
 
 
 def _required_mbps(args: argparse.Namespace, count: Optional[int], dataset_gib: Optional[float]) -> float:
+    """The largest of the needs given: --required-mbps (which replaces the instance figures), the
+    instance figures, and reading --dataset-gib once in --epoch-seconds."""
     from smddp_infra.sizing.workload import throughput_from_cluster, throughput_from_epoch
 
     explicit = _number("--required-mbps", args.required_mbps)
-    if explicit is not None:
-        return explicit
     per_gpu = _number("--read-mbps-per-gpu", args.read_mbps_per_gpu)
     epoch = _number("--epoch-seconds", args.epoch_seconds)
     given = {"--instance-type": args.instance_type, "--instance-count": count, "--read-mbps-per-gpu": per_gpu}
     needs: list[float] = []
-    if any(v is not None for v in given.values()):
+    if explicit is not None:
+        needs.append(explicit)
+    elif any(v is not None for v in given.values()):
         missing = [flag for flag, v in given.items() if v is None]
         if missing:
             raise SizingError(f"{', '.join(missing)} must be given with the other workload flags ({', '.join(given)})")
@@ -103,6 +109,32 @@ def _required_mbps(args: argparse.Namespace, count: Optional[int], dataset_gib: 
             "or --dataset-gib with --epoch-seconds, or --required-mbps"
         )
     return max(needs)
+
+
+def _deployment_types(names: Optional[list[str]]) -> Optional[list[str]]:
+    """The types the CLI can price: a type without a default price (SCRATCH_1) is one line naming the flag,
+    not the planner's ``prices`` parameter, which the CLI cannot set."""
+    from smddp_infra.sizing.planner import TIER_GROUPS
+    from smddp_infra.sizing.prices import DEFAULT_PRICES
+
+    if names is None:
+        return None
+    for name in names:
+        tiers = TIER_GROUPS.get(name)
+        if tiers and any(t.key not in DEFAULT_PRICES for t in tiers):
+            raise SizingError(
+                f"--deployment-type {name} has no default price, so the CLI cannot cost it; choose among "
+                f"{', '.join(PRICED_TYPES)} (price {name} with plan_lustre(..., prices=...) in Python)"
+            )
+    return names
+
+
+def cli_deployment_types() -> list[str]:
+    """The deployment types ``--deployment-type`` accepts: those the default price table prices."""
+    from smddp_infra.sizing.planner import TIER_GROUPS
+    from smddp_infra.sizing.prices import DEFAULT_PRICES
+
+    return [name for name, tiers in TIER_GROUPS.items() if all(t.key in DEFAULT_PRICES for t in tiers)]
 
 
 #: planner parameter -> the flag that sets it (for error messages)
@@ -129,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
             required,
             dataset_gib or 0,
             efa_enabled=args.efa,
-            deployment_types=args.deployment_types,
+            deployment_types=_deployment_types(args.deployment_types),
             max_capacity_gib=max_capacity,
             clients=count,
         )

@@ -596,6 +596,10 @@ def load_template(path: str | Path, *, stack: Optional[str] = None, what: str = 
     if target.is_dir():
         from smddp_infra.review.assembly import load_assembly
 
+        if not (target / "manifest.json").is_file():
+            raise ConfigError(f"{what} must be a template file or a cdk.out directory, got {str(target)!r}: "
+                              "a directory without manifest.json (run `cdk synth` first)")
+
         assembly = load_assembly(target)
         if stack is None:
             if len(assembly.stacks) != 1:
@@ -607,10 +611,21 @@ def load_template(path: str | Path, *, stack: Optional[str] = None, what: str = 
         return json.loads(json.dumps(artifact.template)), artifact
     try:
         text = target.read_text()
-    except (FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{what} must be a readable template file or cdk.out directory, got {str(target)!r} "
-                          f"({type(exc).__name__})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{what} must be a readable template file or cdk.out directory, got {str(target)!r}: "
+                          f"{_unreadable_reason(exc)}") from None
     return parse_template_text(text, where=f"{what} {str(target)!r}"), None
+
+
+def _unreadable_reason(exc: Exception) -> str:
+    """Why a file could not be read, in words (never a Python exception class name)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); a template is JSON or YAML text"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc)
 
 
 def parse_template_text(text: str, *, where: str) -> dict[str, Any]:

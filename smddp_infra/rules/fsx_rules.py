@@ -136,10 +136,29 @@ def check_settings(world: World) -> list[Finding]:
     for fs in lustre_file_systems(world):
         settings = read_settings(world, fs)
         if settings is None:
+            not_numbers = _not_whole_numbers(world, fs)
+            if not_numbers:  # a literal CloudFormation rejects: say it was not judged, never stay silent
+                findings.append(UNRESOLVED.finding(
+                    fs.logical_id, f"{SETTINGS.id} not judged for file system {fs.logical_id}: {'; '.join(not_numbers)} "
+                    "(CloudFormation expects an integer there)", "Properties"))
             continue
         for problem in settings.problems():
             findings.append(SETTINGS.finding(fs.logical_id, f"file system {fs.logical_id}: {problem}", "Properties"))
     return findings
+
+
+_NUMBER_PATHS = (("StorageCapacity",), ("LustreConfiguration", "PerUnitStorageThroughput"),
+                 ("LustreConfiguration", "ThroughputCapacity"))
+
+
+def _not_whole_numbers(world: World, fs: Resource) -> list[str]:
+    """Literal values of integer properties that are not whole numbers (``StorageCapacity: abc``)."""
+    bad = []
+    for path in _NUMBER_PATHS:
+        raw = world.get(fs, *path)
+        if raw is not NO_VALUE and raw is not UNKNOWN and to_int(raw) is UNKNOWN:
+            bad.append(f"{'.'.join(path)} {raw!r} is not a whole number")
+    return bad
 
 
 def check_throughput(world: World) -> list[Finding]:

@@ -1,0 +1,45 @@
+"""Counts the docs quote are counted here, so they cannot drift (issue 21, item 15).
+
+Timings are not asserted (a benchmark prints figures; it is not a timed test): the docs give
+them as ranges and name the benchmark that measures them, which this module checks too.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _figure(doc: str, pattern: str) -> int:
+    match = re.search(pattern, (ROOT / doc).read_text())
+    assert match, f"{doc} no longer quotes /{pattern}/: update this test with the doc"
+    return int(match.group(1).replace(",", ""))
+
+
+def test_rules_doc_quotes_the_default_apps_resource_count() -> None:
+    from smddp_infra.review.replacement import parse_template_text
+
+    # the committed review template; tests/test_review.py proves it is the default app's synth
+    template = parse_template_text((ROOT / "docs" / "review" / "TrainingNetworkStack.template.yaml").read_text(),
+                                   where="docs/review")
+    assert _figure("docs/rules.md", r"Measured on the default app \(([\d,]+) resources\)") == len(template["Resources"])
+
+
+def test_deploy_local_doc_quotes_the_modules_test_count() -> None:
+    tree = ast.parse((ROOT / "tests" / "test_deploy_local.py").read_text())
+    tests = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_")]
+    parametrized = [t.name for t in tests if any("parametrize" in ast.unparse(d) for d in t.decorator_list)]
+    assert not parametrized, f"count the parameter sets of {parametrized} too"
+    assert _figure("docs/deploy-local.md", r"the whole module \((\d+) tests") == len(tests)
+
+
+def test_timing_figures_name_the_benchmark_that_measures_them() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "starts in about a tenth of a second" in readme and "benchmarks/bench_sizing.py" in readme
+    troubleshooting = (ROOT / "docs" / "troubleshooting.md").read_text()
+    assert "0.2-0.4 s measured" in troubleshooting and "benchmarks/bench_preflight.py" in troubleshooting
+    for script in ("bench_sizing.py", "bench_preflight.py"):
+        assert (ROOT / "benchmarks" / script).is_file()
