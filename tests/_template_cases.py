@@ -14,9 +14,9 @@ CASES: dict[str, Expected] = {
     # the original fixtures, per rule
     "compliant.yaml": frozenset(),
     "compliant.json": frozenset(),
-    "sg_inline.yaml": frozenset({("SMDDP-SG3", "EfaGroup")}),  # named only: weak evidence, a warning
+    "sg_inline.yaml": frozenset(),  # named only: SMDDP-SG3 is an info note (INFOS)
     "sg_separate.yaml": frozenset({("SMDDP-SG1", "Cluster"), ("SMDDP-SG2", "Cluster")}),
-    "sg_egress_missing.json": frozenset({("SMDDP-SG3", "TrainingGroup")}),
+    "sg_egress_missing.json": frozenset(),  # named only: an info note (INFOS)
     "fsx_invalid.yaml": frozenset({
         ("SMDDP-FSX1", "ParameterisedFileSystem"),
         ("SMDDP-FSX1", "OldVersionFileSystem"),
@@ -52,7 +52,7 @@ CASES: dict[str, Expected] = {
     # point 4: what a training group is
     "p4_efa_instance_bad.yaml": frozenset({("SMDDP-SG1", "Node"), ("SMDDP-SG2", "Node")}),
     "p4_efa_only_ok.yaml": frozenset(),
-    "p4_named_only_warn.yaml": frozenset({("SMDDP-SG3", "EfaSecurityGroup")}),
+    "p4_named_only_warn.yaml": frozenset(),  # a name is the weakest evidence: an info note (INFOS)
     "p4_training_job_bad.yaml": frozenset({("SMDDP-SG2", "TrainingJob")}),
     # point 5: FSx facts
     "p5_version_metadata_bad.yaml": frozenset({("SMDDP-FSX1", "FileSystem")}),
@@ -71,6 +71,9 @@ INFOS: dict[str, Expected] = {
     "p2_unresolved_groups.yaml": frozenset({
         ("SMDDP-INFO1", "Cluster"), ("SMDDP-INFO1", "CustomTemplate"), ("SMDDP-INFO1", "ListTemplate"),
     }),
+    "sg_inline.yaml": frozenset({("SMDDP-SG3", "EfaGroup")}),
+    "sg_egress_missing.json": frozenset({("SMDDP-SG3", "TrainingGroup")}),
+    "p4_named_only_warn.yaml": frozenset({("SMDDP-SG3", "EfaSecurityGroup")}),
 }
 
 #: The parameter assignment each conditional finding must name (point 7).

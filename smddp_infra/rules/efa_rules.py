@@ -16,8 +16,9 @@ nothing. The finding names the attachment and its groups.
 Unknown is not missing: a group the template does not define (a literal ``sg-...``, an
 import, a parameter), an undecided ``Fn::If`` or a rule resource under an undecided
 ``Condition`` could supply the rule, so the verdict is then *unknown* (an SMDDP-INFO1
-note), never an error. Groups named like EFA groups but attached to nothing the template
-shows as EFA are weak evidence: SMDDP-SG3, a warning.
+note), never an error. A group that only its name suggests is an EFA group (nothing in the
+template carries it) is SMDDP-SG3, an informational note: names never outweigh rules and
+attachments, and a group the template attaches to a file system or endpoints is not judged.
 """
 
 from __future__ import annotations
@@ -126,8 +127,8 @@ def check_named_groups(world: World) -> list[Finding]:
             findings.append(
                 NAMED_GROUP.finding(
                     group,
-                    f"{attachment.what} looks like an EFA/training group but has no {wording}; nothing in this template "
-                    f"attaches it to EFA interfaces, HyperPod or an EFA file system, so this is a warning: if instances use it, "
+                    f"{attachment.what} has no {wording}; nothing in this template carries it, so only its name suggests "
+                    f"it is for EFA instances: if EFA instances elsewhere use it, "
                     + "; ".join(_fix(d, group) for d in missing),
                     "Properties",
                 )
@@ -159,9 +160,9 @@ SELF_EGRESS = Rule(
 
 NAMED_GROUP = Rule(
     id="SMDDP-SG3",
-    severity=Severity.WARNING,
-    cfn_lint_id="W9103",
-    title="Group named for EFA/training lacks all-traffic self rules (not attached to EFA in this template)",
+    severity=Severity.INFO,
+    cfn_lint_id="I9103",
+    title="Group named for EFA/training, carried by nothing in this template, lacks all-traffic self rules",
     explanation="If training instances use this group, add IpProtocol -1 ingress from and egress to itself.",
     symptom=_SYMPTOM,
     check=check_named_groups,
