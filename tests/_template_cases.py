@@ -64,6 +64,12 @@ CASES: dict[str, Expected] = {
     "p6_hyperpod_spread_bad.yaml": frozenset({("SMDDP-NET1", "Cluster")}),
     "p6_hyperpod_spread_ok.yaml": frozenset(),
     "p6_training_job_spread_bad.yaml": frozenset({("SMDDP-NET1", "TrainingJob")}),
+    # issue 18: roles from evidence, one finding per problem
+    "r18_fsx_only_public_subnet.yaml": frozenset(),  # the file system's subnet is not a training subnet
+    "r18_no_nat_s3_gateway.yaml": frozenset({("SMDDP-NET3", "Isolated")}),  # a warning about callers, no error
+    "r18_hyperpod_fsx_group.yaml": frozenset(),  # a file system's group, whatever its Name tag says
+    "r18_additional_group_on_efa.yaml": frozenset(),  # the union on the EFA interfaces has the self rules
+    "r18_scratch2_throughput_param.yaml": frozenset({("SMDDP-FSX1", "Scratch")}),  # one finding, not seven
 }
 
 #: Informational notes pinned where they are the point of the fixture.
@@ -79,7 +85,7 @@ INFOS: dict[str, Expected] = {
 #: The parameter assignment each conditional finding must name (point 7).
 WHEN: dict[tuple[str, str, str], str] = {
     ("p1_condition_resource_bad.yaml", "SMDDP-SG1", "NodeTemplate"): "when Environment=dev: ",
-    ("p5_version_metadata_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when DeploymentType=PERSISTENT_2 and LustreVersion=2.12: ",
+    ("p5_version_metadata_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when DeploymentType=PERSISTENT_2 (default) and LustreVersion=2.12: ",
     ("p5_efa_if_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when EnableEfa=true: ",
 }
 

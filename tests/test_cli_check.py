@@ -62,7 +62,9 @@ def test_json_names_the_triggering_assignment(capsys: pytest.CaptureFixture[str]
     _, out, _ = run(capsys, "--json", str(FIXTURES / "p5_version_metadata_bad.yaml"))
     (finding,) = json.loads(out)["templates"][0]["findings"]
     assert finding["when"] == [{"DeploymentType": "PERSISTENT_2", "LustreVersion": "2.12"}]
-    assert finding["message"].startswith("when DeploymentType=PERSISTENT_2 and LustreVersion=2.12: ")
+    assert finding["message"].startswith("when DeploymentType=PERSISTENT_2 (default) and LustreVersion=2.12: ")
+    assert finding["assignments"] == [{"DeploymentType": "PERSISTENT_2", "LustreVersion": "2.12"}]
+    assert finding["default"] is False  # the defaults (LustreVersion 2.15) do not trigger it
 
 
 def test_templates_cfninclude_rejects_are_judged(capsys: pytest.CaptureFixture[str]) -> None:

@@ -32,7 +32,9 @@ class Finding:
     violation, so ``Validations.of(construct).acknowledge`` silences it); ``path`` is the
     property path inside that resource, for cfn-lint's line numbers. ``when`` lists the
     parameter assignments that trigger it (only the parameters that matter); empty means
-    every assignment judged (or a template without parameters).
+    every assignment judged (or a template without parameters). ``assignments`` keeps every
+    triggering assignment whole (all varied parameters), the defaults' first when they
+    trigger (``default``).
     """
 
     rule_id: str
@@ -41,6 +43,8 @@ class Finding:
     message: str
     path: tuple[str | int, ...] = ("Properties",)
     when: tuple[Mapping[str, Any], ...] = ()
+    assignments: tuple[Mapping[str, Any], ...] = ()
+    default: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -50,10 +54,20 @@ class Finding:
             "message": self.message,
             "path": list(self.path),
             "when": [dict(w) for w in self.when],
+            "assignments": [dict(a) for a in self.assignments],
+            "default": self.default,
         }
 
-    def with_when(self, when: tuple[Mapping[str, Any], ...], text: str) -> "Finding":
-        return replace(self, when=when, message=f"{text}: {self.message}" if text else self.message)
+    def with_when(
+        self,
+        when: tuple[Mapping[str, Any], ...],
+        text: str,
+        *,
+        assignments: tuple[Mapping[str, Any], ...] = (),
+        default: bool = False,
+    ) -> "Finding":
+        message = f"{text}: {self.message}" if text else self.message
+        return replace(self, when=when, message=message, assignments=assignments, default=default)
 
 
 @dataclass(frozen=True)
