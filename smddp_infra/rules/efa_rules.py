@@ -137,6 +137,12 @@ def check_named_groups(world: World) -> list[Finding]:
 
 
 _SYMPTOM = "job stalls at initialization on EFA instances"
+_EFA_SOURCE = (
+    "Amazon EC2 User Guide, 'Get started with EFA and NCCL for ML workloads on Amazon EC2', step 'Prepare an "
+    "EFA-enabled security group' (allow all inbound and all outbound traffic to and from the group itself); SageMaker "
+    "Developer Guide, SMDDP troubleshooting (data-parallel-troubleshooting), the entry on jobs that stall at "
+    "initialization on EFA instances (the same self rules)."
+)
 
 SELF_INGRESS = Rule(
     id="SMDDP-SG1",
@@ -146,6 +152,7 @@ SELF_INGRESS = Rule(
     explanation="Give one group on the training instances an IpProtocol -1 ingress rule whose source is the group itself (EFA traffic is not TCP).",
     symptom=_SYMPTOM,
     check=check_self_ingress,
+    source=_EFA_SOURCE,
 )
 
 SELF_EGRESS = Rule(
@@ -156,6 +163,7 @@ SELF_EGRESS = Rule(
     explanation="Give one group on the training instances an IpProtocol -1 egress rule whose destination is the group itself; egress to 0.0.0.0/0 does not count for EFA.",
     symptom=_SYMPTOM,
     check=check_self_egress,
+    source=_EFA_SOURCE,
 )
 
 NAMED_GROUP = Rule(
@@ -166,6 +174,7 @@ NAMED_GROUP = Rule(
     explanation="If training instances use this group, add IpProtocol -1 ingress from and egress to itself.",
     symptom=_SYMPTOM,
     check=check_named_groups,
+    source=_EFA_SOURCE + " Whether instances use the group is not in the template (information only).",
 )
 
 RULES = (SELF_INGRESS, SELF_EGRESS, NAMED_GROUP)

@@ -70,10 +70,20 @@ class Finding:
         return replace(self, when=when, message=message, assignments=assignments, default=default)
 
 
+#: How a rule's ``source`` starts when nothing we can cite establishes its consequence.
+UNCONFIRMED = "UNCONFIRMED"
+
+
 @dataclass(frozen=True)
 class Rule:
     """A rule: metadata plus ``check(world) -> [Finding]`` (a small pure function run once
-    per parameter assignment; the engine merges what the assignments find)."""
+    per parameter assignment; the engine merges what the assignments find).
+
+    ``source`` says what establishes the consequence (``symptom``): an AWS page (title and
+    section) or an API behaviour one can show. A rule whose source starts with
+    ``UNCONFIRMED`` can never be an error: constructing one raises, so no release can ship a
+    confident failure nobody can cite (docs/rules.md lists every source).
+    """
 
     id: str
     severity: Severity
@@ -82,6 +92,17 @@ class Rule:
     explanation: str
     symptom: str
     check: Callable[["World"], list[Finding]] = field(compare=False, repr=False)
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.source.strip():
+            raise ValueError(f"rule {self.id} has no source for its consequence: cite an AWS page or API behaviour, or write {UNCONFIRMED}")
+        if self.severity is Severity.ERROR and self.source.strip().upper().startswith(UNCONFIRMED):
+            raise ValueError(f"rule {self.id} is an error but its consequence is {UNCONFIRMED}: make it a warning or cite a source")
+
+    @property
+    def confirmed(self) -> bool:
+        return not self.source.strip().upper().startswith(UNCONFIRMED)
 
     def finding(self, resource: str, message: str, *path: str | int) -> Finding:
         return Finding(self.id, self.severity, resource, message, tuple(path) or ("Properties",))

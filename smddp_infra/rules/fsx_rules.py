@@ -305,6 +305,11 @@ SETTINGS = Rule(
     explanation="Choose a StorageCapacity, throughput, FileSystemTypeVersion and EFA/metadata settings valid for the deployment and storage type (docs/rules.md).",
     symptom="stack fails ~20 minutes into the deploy, before any training",
     check=check_settings,
+    source=("API behaviour: FSx CreateFileSystem rejects the request (Amazon FSx API Reference, CreateFileSystem: "
+            "StorageCapacity, FileSystemTypeVersion; CreateFileSystemLustreConfiguration: DeploymentType, "
+            "PerUnitStorageThroughput, DriveCacheType, EfaEnabled, MetadataConfiguration, ThroughputCapacity). EFA capacity "
+            "multiples: FSx for Lustre User Guide, 'Increasing storage capacity' (the minimum at creation is taken to be "
+            "one step: UNCONFIRMED, docs/rules.md)."),
 )
 
 THROUGHPUT = Rule(
@@ -315,6 +320,9 @@ THROUGHPUT = Rule(
     explanation="Raise StorageCapacity or PerUnitStorageThroughput until capacity/1024 x per-unit throughput meets smddp:requiredThroughputMBps.",
     symptom="scaling efficiency drops on larger clusters",
     check=check_throughput,
+    source=("FSx for Lustre User Guide, 'Amazon FSx for Lustre performance' (baseline throughput = storage x per-unit "
+            "throughput); the requirement is this project's sizing (tag smddp:requiredThroughputMBps). The scaling loss "
+            "depends on the job: a warning."),
 )
 
 LUSTRE_PORTS_RULE = Rule(
@@ -325,6 +333,8 @@ LUSTRE_PORTS_RULE = Rule(
     explanation="Allow TCP 988 in and out between the file system's groups (an all-traffic self rule also covers it); FSx refuses to create the file system otherwise.",
     symptom="file system creation fails (InvalidNetworkSettings) or clients cannot mount it",
     check=check_lustre_ports,
+    source=("API behaviour: CreateFileSystem fails with InvalidNetworkSettings when the file system's groups do not "
+            "allow TCP 988; FSx for Lustre User Guide, 'File system access control with Amazon VPC' (Lustre ports)."),
 )
 
 LUSTRE_EXTRA_PORTS_RULE = Rule(
@@ -335,6 +345,8 @@ LUSTRE_EXTRA_PORTS_RULE = Rule(
     explanation="Allow TCP 1018-1023 in and out between the file system's groups, as the FSx user guide lists (FSx does not validate them at creation).",
     symptom="clients may fail to mount or reconnect to the file system",
     check=check_lustre_extra_ports,
+    source=("UNCONFIRMED: what fails without TCP 1018-1023. FSx for Lustre User Guide, 'File system access control with "
+            "Amazon VPC' lists them, but FSx does not validate them at creation: a warning."),
 )
 
 RULES = (SETTINGS, THROUGHPUT, LUSTRE_PORTS_RULE, LUSTRE_EXTRA_PORTS_RULE)

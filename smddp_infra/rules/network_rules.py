@@ -189,6 +189,8 @@ SAME_ZONE = Rule(
     explanation="Place the FSx file system and every EFA training subnet of one job in the same AZ.",
     symptom="job cannot mount the file system (or EFA traffic crosses AZs and stalls)",
     check=check_same_zone,
+    source=("Amazon EC2 User Guide, 'Elastic Fabric Adapter', EFA limitations: EFA traffic cannot cross Availability "
+            "Zones. The file-system half (b) rests on the same fact for the EFA training subnets it compares."),
 )
 
 S3_ROUTE = Rule(
@@ -199,6 +201,11 @@ S3_ROUTE = Rule(
     explanation="Attach an S3 gateway endpoint to the subnet's route table (or route 0.0.0.0/0 to a NAT gateway).",
     symptom="job fails downloading data or uploading artifacts: subnet's route table has no route to an S3 VPC endpoint or a NAT device",
     check=check_s3_route,
+    source=("SageMaker Developer Guide, 'Give SageMaker AI Training Jobs Access to Resources in Your Amazon VPC', section "
+            "'Configure Your Private VPC for SageMaker AI Training' (create an Amazon S3 VPC endpoint; the job's artifact "
+            "upload fails with 'Please ensure that the subnet's route table has a route to an S3 VPC endpoint or a NAT "
+            "device'). HyperPod nodes read their lifecycle scripts from S3 (SageMaker API Reference, ClusterLifeCycleConfig."
+            "SourceS3Uri)."),
 )
 
 ENDPOINTS = Rule(
@@ -209,6 +216,10 @@ ENDPOINTS = Rule(
     explanation="If training code or an SDK client in the subnet calls these APIs, add interface endpoints with private DNS (or a NAT route).",
     symptom="training code or an SDK client in the VPC that calls STS, CloudWatch, SageMaker or ECR cannot reach them",
     check=check_interface_endpoints,
+    source=("API behaviour: without NAT, an AWS API is reachable from a subnet only through its interface endpoint with "
+            "private DNS (AWS PrivateLink Guide, 'Access an AWS service using an interface VPC endpoint'). Which callers "
+            "exist is not in the template, and training jobs are not documented to need these endpoints (SageMaker pulls "
+            "the training image itself): a warning about callers."),
 )
 
 RULES = (SAME_ZONE, S3_ROUTE, ENDPOINTS)
