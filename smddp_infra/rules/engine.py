@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
+from typing import Any, Iterable, Optional, Sequence
 
 from smddp_infra.rules import efa_rules, fsx_rules, network_rules, unresolved
 from smddp_infra.rules.findings import Finding, Rule

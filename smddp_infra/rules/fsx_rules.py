@@ -19,9 +19,11 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    import ipaddress
 
 from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.rules.findings import Finding, Rule, Severity
@@ -183,7 +185,9 @@ def _describe(ports: tuple[int, int]) -> str:
     return f"TCP {ports[0]}" if ports[0] == ports[1] else f"TCP {ports[0]}-{ports[1]}"
 
 
-def _network(value: Any) -> Optional[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def _network(value: Any) -> Optional["ipaddress.IPv4Network | ipaddress.IPv6Network"]:
+    import ipaddress  # only templates with CIDR peers pay for it (the CLI's start-up counts)
+
     try:
         return ipaddress.ip_network(str(value), strict=False)
     except ValueError:

@@ -27,7 +27,8 @@ template group (a literal ``sg-...``, an import, a parameter) is listed by what 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional
+from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
+from typing import Any, Iterable, Optional
 
 from smddp_infra.rules.model import NO_VALUE, UNKNOWN, Resource, ResourceRef, World, describe_value, to_int
 

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
+from typing import Any, Iterator, Optional
 
 from smddp_infra.contract import TAG_ROLE, TAG_ROLE_TRAINING
 from smddp_infra.rules.groups import EGRESS, INGRESS, SECURITY_GROUP, GroupRef, group_list, security_groups
@@ -199,23 +200,39 @@ def _hyperpod_attachments(world: World) -> Iterator[Attachment]:
                          groups, unresolved, world.exists(cluster) is True, "strong", path)
 
 
+def _training_job_sites(model: TemplateModel) -> list[tuple[Resource, Mapping[str, Any], tuple[str | int, ...]]]:
+    """Where the template writes a CreateTrainingJob-shaped mapping (a ``VpcConfig`` beside
+    ``ResourceConfig`` or ``AlgorithmSpecification``): found once per template, by shape."""
+
+    def build(m: TemplateModel) -> list[tuple[Resource, Mapping[str, Any], tuple[str | int, ...]]]:
+        sites = []
+        for resource in m.resources.values():
+            if resource.type in (CLUSTER, SECURITY_GROUP):
+                continue
+            stack: list[tuple[Any, tuple[str | int, ...]]] = [(resource.properties, ("Properties",))]
+            while stack:
+                node, path = stack.pop()
+                if isinstance(node, Mapping):
+                    if "VpcConfig" in node and ("ResourceConfig" in node or "AlgorithmSpecification" in node):
+                        sites.append((resource, node, path))
+                        continue
+                    stack.extend((v, (*path, str(k))) for k, v in node.items())
+                elif isinstance(node, list):
+                    stack.extend((v, (*path, i)) for i, v in enumerate(node))
+        return sites
+
+    result: list[tuple[Resource, Mapping[str, Any], tuple[str | int, ...]]] = model.memo("training_job_sites", build)
+    return result
+
+
 def _training_job_configs(world: World) -> Iterator[tuple[Resource, Mapping[str, Any], Mapping[str, Any], tuple[str | int, ...]]]:
     """(resource, the CreateTrainingJob-shaped mapping, its VpcConfig, path) anywhere in properties."""
-    for resource in world.model.resources.values():
-        if world.exists(resource) is False or resource.type in (CLUSTER, SECURITY_GROUP):
+    for resource, node, path in _training_job_sites(world.model):
+        if world.exists(resource) is False:
             continue
-        stack: list[tuple[Any, tuple[str | int, ...]]] = [(resource.properties, ("Properties",))]
-        while stack:
-            node, path = stack.pop()
-            if isinstance(node, Mapping):
-                if "VpcConfig" in node and ("ResourceConfig" in node or "AlgorithmSpecification" in node):
-                    vpc = world.resolve(node["VpcConfig"], shallow=True)
-                    if isinstance(vpc, Mapping):
-                        yield resource, node, vpc, (*path, "VpcConfig")
-                        continue
-                stack.extend((v, (*path, str(k))) for k, v in node.items())
-            elif isinstance(node, list):
-                stack.extend((v, (*path, i)) for i, v in enumerate(node))
+        vpc = world.resolve(node["VpcConfig"], shallow=True)
+        if isinstance(vpc, Mapping):
+            yield resource, node, vpc, (*path, "VpcConfig")
 
 
 def _training_job_attachments(world: World) -> Iterator[Attachment]:
@@ -347,7 +364,12 @@ def attachments(world: World) -> list[Attachment]:
 
 def placements(world: World) -> list[Placement]:
     """Training resources that must sit in one AZ: HyperPod instance groups of an EFA type,
-    and training jobs the template describes."""
+    and training jobs the template describes (built once per assignment)."""
+    result: list[Placement] = world.memo("placements", _placements)
+    return result
+
+
+def _placements(world: World) -> list[Placement]:
     out: list[Placement] = []
     for cluster, label, vpc, instance_type, path, _ in _hyperpod_groups(world):
         if world.exists(cluster) is not True:
