@@ -42,7 +42,15 @@ from collections.abc import Mapping  # isinstance on typing.Mapping is several t
 from typing import Any, Iterator, Optional
 
 from smddp_infra.contract import TAG_ROLE, TAG_ROLE_TRAINING
-from smddp_infra.rules.groups import EGRESS, INGRESS, SECURITY_GROUP, GroupRef, group_list, security_groups
+from smddp_infra.rules.groups import (
+    EGRESS,
+    INGRESS,
+    SECURITY_GROUP,
+    GroupRef,
+    group_list,
+    security_groups,
+    template_groups_mentioned,
+)
 from smddp_infra.rules.model import UNKNOWN, Resource, ResourceRef, TemplateModel, World, describe_value, to_bool
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
@@ -296,25 +304,8 @@ def attached_groups(model: TemplateModel) -> frozenset[str]:
     their role comes from what carries them, never from their names."""
 
     def build(m: TemplateModel) -> frozenset[str]:
-        groups = {r.logical_id for r in m.of_type(SECURITY_GROUP)}
-        found: set[str] = set()
-        for resource in m.resources.values():
-            if resource.type in (SECURITY_GROUP, INGRESS, EGRESS):
-                continue
-            stack: list[Any] = [resource.properties]
-            while stack:
-                node = stack.pop()
-                if isinstance(node, Mapping):
-                    if len(node) == 1 and ("Ref" in node or "Fn::GetAtt" in node):
-                        target = node.get("Ref") or node.get("Fn::GetAtt")
-                        name = target[0] if isinstance(target, list) and target else str(target).split(".")[0]
-                        if isinstance(name, str) and name in groups:
-                            found.add(name)
-                        continue
-                    stack.extend(node.values())
-                elif isinstance(node, list):
-                    stack.extend(node)
-        return frozenset(found)
+        carriers = (r for r in m.resources.values() if r.type not in (SECURITY_GROUP, INGRESS, EGRESS))
+        return frozenset(g for r in carriers for g in template_groups_mentioned(m, r.properties))
 
     result: frozenset[str] = model.memo("attached_groups", build)
     return result
