@@ -9,11 +9,11 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "templates"
 
 
 def load(name: str) -> dict[str, Any]:
-    """A fixture template decoded by cfn-lint's decoder (short-form tags -> long form)."""
-    from cfnlint.decode import decode
+    """A fixture template read as `smddp-infra check` reads it (short-form tags -> long form)."""
+    from smddp_infra.rules.loader import load_template_file
 
-    template, matches = decode(str(FIXTURES / name))
-    assert not matches and template is not None, (name, matches)
+    template = load_template_file(str(FIXTURES / name))
+    assert isinstance(template, dict), name
     return template
 
 

@@ -14,9 +14,9 @@ CASES: dict[str, Expected] = {
     # the original fixtures, per rule
     "compliant.yaml": frozenset(),
     "compliant.json": frozenset(),
-    "sg_inline.yaml": frozenset({("SMDDP-SG3", "EfaGroup")}),  # named only: weak evidence, a warning
+    "sg_inline.yaml": frozenset(),  # named only: SMDDP-SG3 is an info note (INFOS)
     "sg_separate.yaml": frozenset({("SMDDP-SG1", "Cluster"), ("SMDDP-SG2", "Cluster")}),
-    "sg_egress_missing.json": frozenset({("SMDDP-SG3", "TrainingGroup")}),
+    "sg_egress_missing.json": frozenset(),  # named only: an info note (INFOS)
     "fsx_invalid.yaml": frozenset({
         ("SMDDP-FSX1", "ParameterisedFileSystem"),
         ("SMDDP-FSX1", "OldVersionFileSystem"),
@@ -52,7 +52,7 @@ CASES: dict[str, Expected] = {
     # point 4: what a training group is
     "p4_efa_instance_bad.yaml": frozenset({("SMDDP-SG1", "Node"), ("SMDDP-SG2", "Node")}),
     "p4_efa_only_ok.yaml": frozenset(),
-    "p4_named_only_warn.yaml": frozenset({("SMDDP-SG3", "EfaSecurityGroup")}),
+    "p4_named_only_warn.yaml": frozenset(),  # a name is the weakest evidence: an info note (INFOS)
     "p4_training_job_bad.yaml": frozenset({("SMDDP-SG2", "TrainingJob")}),
     # point 5: FSx facts
     "p5_version_metadata_bad.yaml": frozenset({("SMDDP-FSX1", "FileSystem")}),
@@ -64,6 +64,12 @@ CASES: dict[str, Expected] = {
     "p6_hyperpod_spread_bad.yaml": frozenset({("SMDDP-NET1", "Cluster")}),
     "p6_hyperpod_spread_ok.yaml": frozenset(),
     "p6_training_job_spread_bad.yaml": frozenset({("SMDDP-NET1", "TrainingJob")}),
+    # issue 18: roles from evidence, one finding per problem
+    "r18_fsx_only_public_subnet.yaml": frozenset(),  # the file system's subnet is not a training subnet
+    "r18_no_nat_s3_gateway.yaml": frozenset({("SMDDP-NET3", "Isolated")}),  # a warning about callers, no error
+    "r18_hyperpod_fsx_group.yaml": frozenset(),  # a file system's group, whatever its Name tag says
+    "r18_additional_group_on_efa.yaml": frozenset(),  # the union on the EFA interfaces has the self rules
+    "r18_scratch2_throughput_param.yaml": frozenset({("SMDDP-FSX1", "Scratch")}),  # one finding, not seven
 }
 
 #: Informational notes pinned where they are the point of the fixture.
@@ -71,12 +77,15 @@ INFOS: dict[str, Expected] = {
     "p2_unresolved_groups.yaml": frozenset({
         ("SMDDP-INFO1", "Cluster"), ("SMDDP-INFO1", "CustomTemplate"), ("SMDDP-INFO1", "ListTemplate"),
     }),
+    "sg_inline.yaml": frozenset({("SMDDP-SG3", "EfaGroup")}),
+    "sg_egress_missing.json": frozenset({("SMDDP-SG3", "TrainingGroup")}),
+    "p4_named_only_warn.yaml": frozenset({("SMDDP-SG3", "EfaSecurityGroup")}),
 }
 
 #: The parameter assignment each conditional finding must name (point 7).
 WHEN: dict[tuple[str, str, str], str] = {
     ("p1_condition_resource_bad.yaml", "SMDDP-SG1", "NodeTemplate"): "when Environment=dev: ",
-    ("p5_version_metadata_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when DeploymentType=PERSISTENT_2 and LustreVersion=2.12: ",
+    ("p5_version_metadata_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when DeploymentType=PERSISTENT_2 (default) and LustreVersion=2.12: ",
     ("p5_efa_if_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when EnableEfa=true: ",
 }
 

@@ -83,8 +83,11 @@ def test_groups_that_nothing_attaches_and_no_name_suggests_are_not_judged() -> N
     ],
     ids=["camel-case-name", "instance-family", "training-instances", "name-tag"],
 )
-def test_names_alone_are_weak_evidence_a_warning_not_an_error(group: dict) -> None:
-    assert hits(resources(Sg=group)) == {("SMDDP-SG3", "Sg")}
+def test_names_alone_give_only_an_info_note(group: dict) -> None:
+    from smddp_infra.rules import check_template
+
+    assert hits(resources(Sg=group)) == set()
+    assert {(f.rule_id, f.resource, f.severity.value) for f in check_template(resources(Sg=group))} == {("SMDDP-SG3", "Sg", "info")}
 
 
 def test_the_projects_training_tag_is_strong_evidence() -> None:

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from _rules_helpers import load, self_rule, sg
 from smddp_infra.rules import RULES, check_template
 
@@ -17,6 +19,27 @@ def test_rule_ids_and_cfn_lint_ids_are_unique_and_severity_matches_the_letter() 
         assert rule.cfn_lint_id[0] == {"error": "E", "warning": "W", "info": "I"}[rule.severity.value]
         assert rule.cfn_lint_id[1] == "9" and len(rule.cfn_lint_id) == 5
         assert rule.title and rule.explanation and rule.symptom
+
+
+def test_every_rule_cites_a_source_and_an_unconfirmed_one_is_never_an_error() -> None:
+    from smddp_infra.rules.findings import Rule, Severity
+
+    for rule in RULES:
+        assert rule.source.strip(), rule.id
+        assert rule.confirmed or rule.severity is not Severity.ERROR, rule.id
+    with pytest.raises(ValueError, match="is an error but its consequence is UNCONFIRMED"):
+        Rule("SMDDP-X1", Severity.ERROR, "E9999", "t", "e", "s", lambda w: [], source="UNCONFIRMED: nobody measured it")
+    with pytest.raises(ValueError, match="has no source"):
+        Rule("SMDDP-X2", Severity.WARNING, "W9999", "t", "e", "s", lambda w: [])
+    assert not Rule("SMDDP-X3", Severity.WARNING, "W9998", "t", "e", "s", lambda w: [], source="unconfirmed: maybe").confirmed
+
+
+def test_docs_give_every_rules_source_word_for_word() -> None:
+    from pathlib import Path
+
+    docs = " ".join((Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text().split())
+    for rule in RULES:
+        assert " ".join(rule.source.split()) in docs, rule.id
 
 
 def test_importing_the_rules_and_the_check_command_loads_no_cdk() -> None:

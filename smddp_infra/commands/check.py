@@ -1,9 +1,9 @@
 """``smddp-infra check TEMPLATE|DIR...``: judge raw CloudFormation templates with the SMDDP rules.
 
-Templates are read with cfn-lint's own decoder, so YAML short-form tags (``!Ref``,
-``!GetAtt``, ``!Sub`` ...) and JSON both work, and nothing goes through jsii or
+Templates are read with :mod:`smddp_infra.rules.loader` (PyYAML with CloudFormation's
+short-form tags ``!Ref``, ``!GetAtt``, ``!Sub`` ..., and JSON), so nothing goes through jsii,
 ``CfnInclude`` (which rejects templates CloudFormation accepts, e.g. booleans written
-``"Yes"``).
+``"Yes"``) or cfn-lint (whose import alone costs about a second).
 
 Built for CI: a directory stands for every ``*.json``, ``*.yaml``, ``*.yml`` and
 ``*.template`` under it (so ``smddp-infra check cdk.out`` judges every stack and nested
@@ -48,22 +48,20 @@ _SHAPE = "a CloudFormation template must be a mapping with Resources"
 
 
 def load_template(path: str) -> dict[str, Any]:
-    """Read one template with cfn-lint's decoder; raise ConfigError naming the file and the problem."""
-    import logging
+    """Read one template with the light loader; raise ConfigError naming the file and the problem."""
     import os
 
-    from cfnlint.decode import decode
+    from smddp_infra.rules.loader import TemplateSyntaxError, load_template_text
 
     if not os.path.isfile(path):
         raise ConfigError(f"TEMPLATE {path!r} is not a file")
-    _require_text(path)
-    quiet = logging.getLogger("cfnlint")  # decode() also logs what it returns; say it once
-    if not any(isinstance(h, logging.NullHandler) for h in quiet.handlers):
-        quiet.addHandler(logging.NullHandler())
-    template, matches = decode(path)
-    if matches or template is None:
-        detail = matches[0].message if matches else "empty document"
-        raise ConfigError(f"TEMPLATE {path!r} is not a readable CloudFormation template: {detail}")
+    text = _require_text(path)
+    try:
+        template = load_template_text(text)
+    except TemplateSyntaxError as exc:
+        raise ConfigError(f"TEMPLATE {path!r} is not a readable CloudFormation template: {exc}") from None
+    if template is None:
+        raise ConfigError(f"TEMPLATE {path!r} is not a readable CloudFormation template: empty document")
     if not isinstance(template, dict):
         raise ConfigError(f"TEMPLATE {path!r}: {_SHAPE}, got {_kind(template)}")
     if "Resources" not in template:
@@ -75,16 +73,15 @@ def load_template(path: str) -> dict[str, Any]:
     return template
 
 
-def _require_text(path: str) -> None:
-    """CloudFormation reads templates as UTF-8 text (YAML or JSON) and rejects an empty one.
-    cfn-lint reports non-UTF-8 bytes as "Cannot read file contents: {filename}" with the
-    placeholder unfilled, and an empty file as an empty template, so say it here."""
+def _require_text(path: str) -> str:
+    """The file's text: CloudFormation reads templates as UTF-8 text (YAML or JSON) and
+    rejects an empty one; say which byte is not text rather than a decoder's message."""
     with open(path, "rb") as handle:
         data = handle.read()
     if not data.strip():
         raise ConfigError(f"TEMPLATE {path!r} is empty: {_SHAPE}")
     try:
-        data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a BOM is not part of the template
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"TEMPLATE {path!r} is not a text file (byte {exc.start} is not UTF-8): "
@@ -93,8 +90,7 @@ def _require_text(path: str) -> None:
 
 
 def _kind(value: Any) -> str:
-    """The YAML/JSON kind of a decoded value, in words (cfn-lint's node classes such as
-    ``list_node`` subclass the plain types; their names mean nothing to a user)."""
+    """The YAML/JSON kind of a decoded value, in words (never a parser's type name)."""
     for base, name in ((bool, "a boolean"), (dict, "a mapping"), (list, "a list"), (str, "a string"), ((int, float), "a number")):
         if isinstance(value, base):
             return name

@@ -16,8 +16,9 @@ nothing. The finding names the attachment and its groups.
 Unknown is not missing: a group the template does not define (a literal ``sg-...``, an
 import, a parameter), an undecided ``Fn::If`` or a rule resource under an undecided
 ``Condition`` could supply the rule, so the verdict is then *unknown* (an SMDDP-INFO1
-note), never an error. Groups named like EFA groups but attached to nothing the template
-shows as EFA are weak evidence: SMDDP-SG3, a warning.
+note), never an error. A group that only its name suggests is an EFA group (nothing in the
+template carries it) is SMDDP-SG3, an informational note: names never outweigh rules and
+attachments, and a group the template attaches to a file system or endpoints is not judged.
 """
 
 from __future__ import annotations
@@ -126,8 +127,8 @@ def check_named_groups(world: World) -> list[Finding]:
             findings.append(
                 NAMED_GROUP.finding(
                     group,
-                    f"{attachment.what} looks like an EFA/training group but has no {wording}; nothing in this template "
-                    f"attaches it to EFA interfaces, HyperPod or an EFA file system, so this is a warning: if instances use it, "
+                    f"{attachment.what} has no {wording}; nothing in this template carries it, so only its name suggests "
+                    f"it is for EFA instances: if EFA instances elsewhere use it, "
                     + "; ".join(_fix(d, group) for d in missing),
                     "Properties",
                 )
@@ -136,6 +137,12 @@ def check_named_groups(world: World) -> list[Finding]:
 
 
 _SYMPTOM = "job stalls at initialization on EFA instances"
+_EFA_SOURCE = (
+    "Amazon EC2 User Guide, 'Get started with EFA and NCCL for ML workloads on Amazon EC2', step 'Prepare an "
+    "EFA-enabled security group' (allow all inbound and all outbound traffic to and from the group itself); SageMaker "
+    "Developer Guide, SMDDP troubleshooting (data-parallel-troubleshooting), the entry on jobs that stall at "
+    "initialization on EFA instances (the same self rules)."
+)
 
 SELF_INGRESS = Rule(
     id="SMDDP-SG1",
@@ -145,6 +152,7 @@ SELF_INGRESS = Rule(
     explanation="Give one group on the training instances an IpProtocol -1 ingress rule whose source is the group itself (EFA traffic is not TCP).",
     symptom=_SYMPTOM,
     check=check_self_ingress,
+    source=_EFA_SOURCE,
 )
 
 SELF_EGRESS = Rule(
@@ -155,16 +163,18 @@ SELF_EGRESS = Rule(
     explanation="Give one group on the training instances an IpProtocol -1 egress rule whose destination is the group itself; egress to 0.0.0.0/0 does not count for EFA.",
     symptom=_SYMPTOM,
     check=check_self_egress,
+    source=_EFA_SOURCE,
 )
 
 NAMED_GROUP = Rule(
     id="SMDDP-SG3",
-    severity=Severity.WARNING,
-    cfn_lint_id="W9103",
-    title="Group named for EFA/training lacks all-traffic self rules (not attached to EFA in this template)",
+    severity=Severity.INFO,
+    cfn_lint_id="I9103",
+    title="Group named for EFA/training, carried by nothing in this template, lacks all-traffic self rules",
     explanation="If training instances use this group, add IpProtocol -1 ingress from and egress to itself.",
     symptom=_SYMPTOM,
     check=check_named_groups,
+    source=_EFA_SOURCE + " Whether instances use the group is not in the template (information only).",
 )
 
 RULES = (SELF_INGRESS, SELF_EGRESS, NAMED_GROUP)

@@ -1,19 +1,28 @@
 """Run every rule over one template, once per parameter assignment: the single entry point
 the three faces share.
 
-Findings of all assignments are merged: one finding per distinct problem (rule, resource,
-message) naming the assignments that trigger it, reduced to the parameters that matter
-("when LustreVersion=2.12 and DeploymentType=PERSISTENT_2"). No summary line hides
-different reasons; ``Finding.when`` carries the same in ``--json``.
+Findings of all assignments are merged into one finding per problem: same rule, same
+resource, same *cause*. The cause is the message with the values of the varied parameters
+taken out, so "PerUnitStorageThroughput is not settable for SCRATCH_2, got 125" and "..., got
+250" under two values of one parameter are one problem, not two. The merged finding names
+the smallest condition that produces it: a parameter whose every value fails the same way
+is dropped from ``when`` and said as "for any X"; the parameters that matter list their
+failing values compactly ("when Capacity is 3600 (default) or 10800 and Throughput=125"),
+default values first and marked. The message shown is the one the template's defaults
+produce when they trigger it. ``--json`` keeps every triggering assignment
+(``assignments``, defaults first, ``default``: whether the defaults trigger it).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Optional
+import re
+from dataclasses import dataclass, field
+from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
+from typing import Any, Iterable, Optional, Sequence
 
 from smddp_infra.rules import efa_rules, fsx_rules, network_rules, unresolved
 from smddp_infra.rules.findings import Finding, Rule
-from smddp_infra.rules.model import TemplateModel
+from smddp_infra.rules.model import TemplateModel, is_known
 
 #: Every rule, in report order. Ids are stable: they are what users acknowledge.
 RULES: tuple[Rule, ...] = efa_rules.RULES + fsx_rules.RULES + network_rules.RULES + unresolved.RULES
@@ -71,6 +80,15 @@ def _mentions_training_job(node: Any) -> bool:
     return False
 
 
+@dataclass
+class _Problem:
+    """One cause of one rule on one resource, across the assignments that trigger it."""
+
+    first: Finding
+    indexes: list[int] = field(default_factory=list)
+    findings: dict[int, Finding] = field(default_factory=dict)
+
+
 def check_template(
     template: Mapping[str, Any] | TemplateModel,
     *,
@@ -85,21 +103,70 @@ def check_template(
     model = template if isinstance(template, TemplateModel) else TemplateModel(template, region=region)
     chosen = tuple(RULES if rules is None else rules)
     scenarios = model.scenarios(relevant_parameters(model))
-    merged: dict[tuple[str, str, str], tuple[Finding, list[int]]] = {}
+    parameters = scenarios.parameters
+    by_message: dict[tuple[str, str, str], _Problem] = {}
     for index, assignment in enumerate(scenarios.assignments):
         world = model.world(assignment)
         for rule in chosen:
             for finding in rule.check(world):
-                key = (finding.rule_id, finding.resource, finding.message)
-                if key not in merged:
-                    merged[key] = (finding, [index])
-                elif merged[key][1][-1] != index:
-                    merged[key][1].append(index)
+                problem = by_message.setdefault((finding.rule_id, finding.resource, finding.message), _Problem(finding))
+                if not problem.indexes or problem.indexes[-1] != index:
+                    problem.indexes.append(index)
+                    problem.findings[index] = finding
+    # One problem per cause: messages that differ only by the values of varied parameters.
+    # A message whose text stays the same while a parameter's value changes only mentions
+    # that value by coincidence (a literal of another resource): it is its own cause.
+    merged: dict[tuple[str, str, str], _Problem] = {}
+    for (rule_id, resource, message), problem in by_message.items():
+        cause = message
+        if parameters:
+            causes = {_cause(message, scenarios.assignments[i], parameters) for i in problem.indexes}
+            cause = causes.pop() if len(causes) == 1 else message
+        into = merged.setdefault((rule_id, resource, cause), _Problem(problem.first))
+        into.indexes.extend(problem.indexes)
+        into.findings.update(problem.findings)
+    if not parameters:
+        return [problem.first for problem in merged.values()]
+    defaults = {p: model.default_of(p) for p in parameters}
+    default_key = _key(defaults, parameters)
+    default_index = next((i for i, a in enumerate(scenarios.assignments) if _key(a, parameters) == default_key), None)
     out = []
-    for finding, indexes in merged.values():
-        when, text = describe_when([scenarios.assignments[i] for i in indexes], scenarios.assignments, scenarios.parameters, model)
-        out.append(finding.with_when(when, text))
+    for (_rule, _resource, cause), problem in merged.items():
+        ordered = sorted(set(problem.indexes), key=lambda i: (i != default_index, i))  # the defaults first
+        shown = problem.findings[ordered[0]]
+        triggers = [scenarios.assignments[i] for i in ordered]
+        mentioned = tuple(p for p in parameters if _SLOT.format(p) in cause)
+        when, text = describe_when(triggers, scenarios.assignments, parameters, model, mentioned=mentioned,
+                                   shown=scenarios.assignments[ordered[0]])
+        out.append(shown.with_when(when, text, assignments=tuple(dict(a) for a in triggers), default=ordered[0] == default_index))
     return out
+
+
+#: How a parameter's value is marked in a cause (NUL cannot occur in a message).
+_SLOT = "\x00{}\x00"
+
+
+def _cause(message: str, assignment: Mapping[str, Any], parameters: tuple[str, ...]) -> str:
+    """The message with each varied parameter's value (as a whole token) replaced by a slot:
+    findings that differ only by those values share a cause."""
+    text = message
+    for name in sorted(parameters, key=lambda p: -len(_value_text(assignment.get(p)))):
+        value = assignment.get(name)
+        if isinstance(value, (list, tuple)) or not is_known(value) or value is None:
+            continue
+        forms = {_value_text(value)}
+        number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        if number is not None and float(number).is_integer() and abs(number) >= 1000:
+            forms.add(f"{int(number):,}")  # messages write capacities with thousands separators
+        forms.discard("")
+        if forms:
+            pattern = r"(?<![\w.])(?:" + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True)) + r")(?![\w]|\.\d)"
+            text = re.sub(pattern, _SLOT.format(name).replace("\\", "\\\\"), text)
+    return text
+
+
+def _key(assignment: Mapping[str, Any], parameters: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_value_text(assignment.get(p)) for p in parameters)
 
 
 def _value_text(value: Any) -> str:
@@ -109,52 +176,64 @@ def _value_text(value: Any) -> str:
 
 
 def describe_when(
-    triggers: list[Mapping[str, Any]],
+    triggers: Sequence[Mapping[str, Any]],
     judged: tuple[Mapping[str, Any], ...],
     parameters: tuple[str, ...],
     model: TemplateModel,
+    *,
+    mentioned: tuple[str, ...] = (),
+    shown: Optional[Mapping[str, Any]] = None,
 ) -> tuple[tuple[Mapping[str, Any], ...], str]:
     """The assignments that trigger a finding, reduced to the parameters that matter, in words.
 
-    A parameter matters when changing it (alone) turns a triggering assignment into a
-    judged one that does not trigger. Returns ((), "") when every judged assignment triggers.
+    A parameter *matters* when changing it (alone) turns a triggering assignment into a judged
+    one that does not trigger. A parameter the message mentions (``mentioned``) that does not
+    matter fails with every value: it is said as "for any X". Values are listed default first,
+    the default marked. Returns ((), "") when every judged assignment triggers and the message
+    names no varied parameter.
     """
-    if len(triggers) == len(judged) or not parameters:
+    if not parameters:
         return (), ""
-
-    def key(a: Mapping[str, Any]) -> tuple[str, ...]:
-        return tuple(_value_text(a.get(p)) for p in parameters)
-
-    judged_keys = {key(a) for a in judged}
-    trigger_keys = {key(a) for a in triggers}
-    values = {p: [] for p in parameters}  # type: dict[str, list[Any]]
+    defaults = {p: model.default_of(p) for p in parameters}
+    values: dict[str, list[Any]] = {p: [] for p in parameters}
     for a in judged:
         for p in parameters:
             if a.get(p) not in values[p]:
                 values[p].append(a.get(p))
-    matters = []
-    for i, p in enumerate(parameters):
-        for t in triggers:
-            tk = key(t)
-            if any((alt := tk[:i] + (_value_text(v),) + tk[i + 1:]) in judged_keys and alt not in trigger_keys for v in values[p]):
-                matters.append(p)
-                break
+
+    def shown_value(p: str, v: Any) -> str:
+        return f"{_value_text(v)} (default)" if _value_text(v) == _value_text(defaults[p]) else _value_text(v)
+
+    every = len(triggers) == len(judged)
+    judged_keys = {_key(a, parameters) for a in judged}
+    trigger_keys = {_key(a, parameters) for a in triggers}
+    matters: list[str] = []
+    if not every:
+        for i, p in enumerate(parameters):
+            for t in triggers:
+                tk = _key(t, parameters)
+                if any((alt := tk[:i] + (_value_text(v),) + tk[i + 1:]) in judged_keys and alt not in trigger_keys for v in values[p]):
+                    matters.append(p)
+                    break
+    anys = [p for p in mentioned if p not in matters and len(values[p]) > 1]
+    any_text = ""
+    if anys:
+        parts = [f"{p} (all {len(values[p])} values; shown: {_value_text((shown or defaults).get(p))})" for p in anys]
+        any_text = "for any " + " and any ".join(parts)
+    if every:
+        return (), any_text
     if not matters:  # bounded enumeration: name each trigger by how it differs from the defaults
-        defaults = {p: model.default_of(p) for p in parameters}
-        diffs = []
-        for t in triggers:
-            diff = {p: t.get(p) for p in parameters if _value_text(t.get(p)) != _value_text(defaults[p])}
-            if diff not in diffs:
-                diffs.append(diff)
-        if diffs == [{}]:
-            return (), "with the parameter defaults"
-        return tuple(diffs), "; or ".join(_conjunction(d) if d else "with the parameter defaults" for d in diffs)
+        diffs = _bounded_diffs(triggers, parameters, defaults)
+        if not diffs:
+            return (), _join(any_text, "with the parameter defaults")
+        text = "; or ".join(_conjunction(d, shown_value) if d else "with the parameter defaults" for d in diffs)
+        return tuple(d for d in diffs if d), _join(any_text, text)
     projections: list[dict[str, Any]] = []
-    for t in triggers:
+    for t in triggers:  # triggers come defaults first
         projection = {p: t.get(p) for p in matters}
         if projection not in projections:
             projections.append(projection)
-    per_param = {p: [] for p in matters}  # type: dict[str, list[Any]]
+    per_param: dict[str, list[Any]] = {p: [] for p in matters}
     for projection in projections:
         for p in matters:
             if projection[p] not in per_param[p]:
@@ -165,11 +244,24 @@ def describe_when(
     if size == len(projections):  # a product: "when A is x or y and B=z"
         parts = []
         for p in matters:
-            vals = per_param[p]
-            parts.append(f"{p}={_value_text(vals[0])}" if len(vals) == 1 else f"{p} is " + " or ".join(_value_text(v) for v in vals))
-        return tuple(projections), "when " + " and ".join(parts)
-    return tuple(projections), "; or ".join(_conjunction(p) for p in projections)
+            vals = sorted(per_param[p], key=lambda v: _value_text(v) != _value_text(defaults[p]))
+            parts.append(f"{p}={shown_value(p, vals[0])}" if len(vals) == 1 else f"{p} is " + " or ".join(shown_value(p, v) for v in vals))
+        return tuple(projections), _join(any_text, "when " + " and ".join(parts))
+    return tuple(projections), _join(any_text, "; or ".join(_conjunction(p, shown_value) for p in projections))
 
 
-def _conjunction(assignment: Mapping[str, Any]) -> str:
-    return "when " + " and ".join(f"{k}={_value_text(v)}" for k, v in assignment.items())
+def _bounded_diffs(triggers: Sequence[Mapping[str, Any]], parameters: tuple[str, ...], defaults: Mapping[str, Any]) -> list[dict[str, Any]]:
+    diffs: list[dict[str, Any]] = []
+    for t in triggers:
+        diff = {p: t.get(p) for p in parameters if _value_text(t.get(p)) != _value_text(defaults[p])}
+        if diff not in diffs:
+            diffs.append(diff)
+    return [] if diffs == [{}] else diffs
+
+
+def _join(any_text: str, when_text: str) -> str:
+    return f"{any_text} {when_text}" if any_text and when_text else any_text or when_text
+
+
+def _conjunction(assignment: Mapping[str, Any], shown_value: Any) -> str:
+    return "when " + " and ".join(f"{k}={shown_value(k, v)}" for k, v in assignment.items())

@@ -32,7 +32,9 @@ class Finding:
     violation, so ``Validations.of(construct).acknowledge`` silences it); ``path`` is the
     property path inside that resource, for cfn-lint's line numbers. ``when`` lists the
     parameter assignments that trigger it (only the parameters that matter); empty means
-    every assignment judged (or a template without parameters).
+    every assignment judged (or a template without parameters). ``assignments`` keeps every
+    triggering assignment whole (all varied parameters), the defaults' first when they
+    trigger (``default``).
     """
 
     rule_id: str
@@ -41,6 +43,8 @@ class Finding:
     message: str
     path: tuple[str | int, ...] = ("Properties",)
     when: tuple[Mapping[str, Any], ...] = ()
+    assignments: tuple[Mapping[str, Any], ...] = ()
+    default: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -50,16 +54,36 @@ class Finding:
             "message": self.message,
             "path": list(self.path),
             "when": [dict(w) for w in self.when],
+            "assignments": [dict(a) for a in self.assignments],
+            "default": self.default,
         }
 
-    def with_when(self, when: tuple[Mapping[str, Any], ...], text: str) -> "Finding":
-        return replace(self, when=when, message=f"{text}: {self.message}" if text else self.message)
+    def with_when(
+        self,
+        when: tuple[Mapping[str, Any], ...],
+        text: str,
+        *,
+        assignments: tuple[Mapping[str, Any], ...] = (),
+        default: bool = False,
+    ) -> "Finding":
+        message = f"{text}: {self.message}" if text else self.message
+        return replace(self, when=when, message=message, assignments=assignments, default=default)
+
+
+#: How a rule's ``source`` starts when nothing we can cite establishes its consequence.
+UNCONFIRMED = "UNCONFIRMED"
 
 
 @dataclass(frozen=True)
 class Rule:
     """A rule: metadata plus ``check(world) -> [Finding]`` (a small pure function run once
-    per parameter assignment; the engine merges what the assignments find)."""
+    per parameter assignment; the engine merges what the assignments find).
+
+    ``source`` says what establishes the consequence (``symptom``): an AWS page (title and
+    section) or an API behaviour one can show. A rule whose source starts with
+    ``UNCONFIRMED`` can never be an error: constructing one raises, so no release can ship a
+    confident failure nobody can cite (docs/rules.md lists every source).
+    """
 
     id: str
     severity: Severity
@@ -68,6 +92,17 @@ class Rule:
     explanation: str
     symptom: str
     check: Callable[["World"], list[Finding]] = field(compare=False, repr=False)
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.source.strip():
+            raise ValueError(f"rule {self.id} has no source for its consequence: cite an AWS page or API behaviour, or write {UNCONFIRMED}")
+        if self.severity is Severity.ERROR and self.source.strip().upper().startswith(UNCONFIRMED):
+            raise ValueError(f"rule {self.id} is an error but its consequence is {UNCONFIRMED}: make it a warning or cite a source")
+
+    @property
+    def confirmed(self) -> bool:
+        return not self.source.strip().upper().startswith(UNCONFIRMED)
 
     def finding(self, resource: str, message: str, *path: str | int) -> Finding:
         return Finding(self.id, self.severity, resource, message, tuple(path) or ("Properties",))

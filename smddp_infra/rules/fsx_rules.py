@@ -19,9 +19,11 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    import ipaddress
 
 from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.rules.findings import Finding, Rule, Severity
@@ -202,7 +204,9 @@ def _describe(ports: tuple[int, int]) -> str:
     return f"TCP {ports[0]}" if ports[0] == ports[1] else f"TCP {ports[0]}-{ports[1]}"
 
 
-def _network(value: Any) -> Optional[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def _network(value: Any) -> Optional["ipaddress.IPv4Network | ipaddress.IPv6Network"]:
+    import ipaddress  # only templates with CIDR peers pay for it (the CLI's start-up counts)
+
     try:
         return ipaddress.ip_network(str(value), strict=False)
     except ValueError:
@@ -324,6 +328,11 @@ SETTINGS = Rule(
     explanation="Choose a StorageCapacity, throughput, FileSystemTypeVersion and EFA/metadata settings valid for the deployment and storage type (docs/rules.md).",
     symptom="stack fails ~20 minutes into the deploy, before any training",
     check=check_settings,
+    source=("API behaviour: FSx CreateFileSystem rejects the request (Amazon FSx API Reference, CreateFileSystem: "
+            "StorageCapacity, FileSystemTypeVersion; CreateFileSystemLustreConfiguration: DeploymentType, "
+            "PerUnitStorageThroughput, DriveCacheType, EfaEnabled, MetadataConfiguration, ThroughputCapacity). EFA capacity "
+            "multiples: FSx for Lustre User Guide, 'Increasing storage capacity' (the minimum at creation is taken to be "
+            "one step: UNCONFIRMED, docs/rules.md)."),
 )
 
 THROUGHPUT = Rule(
@@ -334,6 +343,9 @@ THROUGHPUT = Rule(
     explanation="Raise StorageCapacity or PerUnitStorageThroughput until capacity/1024 x per-unit throughput meets smddp:requiredThroughputMBps.",
     symptom="scaling efficiency drops on larger clusters",
     check=check_throughput,
+    source=("FSx for Lustre User Guide, 'Amazon FSx for Lustre performance' (baseline throughput = storage x per-unit "
+            "throughput); the requirement is this project's sizing (tag smddp:requiredThroughputMBps). The scaling loss "
+            "depends on the job: a warning."),
 )
 
 LUSTRE_PORTS_RULE = Rule(
@@ -344,6 +356,8 @@ LUSTRE_PORTS_RULE = Rule(
     explanation="Allow TCP 988 in and out between the file system's groups (an all-traffic self rule also covers it); FSx refuses to create the file system otherwise.",
     symptom="file system creation fails (InvalidNetworkSettings) or clients cannot mount it",
     check=check_lustre_ports,
+    source=("API behaviour: CreateFileSystem fails with InvalidNetworkSettings when the file system's groups do not "
+            "allow TCP 988; FSx for Lustre User Guide, 'File system access control with Amazon VPC' (Lustre ports)."),
 )
 
 LUSTRE_EXTRA_PORTS_RULE = Rule(
@@ -354,6 +368,8 @@ LUSTRE_EXTRA_PORTS_RULE = Rule(
     explanation="Allow TCP 1018-1023 in and out between the file system's groups, as the FSx user guide lists (FSx does not validate them at creation).",
     symptom="clients may fail to mount or reconnect to the file system",
     check=check_lustre_extra_ports,
+    source=("UNCONFIRMED: what fails without TCP 1018-1023. FSx for Lustre User Guide, 'File system access control with "
+            "Amazon VPC' lists them, but FSx does not validate them at creation: a warning."),
 )
 
 RULES = (SETTINGS, THROUGHPUT, LUSTRE_PORTS_RULE, LUSTRE_EXTRA_PORTS_RULE)

@@ -27,9 +27,10 @@ template group (a literal ``sg-...``, an import, a parameter) is listed by what 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional
+from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
+from typing import Any, Iterable, Optional
 
-from smddp_infra.rules.model import NO_VALUE, UNKNOWN, Resource, ResourceRef, World, describe_value, to_int
+from smddp_infra.rules.model import NO_VALUE, UNKNOWN, Resource, ResourceRef, TemplateModel, World, describe_value, to_int
 
 SECURITY_GROUP = "AWS::EC2::SecurityGroup"
 INGRESS = "AWS::EC2::SecurityGroupIngress"
@@ -100,9 +101,10 @@ class GroupRef:
         return self.group or self.unresolved or "?"
 
 
-def template_groups_mentioned(world: World, raw: Any) -> tuple[str, ...]:
+def template_groups_mentioned(world: World | TemplateModel, raw: Any) -> tuple[str, ...]:
     """Template security groups named anywhere inside a raw value (both branches of an
-    undecided ``Fn::If``, for instance): what an unresolved reference might be."""
+    undecided ``Fn::If``, for instance): what an unresolved reference might be; over a
+    resource's whole properties, every group it may carry under any assignment."""
     found: list[str] = []
     stack = [raw]
     while stack:

@@ -3,18 +3,23 @@
 * NET1: one job, one AZ. (a) A training resource whose subnets resolve to different AZs: a
   HyperPod instance group of an EFA instance type, or a training job the template
   describes (EFA does not cross AZs; SageMaker mounts FSx only from its AZ). (b) A Lustre
-  file system whose subnet is in another AZ than a training subnet of the same VPC.
+  file system whose subnet is in another AZ than an EFA training subnet of the same VPC.
   Subnets whose AZ is unknown (literal ids, parameters, imports) are never guessed, and AZs
   are compared only when stated the same way (two names, two AZ ids, two GetAZs indexes).
-* NET2: a training subnet whose route tables have neither an S3 gateway endpoint nor a
-  NAT route (artifact upload fails: "Please ensure that the subnet's route table has a
-  route to an S3 VPC endpoint or a NAT device").
-* NET3: a training subnet without NAT and without ``sts``, ``logs`` and ``sagemaker.api``
-  interface endpoints with private DNS in its VPC (the job stays in "Starting").
+* NET2 (error): a subnet where SageMaker places training (a training job's VpcConfig, a
+  HyperPod instance group, the project's tag) whose route tables have neither an S3 gateway
+  endpoint nor a NAT route. AWS documents the S3 route for training in a private subnet;
+  without it the job fails downloading data or uploading artifacts ("Please ensure that the
+  subnet's route table has a route to an S3 VPC endpoint or a NAT device").
+* NET3 (warning): a training subnet without a NAT route whose VPC lacks interface endpoints
+  (with private DNS) for ``sts``, ``logs``, ``sagemaker.api``, ``ecr.api``/``ecr.dkr`` or
+  ``monitoring``: training code or an SDK client in the subnet that calls those APIs cannot
+  reach them. For EC2-launched compute (instances, Auto Scaling, PCS, Batch, EKS) without an
+  S3 route, ``s3`` is named here too: AWS documents no failure for those, so no error.
 
-NET2/NET3 also treat a file system's subnet as a training subnet (jobs that read it must
-run in its AZ, and in practice in that subnet). A subnet whose route table association is
-not in the template is not judged: its routes are unknown.
+Training subnets come from evidence (:func:`.training.training_subnets`): something trains in
+them. A subnet that only holds a file system, endpoints or NAT is not judged. A subnet whose
+route table association is not in the template is not judged either: its routes are unknown.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.model import Resource, ResourceRef, World, is_known
-from smddp_infra.rules.training import SUBNET, lustre_file_systems, placements, training_subnets
-from smddp_infra.rules.vpc import REQUIRED_INTERFACE_SERVICES, Network, Zone, subnet_zone
+from smddp_infra.rules.training import SUBNET, TrainingSubnet, lustre_file_systems, placements, training_subnets
+from smddp_infra.rules.vpc import CALLER_SERVICES, Network, Zone, subnet_zone
 
 
 def _network(world: World) -> Network:
@@ -73,7 +78,7 @@ def _spread(world: World) -> list[Finding]:
 
 def _file_system_zone(world: World) -> list[Finding]:
     findings: list[Finding] = []
-    training = training_subnets(world, include_file_systems=False, efa_only=True)
+    training = {name: t.reason for name, t in training_subnets(world, efa_only=True).items()}
     for fs in lustre_file_systems(world):
         if world.exists(fs) is not True:
             continue
@@ -107,13 +112,13 @@ def check_same_zone(world: World) -> list[Finding]:
     return _spread(world) + _file_system_zone(world)
 
 
-def _judged_subnets(world: World) -> dict[str, str]:
+def _judged_subnets(world: World) -> dict[str, TrainingSubnet]:
     network = _network(world)
     if network.unresolved_routes:
         return {}
     return {
-        name: reason
-        for name, reason in training_subnets(world, include_file_systems=True).items()
+        name: subnet
+        for name, subnet in training_subnets(world).items()
         if network.tables_of(name) and world.exists(world.resources[name]) is True
     }
 
@@ -121,14 +126,15 @@ def _judged_subnets(world: World) -> dict[str, str]:
 def check_s3_route(world: World) -> list[Finding]:
     network = _network(world)
     findings = []
-    for name, reason in _judged_subnets(world).items():
-        if not network.has_nat(name) and not network.has_s3_gateway(name):
+    for name, subnet in _judged_subnets(world).items():
+        if subnet.sagemaker and not network.has_nat(name) and not network.has_s3_gateway(name):
             tables = ", ".join(sorted(network.tables_of(name)))
             findings.append(
                 S3_ROUTE.finding(
                     name,
-                    f"training subnet {name} ({reason}) has no route to S3: route table {tables} has neither an S3 gateway "
-                    f"endpoint nor a NAT route; add an AWS::EC2::VPCEndpoint for com.amazonaws.<region>.s3 with RouteTableIds [{tables}]",
+                    f"training subnet {name} ({subnet.reason}) has no route to S3: route table {tables} has neither an S3 gateway "
+                    f"endpoint nor a NAT route, so the job fails downloading its data or uploading its artifacts; add an "
+                    f"AWS::EC2::VPCEndpoint for com.amazonaws.<region>.s3 with RouteTableIds [{tables}]",
                     "Properties",
                 )
             )
@@ -136,28 +142,43 @@ def check_s3_route(world: World) -> list[Finding]:
 
 
 def check_interface_endpoints(world: World) -> list[Finding]:
+    """One finding per VPC and gap: endpoints belong to the VPC, so one fix serves every subnet."""
     network = _network(world)
-    findings = []
-    for name, reason in _judged_subnets(world).items():
+    gaps: dict[tuple[Any, tuple[str, ...], tuple[str, ...]], list[tuple[str, TrainingSubnet]]] = {}
+    for name, subnet in _judged_subnets(world).items():
         if network.has_nat(name):
             continue
         missing, no_dns = network.missing_interface_endpoints(world.resources[name])
-        if not missing and not no_dns:
-            continue
+        if not subnet.sagemaker and not network.has_s3_gateway(name):
+            missing = ["s3", *missing]  # NET2 judges SageMaker's subnets; here it is one more API callers miss
+        if missing or no_dns:
+            vpc = world.get(world.resources[name], "VpcId")
+            key = (vpc.logical_id if isinstance(vpc, ResourceRef) else name, tuple(missing), tuple(no_dns))
+            gaps.setdefault(key, []).append((name, subnet))
+    findings = []
+    for (_, absent, without_dns), subnets in gaps.items():
+        first = subnets[0][0]
+        where = "; ".join(f"{name} ({subnet.reason})" for name, subnet in subnets)
         parts = []
-        if missing:
-            parts.append("no interface endpoint for " + ", ".join(missing))
-        if no_dns:
-            parts.append("PrivateDnsEnabled is not true on the endpoint for " + ", ".join(no_dns))
+        if absent:
+            parts.append("no interface endpoint for " + ", ".join(absent))
+        if without_dns:
+            parts.append("PrivateDnsEnabled is not true on the endpoint for " + ", ".join(without_dns))
+        breaks = "; ".join(f"{s}: {_S3_CALLERS if s == 's3' else CALLER_SERVICES[s]}" for s in (*absent, *without_dns))
         findings.append(
             ENDPOINTS.finding(
-                name,
-                f"training subnet {name} ({reason}) has no NAT and {'; '.join(parts)}: add interface VPC endpoints "
-                f"(com.amazonaws.<region>.{{{','.join(REQUIRED_INTERFACE_SERVICES)}}}) with PrivateDnsEnabled true",
+                first,
+                f"training subnet{'s' if len(subnets) > 1 else ''} {where} {'have' if len(subnets) > 1 else 'has'} no NAT route and "
+                f"{'; '.join(parts)}: training code or an SDK client running there cannot call these APIs ({breaks}). "
+                f"If nothing there calls them, ignore this; else add interface endpoints com.amazonaws.<region>.<service> "
+                f"with PrivateDnsEnabled true (or a NAT route)",
                 "Properties",
             )
         )
     return findings
+
+
+_S3_CALLERS = "reading data or writing checkpoints to S3 needs a gateway endpoint or NAT"
 
 
 SAME_ZONE = Rule(
@@ -168,26 +189,37 @@ SAME_ZONE = Rule(
     explanation="Place the FSx file system and every EFA training subnet of one job in the same AZ.",
     symptom="job cannot mount the file system (or EFA traffic crosses AZs and stalls)",
     check=check_same_zone,
+    source=("Amazon EC2 User Guide, 'Elastic Fabric Adapter', EFA limitations: EFA traffic cannot cross Availability "
+            "Zones. The file-system half (b) rests on the same fact for the EFA training subnets it compares."),
 )
 
 S3_ROUTE = Rule(
     id="SMDDP-NET2",
     severity=Severity.ERROR,
     cfn_lint_id="E9302",
-    title="Training subnet has no route to S3",
+    title="Subnet where SageMaker trains has no route to S3",
     explanation="Attach an S3 gateway endpoint to the subnet's route table (or route 0.0.0.0/0 to a NAT gateway).",
-    symptom="job fails uploading artifacts: subnet's route table has no route to an S3 VPC endpoint or a NAT device",
+    symptom="job fails downloading data or uploading artifacts: subnet's route table has no route to an S3 VPC endpoint or a NAT device",
     check=check_s3_route,
+    source=("SageMaker Developer Guide, 'Give SageMaker AI Training Jobs Access to Resources in Your Amazon VPC', section "
+            "'Configure Your Private VPC for SageMaker AI Training' (create an Amazon S3 VPC endpoint; the job's artifact "
+            "upload fails with 'Please ensure that the subnet's route table has a route to an S3 VPC endpoint or a NAT "
+            "device'). HyperPod nodes read their lifecycle scripts from S3 (SageMaker API Reference, ClusterLifeCycleConfig."
+            "SourceS3Uri)."),
 )
 
 ENDPOINTS = Rule(
     id="SMDDP-NET3",
-    severity=Severity.ERROR,
-    cfn_lint_id="E9303",
-    title="No-NAT training subnet without sts, logs and sagemaker.api interface endpoints",
-    explanation="Add interface endpoints with private DNS for sts, logs and sagemaker.api (or give the subnet a NAT route).",
-    symptom="job stays in 'Starting' and never reaches the training script",
+    severity=Severity.WARNING,
+    cfn_lint_id="W9303",
+    title="No-NAT training subnet without interface endpoints its callers may need (sts, logs, sagemaker.api, ecr, monitoring)",
+    explanation="If training code or an SDK client in the subnet calls these APIs, add interface endpoints with private DNS (or a NAT route).",
+    symptom="training code or an SDK client in the VPC that calls STS, CloudWatch, SageMaker or ECR cannot reach them",
     check=check_interface_endpoints,
+    source=("API behaviour: without NAT, an AWS API is reachable from a subnet only through its interface endpoint with "
+            "private DNS (AWS PrivateLink Guide, 'Access an AWS service using an interface VPC endpoint'). Which callers "
+            "exist is not in the template, and training jobs are not documented to need these endpoints (SageMaker pulls "
+            "the training image itself): a warning about callers."),
 )
 
 RULES = (SAME_ZONE, S3_ROUTE, ENDPOINTS)

@@ -20,11 +20,15 @@ the security groups on it; AWS evaluates those groups as a union.
    CreateTrainingJob shape, as custom resources and state machines carry it);
 5. a group tagged ``smddp:role`` = ``training``: this project's constructs declare it.
 
-**Weak evidence** (warning at most): a group whose ``GroupName``, ``GroupDescription`` or tag
-value mentions EFA or training instances as whole words after camel-case splitting
+**Names** (information only, SMDDP-SG3): a group whose ``GroupName``, ``GroupDescription`` or
+tag value mentions EFA or training instances as whole words after camel-case splitting
 (``efa``, ``smddp``, ``hyperpod``, an EFA instance family such as ``p4d``/``p5``/``trn1``,
-or "training" followed by instance(s)/node(s)/job(s)/cluster(s)/worker(s)/host(s)), and
-that no strong attachment judges already. A bare "training" is not enough.
+or "training" followed by instance(s)/node(s)/job(s)/cluster(s)/worker(s)/host(s)), that
+nothing in the template carries (under any assignment: a group carried by a file system, an
+endpoint or an EFA interface has the role of what carries it), whose text names no other
+role (``fsx``, ``lustre``, ``endpoint`` ...) and whose rules do not say it serves a file
+system or endpoints (only TCP rules on the Lustre or HTTPS ports). A bare "training" is not
+enough. Names never outweigh rules and attachments.
 
 Inference (Model, EndpointConfig), monitoring, Studio and processing resources do not run
 EFA collectives; their groups are left alone.
@@ -34,11 +38,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
+from typing import Any, Iterator, Optional
 
 from smddp_infra.contract import TAG_ROLE, TAG_ROLE_TRAINING
-from smddp_infra.rules.groups import SECURITY_GROUP, GroupRef, group_list, security_groups
-from smddp_infra.rules.model import UNKNOWN, Resource, ResourceRef, World, describe_value, to_bool
+from smddp_infra.rules.groups import (
+    EGRESS,
+    INGRESS,
+    SECURITY_GROUP,
+    GroupRef,
+    group_list,
+    security_groups,
+    template_groups_mentioned,
+)
+from smddp_infra.rules.model import UNKNOWN, Resource, ResourceRef, TemplateModel, World, describe_value, to_bool
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 ROLE_TAG = TAG_ROLE
@@ -195,23 +208,39 @@ def _hyperpod_attachments(world: World) -> Iterator[Attachment]:
                          groups, unresolved, world.exists(cluster) is True, "strong", path)
 
 
+def _training_job_sites(model: TemplateModel) -> list[tuple[Resource, Mapping[str, Any], tuple[str | int, ...]]]:
+    """Where the template writes a CreateTrainingJob-shaped mapping (a ``VpcConfig`` beside
+    ``ResourceConfig`` or ``AlgorithmSpecification``): found once per template, by shape."""
+
+    def build(m: TemplateModel) -> list[tuple[Resource, Mapping[str, Any], tuple[str | int, ...]]]:
+        sites = []
+        for resource in m.resources.values():
+            if resource.type in (CLUSTER, SECURITY_GROUP):
+                continue
+            stack: list[tuple[Any, tuple[str | int, ...]]] = [(resource.properties, ("Properties",))]
+            while stack:
+                node, path = stack.pop()
+                if isinstance(node, Mapping):
+                    if "VpcConfig" in node and ("ResourceConfig" in node or "AlgorithmSpecification" in node):
+                        sites.append((resource, node, path))
+                        continue
+                    stack.extend((v, (*path, str(k))) for k, v in node.items())
+                elif isinstance(node, list):
+                    stack.extend((v, (*path, i)) for i, v in enumerate(node))
+        return sites
+
+    result: list[tuple[Resource, Mapping[str, Any], tuple[str | int, ...]]] = model.memo("training_job_sites", build)
+    return result
+
+
 def _training_job_configs(world: World) -> Iterator[tuple[Resource, Mapping[str, Any], Mapping[str, Any], tuple[str | int, ...]]]:
     """(resource, the CreateTrainingJob-shaped mapping, its VpcConfig, path) anywhere in properties."""
-    for resource in world.model.resources.values():
-        if world.exists(resource) is False or resource.type in (CLUSTER, SECURITY_GROUP):
+    for resource, node, path in _training_job_sites(world.model):
+        if world.exists(resource) is False:
             continue
-        stack: list[tuple[Any, tuple[str | int, ...]]] = [(resource.properties, ("Properties",))]
-        while stack:
-            node, path = stack.pop()
-            if isinstance(node, Mapping):
-                if "VpcConfig" in node and ("ResourceConfig" in node or "AlgorithmSpecification" in node):
-                    vpc = world.resolve(node["VpcConfig"], shallow=True)
-                    if isinstance(vpc, Mapping):
-                        yield resource, node, vpc, (*path, "VpcConfig")
-                        continue
-                stack.extend((v, (*path, str(k))) for k, v in node.items())
-            elif isinstance(node, list):
-                stack.extend((v, (*path, i)) for i, v in enumerate(node))
+        vpc = world.resolve(node["VpcConfig"], shallow=True)
+        if isinstance(vpc, Mapping):
+            yield resource, node, vpc, (*path, "VpcConfig")
 
 
 def _training_job_attachments(world: World) -> Iterator[Attachment]:
@@ -251,20 +280,55 @@ def _tagged_group_attachments(world: World) -> Iterator[Attachment]:
                              (GroupRef(group.logical_id),), None, world.exists(group) is True, "strong")
 
 
+_OTHER_ROLE_WORDS = re.compile(r"(?<![a-z0-9])(fsx|lustre|file[ _-]?systems?|storage|endpoints?|vpce|nat|alb|elb|bastion)(?![a-z0-9])")
+#: TCP ports whose rules say what a group is for when nothing attaches it: Lustre, HTTPS.
+_SERVICE_PORTS = ((988, 988), (1018, 1023), (443, 443))
+
+
 def _name_evidence(world: World, group: Resource) -> Optional[str]:
+    """What the group's name, description or tags say about training, if they say it alone.
+
+    A text that also names another role (``hyperpod-fsx-sg``, "endpoints for the training
+    subnet") says nothing about training: names are the weakest evidence there is."""
     texts = [("GroupName", world.get(group, "GroupName")), ("GroupDescription", world.get(group, "GroupDescription"))]
     texts += [(f"tag {key}", value) for key, value in world.tags(group).items()]
     for where, text in texts:
         word = mentioned_word(text)
-        if word:
+        if word and not _OTHER_ROLE_WORDS.search(_CAMEL.sub(" ", str(text)).lower()):
             return f"its {where} mentions '{word}'"
     return None
 
 
+def attached_groups(model: TemplateModel) -> frozenset[str]:
+    """Template groups that some resource of the template carries (under any assignment):
+    their role comes from what carries them, never from their names."""
+
+    def build(m: TemplateModel) -> frozenset[str]:
+        carriers = (r for r in m.resources.values() if r.type not in (SECURITY_GROUP, INGRESS, EGRESS))
+        return frozenset(g for r in carriers for g in template_groups_mentioned(m, r.properties))
+
+    result: frozenset[str] = model.memo("attached_groups", build)
+    return result
+
+
+def _rules_say_service(world: World, group: str) -> bool:
+    """Its explicit ingress rules are all TCP rules on Lustre or HTTPS ports: a file system's
+    or an endpoint's group, whatever its name says."""
+    rules = [p for p in security_groups(world).of(group, "ingress") if not p.implicit]
+    return bool(rules) and all(
+        p.protocol == "tcp" and p.from_port is not None and p.to_port is not None
+        and any(low <= p.from_port and p.to_port <= high for low, high in _SERVICE_PORTS)
+        for p in rules
+    )
+
+
 def _weak_attachments(world: World, strong: list[Attachment]) -> Iterator[Attachment]:
-    judged = {g for a in strong for g in a.template_groups}
+    """Groups that only a name suggests are training groups: nothing in the template carries
+    them (under any assignment) and their rules do not say they serve a file system or
+    endpoints. Informational only (SMDDP-SG3): the instances that would use them are elsewhere."""
+    judged = {g for a in strong for g in a.template_groups} | attached_groups(world.model)
     for group in world.of_type(SECURITY_GROUP):
-        if group.logical_id in judged:
+        if group.logical_id in judged or _rules_say_service(world, group.logical_id):
             continue
         why = _name_evidence(world, group)
         if why:
@@ -291,7 +355,12 @@ def attachments(world: World) -> list[Attachment]:
 
 def placements(world: World) -> list[Placement]:
     """Training resources that must sit in one AZ: HyperPod instance groups of an EFA type,
-    and training jobs the template describes."""
+    and training jobs the template describes (built once per assignment)."""
+    result: list[Placement] = world.memo("placements", _placements)
+    return result
+
+
+def _placements(world: World) -> list[Placement]:
     out: list[Placement] = []
     for cluster, label, vpc, instance_type, path, _ in _hyperpod_groups(world):
         if world.exists(cluster) is not True:
@@ -311,45 +380,188 @@ def placements(world: World) -> list[Placement]:
     return out
 
 
-def training_subnets(world: World, *, include_file_systems: bool, efa_only: bool = False) -> dict[str, str]:
-    """Logical id of a template subnet -> why it is a training subnet.
+#: Accelerated (GPU, Trainium, Gaudi) instance families: ``p3``..``p6e-gb200``, ``g4dn``..``g6e``,
+#: ``gr6``, ``trn1``..``trn2u``, ``dl1``/``dl2q``. A node of one of these trains (or serves a
+#: model); a subnet that holds one is a training subnet for the route rules.
+_ACCELERATED_FAMILY = re.compile(r"^(?:p\d|g\d|gr\d|trn\d|dl\d)[a-z0-9-]*$")
+ASG = "AWS::AutoScaling::AutoScalingGroup"
+PCS_NODE_GROUP = "AWS::PCS::ComputeNodeGroup"
+BATCH_ENVIRONMENT = "AWS::Batch::ComputeEnvironment"
+EKS_NODE_GROUP = "AWS::EKS::Nodegroup"
 
-    Tagged ``smddp:role=training``; listed by a HyperPod instance group or a training job;
-    the subnet of an EC2 instance with an EFA interface; and (``include_file_systems``) the
-    subnet of a Lustre file system (SageMaker mounts it only from its own AZ).
+
+def is_accelerated_instance_type(value: Any) -> Any:
+    """True/False for an instance type name (``p5.48xlarge``, ``ml.g5.12xlarge``), else UNKNOWN."""
+    if not isinstance(value, str) or "." not in value:
+        return UNKNOWN
+    parts = value.strip().lower().split(".")
+    family = parts[1] if parts[0] == "ml" and len(parts) > 2 else parts[0]
+    return bool(_ACCELERATED_FAMILY.match(family))
+
+
+@dataclass(frozen=True)
+class TrainingSubnet:
+    """Why a subnet is a training subnet, and what the evidence says about it.
+
+    ``sagemaker``: SageMaker places training here (a training job's VpcConfig, a HyperPod
+    instance group, the project's ``smddp:role=training`` tag): AWS documents what such a
+    subnet needs (a route to S3). ``efa``: EFA traffic runs here (an EFA interface, an EFA
+    instance type of HyperPod or a training job, the tag).
     """
-    subnets = {s.logical_id for s in world.of_type(SUBNET)}
-    reasons: dict[str, str] = {}
 
-    def add(ref: Any, reason: str) -> None:
-        name = ref.logical_id if isinstance(ref, ResourceRef) else getattr(ref, "logical_id", None)
+    reason: str
+    sagemaker: bool
+    efa: bool
+
+
+@dataclass(frozen=True)
+class _Compute:
+    """One EC2-launched compute resource: where it runs and what its nodes are."""
+
+    resource: Resource
+    what: str
+    subnets: tuple[Any, ...]
+    efa: bool  # an EFA interface (its own or its launch template's)
+    accelerated: bool  # an accelerated instance type (its own or its launch template's)
+
+
+def _instance_types(world: World, raw: Any) -> list[Any]:
+    value = world.resolve(raw)
+    return value if isinstance(value, list) else [value]
+
+
+def _template_traits(world: World, lt: Optional[Resource]) -> tuple[bool, bool]:
+    """(EFA interface?, accelerated instance type?) of a launch template."""
+    if lt is None:
+        return False, False
+    data = world.resolve(lt.properties.get("LaunchTemplateData"), shallow=True)
+    if not isinstance(data, Mapping):
+        return False, False
+    efa = any(isinstance(t, str) and t.lower() in EFA_INTERFACE_TYPES for _, _, t in _interfaces(world, data.get("NetworkInterfaces")))
+    return efa, is_accelerated_instance_type(world.resolve(data.get("InstanceType"))) is True
+
+
+def _launch_template(world: World, spec: Any, *keys: str) -> Optional[Resource]:
+    spec = world.resolve(spec, shallow=True)
+    if not isinstance(spec, Mapping):
+        return None
+    for key in keys:
+        if key in spec:
+            return world.resource_of(spec[key], LAUNCH_TEMPLATE)
+    return None
+
+
+def _compute(world: World) -> Iterator[_Compute]:
+    """EC2 instances, Auto Scaling groups, PCS compute node groups, Batch compute environments
+    and EKS node groups of the template, with their subnets and what their nodes are."""
+
+    def accelerated(types: list[Any]) -> bool:
+        return any(is_accelerated_instance_type(t) is True for t in types)
+
+    for instance in world.of_type(INSTANCE):
+        interfaces = list(_interfaces(world, instance.properties.get("NetworkInterfaces")))
+        efa = any(isinstance(t, str) and t.lower() in EFA_INTERFACE_TYPES for _, _, t in interfaces)
+        lt_efa, lt_acc = _template_traits(world, _launch_template(world, instance.properties.get("LaunchTemplate"), "LaunchTemplateId", "LaunchTemplateName"))
+        subnets = [world.resolve(instance.properties.get("SubnetId"))] + [world.resolve(e.get("SubnetId")) for _, e, _ in interfaces]
+        yield _Compute(instance, f"instance {instance.logical_id}", tuple(subnets), efa or lt_efa,
+                       lt_acc or accelerated([world.resolve(instance.properties.get("InstanceType"))]))
+    for lt in world.of_type(LAUNCH_TEMPLATE):  # interfaces that name their subnet themselves
+        data = world.resolve(lt.properties.get("LaunchTemplateData"), shallow=True)
+        interfaces = list(_interfaces(world, data.get("NetworkInterfaces"))) if isinstance(data, Mapping) else []
+        named = tuple(world.resolve(e.get("SubnetId")) for _, e, _ in interfaces if "SubnetId" in e)
+        if named:
+            efa, acc = _template_traits(world, lt)
+            yield _Compute(lt, f"launch template {lt.logical_id}", named, efa, acc)
+    for asg in world.of_type(ASG):
+        props = asg.properties
+        mixed = world.resolve(props.get("MixedInstancesPolicy"), shallow=True)
+        spec: Any = props.get("LaunchTemplate")
+        types: list[Any] = []
+        if isinstance(mixed, Mapping):
+            lt_part = world.resolve(mixed.get("LaunchTemplate"), shallow=True)
+            if isinstance(lt_part, Mapping):
+                spec = lt_part.get("LaunchTemplateSpecification")
+                overrides = world.resolve(lt_part.get("Overrides"))
+                types = [o.get("InstanceType") for o in overrides if isinstance(o, Mapping)] if isinstance(overrides, list) else []
+        efa, acc = _template_traits(world, _launch_template(world, spec, "LaunchTemplateId", "LaunchTemplateName"))
+        subnets = world.resolve(props.get("VPCZoneIdentifier"))
+        yield _Compute(asg, f"Auto Scaling group {asg.logical_id}", tuple(subnets) if isinstance(subnets, list) else (),
+                       efa, acc or accelerated(types))
+    for group in world.of_type(PCS_NODE_GROUP):
+        props = group.properties
+        efa, acc = _template_traits(world, _launch_template(world, props.get("CustomLaunchTemplate"), "TemplateId", "Id"))
+        configs = world.resolve(props.get("InstanceConfigs"))
+        types = [c.get("InstanceType") for c in configs if isinstance(c, Mapping)] if isinstance(configs, list) else []
+        subnets = world.resolve(props.get("SubnetIds"))
+        yield _Compute(group, f"PCS compute node group {group.logical_id}", tuple(subnets) if isinstance(subnets, list) else (),
+                       efa, acc or accelerated(types))
+    for environment in world.of_type(BATCH_ENVIRONMENT):
+        resources = world.resolve(environment.properties.get("ComputeResources"), shallow=True)
+        if not isinstance(resources, Mapping):
+            continue
+        efa, acc = _template_traits(world, _launch_template(world, resources.get("LaunchTemplate"), "LaunchTemplateId", "LaunchTemplateName"))
+        subnets = world.resolve(resources.get("Subnets"))
+        yield _Compute(environment, f"Batch compute environment {environment.logical_id}",
+                       tuple(subnets) if isinstance(subnets, list) else (), efa,
+                       acc or accelerated(_instance_types(world, resources.get("InstanceTypes"))))
+    for node_group in world.of_type(EKS_NODE_GROUP):
+        props = node_group.properties
+        efa, acc = _template_traits(world, _launch_template(world, props.get("LaunchTemplate"), "Id", "Name"))
+        subnets = world.resolve(props.get("Subnets"))
+        yield _Compute(node_group, f"EKS node group {node_group.logical_id}", tuple(subnets) if isinstance(subnets, list) else (),
+                       efa, acc or accelerated(_instance_types(world, props.get("InstanceTypes"))))
+
+
+def training_subnets(world: World, *, efa_only: bool = False) -> dict[str, TrainingSubnet]:
+    """Logical id of a template subnet -> why it is a training subnet (evidence, never names).
+
+    Something trains in it: tagged ``smddp:role=training`` (this project's constructs);
+    listed by a HyperPod instance group or a training job the template describes; the
+    subnet of an EC2 instance, Auto Scaling group, PCS compute node group, Batch compute
+    environment or EKS node group whose nodes have an EFA interface or an accelerated
+    instance type. A subnet that only holds a file system, endpoints or a NAT gateway is
+    not one: FSx interfaces do not call AWS APIs. ``efa_only`` keeps the subnets where EFA
+    traffic runs (for the one-AZ rule).
+    """
+
+    cache: dict[bool, dict[str, TrainingSubnet]] = world.memo("training_subnets", lambda w: {})
+    if efa_only in cache:
+        return cache[efa_only]
+    subnets = {s.logical_id for s in world.of_type(SUBNET)}
+    reasons: dict[str, TrainingSubnet] = {}
+
+    def add(ref: Any, reason: str, *, sagemaker: bool, efa: bool) -> None:
+        name = ref.logical_id if isinstance(ref, (ResourceRef, Resource)) else None
+        if isinstance(ref, ResourceRef) and ref.attribute not in (None, "SubnetId"):
+            return
         if name in subnets and name not in reasons:
-            reasons[name] = reason
+            reasons[name] = TrainingSubnet(reason, sagemaker, efa)
 
     for subnet in world.of_type(SUBNET):
         if is_training_tagged(world, subnet):
-            add(subnet, f"tagged {ROLE_TAG}={ROLE_TRAINING}")
+            add(subnet, f"tagged {ROLE_TAG}={ROLE_TRAINING}", sagemaker=True, efa=True)
     for placement in placements(world):
         if efa_only and placement.efa is not True:
             continue
         for ref in placement.subnets or ():
-            add(ref, f"used by {placement.what}")
-    for instance in world.of_type(INSTANCE):
-        for _index, entry, interface_type in _interfaces(world, instance.properties.get("NetworkInterfaces")):
-            if isinstance(interface_type, str) and interface_type.lower() in EFA_INTERFACE_TYPES:
-                add(world.resolve(entry.get("SubnetId")), f"EFA interface of {instance.logical_id}")
-    if include_file_systems:
-        for fs in lustre_file_systems(world):
-            if world.exists(fs) is True:
-                for ref in _as_list(world.get(fs, "SubnetIds")):
-                    add(ref, f"holds file system {fs.logical_id}")
+            add(ref, f"used by {placement.what}", sagemaker=True, efa=placement.efa is True)
+    for compute in _compute(world):
+        if world.exists(compute.resource) is not True or not (compute.efa or (compute.accelerated and not efa_only)):
+            continue
+        what = "EFA" if compute.efa else "accelerated-instance"
+        for ref in compute.subnets:
+            add(ref, f"subnet of {what} {compute.what}", sagemaker=False, efa=compute.efa)
+    cache[efa_only] = reasons
     return reasons
 
 
 __all__ = [
     "Attachment",
     "Placement",
+    "attached_groups",
     "attachments",
+    "TrainingSubnet",
+    "is_accelerated_instance_type",
     "is_efa_instance_type",
     "is_training_tagged",
     "lustre_file_systems",

@@ -25,6 +25,7 @@ UNRESOLVED = Rule(
     explanation="Check the named value by hand (or pass its parameter a Default) to have the rule decide.",
     symptom="(none: informational)",
     check=_none,
+    source="Not a consequence: a note that a rule could not decide (information only).",
 )
 
 RULES = (UNRESOLVED,)

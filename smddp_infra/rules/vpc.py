@@ -1,10 +1,14 @@
 """Subnets, their Availability Zones, route tables and VPC endpoints.
 
-What a training subnet needs (SageMaker "Give training jobs access to resources in your
-VPC"): a route to S3 (a gateway endpoint on its route table, or a NAT device) or the job
-fails uploading artifacts with "Please ensure that the subnet's route table has a route
-to an S3 VPC endpoint or a NAT device"; and, without NAT, interface endpoints with
-private DNS for ``sts``, ``logs`` and ``sagemaker.api`` or the job stays in "Starting".
+What a training subnet needs (SageMaker Developer Guide, "Give SageMaker AI Training Jobs
+Access to Resources in Your Amazon VPC", section "Configure Your Private VPC for SageMaker
+AI Training": create an S3 VPC endpoint): a route to S3 (a gateway endpoint on its route
+table, or a NAT device), or the job fails downloading data or uploading artifacts ("Please
+ensure that the subnet's route table has a route to an S3 VPC endpoint or a NAT device").
+Interface endpoints (``sts``, ``logs``, ``sagemaker.api``, ``ecr``, ``monitoring``) are what
+*callers* in the subnet need without NAT: training code or an SDK client that calls those
+APIs. The job itself is not documented to need them (SageMaker pulls the training image
+itself), so their absence is a warning about callers, not a fact about the job.
 
 What counts as NAT: a ``0.0.0.0/0`` route to a ``NatGatewayId``, ``InstanceId`` (NAT
 instance), ``NetworkInterfaceId``, ``TransitGatewayId`` or ``VpcPeeringConnectionId``
@@ -25,8 +29,18 @@ ASSOCIATION = "AWS::EC2::SubnetRouteTableAssociation"
 ROUTE = "AWS::EC2::Route"
 ENDPOINT = "AWS::EC2::VPCEndpoint"
 
-#: Interface endpoints a training job needs when it has no NAT (SageMaker VPC guide).
-REQUIRED_INTERFACE_SERVICES = ("sts", "logs", "sagemaker.api")
+#: Interface endpoints that callers in a no-NAT training subnet need, and what breaks without
+#: each (REFERENCE: training code or an SDK client calling the API; not the job itself).
+CALLER_SERVICES: dict[str, str] = {
+    "sts": "STS (boto3 credential and identity calls, the SageMaker SDK's session and role lookups)",
+    "logs": "CloudWatch Logs (an SDK client that waits on a job reads its log stream and hangs without it)",
+    "sagemaker.api": "the SageMaker API (an SDK client or pipeline code that creates or describes jobs)",
+    "ecr.api": "the ECR API (nodes or code that pull images themselves; SageMaker pulls a training job's image without it)",
+    "ecr.dkr": "ECR image layers (the same pulls)",
+    "monitoring": "CloudWatch metrics (PutMetricData from training code or an agent)",
+}
+#: Kept for callers of the earlier name: the services a no-NAT subnet is checked for.
+REQUIRED_INTERFACE_SERVICES = tuple(CALLER_SERVICES)
 _EGRESS_TARGETS = ("NatGatewayId", "InstanceId", "NetworkInterfaceId", "TransitGatewayId", "VpcPeeringConnectionId")
 _SERVICE = re.compile(r"^(?:aws\.sagemaker\.|com\.amazonaws\.)[^.]+\.(.+)$")
 

@@ -61,7 +61,7 @@ def _make(rule: Any) -> type:
             "__doc__": f"{rule.id}: {rule.title}",
             "id": rule.cfn_lint_id,
             "shortdesc": f"{rule.id} {rule.title}",
-            "description": f"{rule.explanation} Guide symptom: {rule.symptom}.",
+            "description": f"{rule.explanation} Guide symptom: {rule.symptom}. Source: {rule.source}",
             "source_url": "https://docs.aws.amazon.com/sagemaker/latest/dg/data-parallel-troubleshooting.html",
             "tags": ["smddp", "sagemaker"],
             "match": match,

@@ -1,0 +1,133 @@
+"""Benchmark ``smddp-infra check`` (not a test: prints figures, asserts nothing).
+
+    python benchmarks/bench_check.py [--runs 5] [--profile] [CORPUS_DIR]
+
+Wall time, best and median of ``--runs`` cold starts, of:
+
+* ``python -c pass``: the floor every CLI call pays (interpreter start);
+* ``python -c "import smddp_infra.commands.check"`` : what the command imports before reading;
+* ``smddp-infra check ONE`` for the corpus's smallest template and for its template with the
+  most judged parameter assignments;
+* ``smddp-infra check CORPUS_DIR``: the whole corpus in one call (default tests/fixtures/corpus).
+
+Then, in-process: per template, reading (the light loader) and the engine (best of runs), and
+with ``--profile`` a cProfile of the engine over the slowest template (top functions by
+cumulative time). The targets of issue 18: one template under 0.3 s through the CLI, the whole
+corpus under 1 s in one call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CORPUS = ROOT / "tests" / "fixtures" / "corpus"
+
+
+def _wall(argv: list[str], runs: int) -> tuple[float, float]:
+    # As an installed package runs: bytecode cached (env.sh sets PYTHONDONTWRITEBYTECODE, which
+    # would make every run recompile the project's modules); one warm-up run writes it.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT)
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return min(times), statistics.median(times)
+
+
+def _templates(corpus: Path) -> list[Path]:
+    return sorted(p for p in corpus.iterdir() if p.suffix in (".yaml", ".yml", ".json", ".template") and p.name != "manifest.json")
+
+
+def _in_process(corpus: Path, runs: int) -> list[tuple[str, float, float, int]]:
+    """(name, read ms, engine ms, assignments judged) per template."""
+    sys.path.insert(0, str(ROOT))
+    from smddp_infra.rules import TemplateModel, check_template
+    from smddp_infra.rules.engine import relevant_parameters
+    from smddp_infra.rules.loader import load_template_file
+
+    out = []
+    for path in _templates(corpus):
+        read = min(_timed(lambda p=path: load_template_file(str(p)))[0] for _ in range(runs))
+        template = load_template_file(str(path))
+        engine = min(_timed(lambda t=template: check_template(t))[0] for _ in range(runs))
+        model = TemplateModel(template)
+        assignments = len(model.scenarios(relevant_parameters(model)).assignments)
+        out.append((path.name, read * 1000, engine * 1000, assignments))
+    return out
+
+
+def _timed(call: object) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = call()  # type: ignore[operator]
+    return time.perf_counter() - start, result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--profile", action="store_true", help="cProfile the engine on the slowest template")
+    args = parser.parse_args(argv)
+    templates = _templates(args.corpus)
+    smallest = min(templates, key=lambda p: p.stat().st_size)
+    py = sys.executable
+    cli = [py, "-m", "smddp_infra.cli", "check"]
+
+    rows: list[tuple[str, tuple[float, float]]] = [
+        ("python -c pass", _wall([py, "-c", "pass"], args.runs)),
+        ("import smddp_infra.commands.check", _wall([py, "-c", "import smddp_infra.commands.check"], args.runs)),
+        (f"check {smallest.name} (smallest)", _wall([*cli, str(smallest)], args.runs)),
+    ]
+    try:
+        per_template = _in_process(args.corpus, args.runs)
+    except ImportError:  # before the light loader existed: CLI figures only
+        per_template = []
+    if per_template:
+        busiest = max(per_template, key=lambda r: (r[3], r[2]))
+        rows.append((f"check {busiest[0]} ({busiest[3]} assignments)", _wall([*cli, str(args.corpus / busiest[0])], args.runs)))
+    rows.append((f"check {args.corpus.name}/ ({len(templates)} templates, one call)", _wall([*cli, str(args.corpus)], args.runs)))
+    rows.append((f"check --json {args.corpus.name}/", _wall([*cli, "--json", str(args.corpus)], args.runs)))
+
+    print(f"wall time over {args.runs} cold starts after one warm-up (best / median), {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    for label, (best, median) in rows:
+        print(f"  {label:<58} {best * 1000:7.0f} ms / {median * 1000:7.0f} ms")
+    if per_template:
+        reads = [r[1] for r in per_template]
+        engines = [r[2] for r in per_template]
+        print(f"in process, per template ({len(per_template)}): read median {statistics.median(reads):.2f} ms, "
+              f"max {max(reads):.2f} ms; engine median {statistics.median(engines):.2f} ms, max {max(engines):.2f} ms, "
+              f"total {sum(engines):.1f} ms")
+        for name, read, engine, assignments in sorted(per_template, key=lambda r: -r[2])[:5]:
+            print(f"  {name:<44} read {read:6.2f} ms  engine {engine:7.2f} ms  {assignments:4d} assignment(s)")
+    if args.profile and per_template:
+        from smddp_infra.rules import check_template
+        from smddp_infra.rules.loader import load_template_file
+
+        slowest = max(per_template, key=lambda r: r[2])[0]
+        template = load_template_file(str(args.corpus / slowest))
+        profiler = cProfile.Profile()
+        profiler.enable()
+        check_template(template)
+        profiler.disable()
+        buffer = io.StringIO()
+        pstats.Stats(profiler, stream=buffer).sort_stats("cumulative").print_stats(20)
+        print(f"profile of the engine on {slowest}:")
+        print(buffer.getvalue())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
