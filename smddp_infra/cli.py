@@ -53,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Modules of the ``[cli]`` extra (the core install is what the constructs need) -> their package.
+CLI_EXTRAS = {"yaml": "PyYAML", "rich": "rich", "cfnlint": "cfn-lint"}
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -61,6 +65,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return int(args._run(args) or 0)
     except SmddpError as exc:
         print(f"smddp-infra {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        if exc.name not in CLI_EXTRAS:  # a missing module of our own is a bug: keep its trace
+            raise
+        print(f"smddp-infra {args.command}: error: needs {CLI_EXTRAS[exc.name]}, which is not installed: "
+              "pip install 'smddp-infra[cli]'", file=sys.stderr)
         return 2
 
 

@@ -199,6 +199,7 @@ def _check_key_on_scratch(p: Mapping[str, Any]) -> None:
 def check_against_app(network: Construct, p: Mapping[str, Any]) -> None:
     """Region, VPC/subnet and group checks; raises before the first resource is created."""
     stack = v.stack_of(network)
+    v.check_no_validation_plugin_as_aspect(network)
     region = v.concrete_region(network)
     prefix = az_id_prefix_for(network, p["availability_zone_id_prefix"])
     v.az_in_region("availability_zone", p["availability_zone"], region)

@@ -25,7 +25,7 @@ import re
 from numbers import Real
 from typing import Any, Optional, Sequence
 
-from aws_cdk import Annotations, Stack, Token, aws_ec2 as ec2
+from aws_cdk import Annotations, Aspects, Stack, Token, aws_ec2 as ec2
 from constructs import IConstruct
 
 from smddp_infra.errors import ConfigError, PropTypeError
@@ -262,6 +262,21 @@ def stack_of(scope: IConstruct) -> Stack:
             f"{type(scope).__name__} {scope.node.path!r} is not inside a Stack: pass a Stack (or a construct "
             "inside one) as its scope, not the App or a Stage"
         ) from None
+
+
+def check_no_validation_plugin_as_aspect(scope: IConstruct) -> None:
+    """cdk-nag 3's packs are validation plugins, not Aspects: the cdk-nag 2 habit
+    ``Aspects.of(app).add(AwsSolutionsChecks())`` ends in a jsii ``aspect.visit is not a
+    function`` at synth, with no word of why. Said here when the pack was added before this
+    construct (docs/embedding.md has both styles)."""
+    for ancestor in scope.node.scopes:
+        for aspect in Aspects.of(ancestor).all:
+            if not hasattr(aspect, "visit") and hasattr(aspect, "validate"):
+                name = type(aspect).__name__
+                raise ConfigError(
+                    f"{name} was added with Aspects.of({ancestor.node.path or 'app'}).add(...), but it is a cdk-nag 3 "
+                    f"validation plugin, not an Aspect (synth would fail with 'aspect.visit is not a function'): use "
+                    f"Validations.of(app).add_plugins({name}(app)); Aspects.of(app).add({name}()) is cdk-nag 2's style")
 
 
 def concrete_region(scope: IConstruct) -> Optional[str]:

@@ -13,8 +13,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
-from constructs import Construct
+import jsii
+from aws_cdk import (
+    Annotations,
+    Aspects,
+    CfnOutput,
+    IAspect,
+    RemovalPolicy,
+    Stack,
+    Token,
+    aws_ec2 as ec2,
+    aws_iam as iam,
+    aws_kms as kms,
+    aws_s3 as s3,
+)
+from constructs import Construct, IConstruct
 
 from smddp_infra.constructs import _training_network_validation as _validation_l3
 from smddp_infra.constructs.acknowledgements import acknowledge
@@ -30,6 +43,28 @@ from smddp_infra.sizing.planner import LustrePlan
 
 if TYPE_CHECKING:
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
+
+#: Synth-warning id: the job document output sits in a nested stack nobody re-exported it from.
+WARN_NESTED_DOCUMENT = "smddp:jobConfigInNestedStack"
+
+
+@jsii.implements(IAspect)
+class _NestedDocumentHint:
+    """Warns, once the app is complete, when a nested network's document was not re-exported
+    (an Aspect, because ``export_job_config()`` is called after the construct is built)."""
+
+    def __init__(self, network: "SmddpTrainingNetwork") -> None:
+        self._network = network
+
+    def visit(self, node: IConstruct) -> None:
+        network = self._network
+        if node.node.path != network.node.path or network.exported_job_config is not None:
+            return
+        Annotations.of(network).add_warning_v2(
+            WARN_NESTED_DOCUMENT,
+            f"the job document output of {network.node.path} is in nested stack {Stack.of(network).node.path}: "
+            "cdk deploy --outputs-file writes top-level outputs only, so smddp-infra job-config would find no "
+            "document; re-export it from the parent: network.export_job_config() (docs/embedding.md)")
 
 
 class SmddpTrainingNetwork(Construct):
@@ -313,8 +348,11 @@ class SmddpTrainingNetwork(Construct):
         self.role: iam.IRole = self.execution_role.role
 
         self.job_config_output: Optional[CfnOutput] = None
+        self.exported_job_config: Optional[CfnOutput] = None
         if publish_job_config:
             self.job_config_output = self._publish_job_config(job_config_output_id)
+            if stack.nested_stack_parent is not None:
+                Aspects.of(self).add(_NestedDocumentHint(self))
 
     def _validate_props(self, props: dict[str, Any]) -> None:
         """The checks that need the app (region, the VPC's subnets, the group's mutability), in the
@@ -397,6 +435,31 @@ class SmddpTrainingNetwork(Construct):
     def job_config_json(self) -> str:
         """The job document as the JSON string (a token until deploy) the output carries."""
         return Stack.of(self).to_json_string(self.job_settings().to_json())
+
+    def export_job_config(self, output_id: Optional[str] = None) -> CfnOutput:
+        """Re-export the job document from the top-level stack: for a network in a ``NestedStack``.
+
+        ``cdk deploy --outputs-file`` writes the outputs of top-level stacks only, so the
+        document output of a network inside a nested stack never reaches cdk-outputs.json (and
+        ``smddp-infra job-config`` finds nothing). CDK turns this output's references into the
+        nested stack's outputs and ``Fn::GetAtt``s on it.
+
+        :param output_id: the output's id in the top-level stack. Default: the id of the
+            nested stack's document output (:func:`document_output_id` of the network's path).
+        """
+        top = Stack.of(self)
+        while top.nested_stack_parent is not None:
+            top = top.nested_stack_parent
+        if self.exported_job_config is not None:
+            raise ConfigError(f"export_job_config() was already called for {self.node.path}")
+        wanted = output_id or getattr(self, "_job_config_output_id", None) or document_output_id(self.network_name)
+        if top.node.try_find_child(wanted) is not None:
+            raise ConfigError(f"export_job_config: {wanted!r} is already taken in stack {top.node.path}; pass output_id")
+        output = CfnOutput(top, wanted, value=self.job_config_json(),
+                           description=f"SMDDP training-job settings of {self.node.path} (smddp-infra job-config)")
+        output.override_logical_id(wanted)
+        self.exported_job_config = output
+        return output
 
     def _publish_job_config(self, output_id: Optional[str]) -> CfnOutput:
         """The document as a stack output, with an id no other network in the stack shares."""
