@@ -62,7 +62,8 @@ class LustreFileSystem(Construct):
         :param dataset_bucket: link this bucket at ``/dataset`` with a data repository
             association (import on create, auto-import of changes). Default: none.
         :param dataset_prefix: key prefix of the dataset in that bucket. Default: the bucket root.
-        :param kms_key: KMS key for data at rest. Default: the FSx service key.
+        :param kms_key: KMS key for data at rest, written as its ARN; PERSISTENT plans only (FSx
+            encrypts SCRATCH file systems with its service key). Default: the FSx service key.
         :param backup_retention_days: automatic backups on persistent types (1-90). Default: 7.
             Scratch types take no backups.
         :param monthly_cost_warning_usd: a plan costing more per month is a synth warning, as is

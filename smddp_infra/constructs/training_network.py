@@ -158,9 +158,12 @@ class SmddpTrainingNetwork(Construct):
         :param checkpoint_noncurrent_days: days old checkpoint versions are kept. Default: 30.
         :param dataset_bucket: dataset bucket, linked into FSx and readable by the role. Default: none.
         :param dataset_prefix: key prefix of the dataset. Default: the bucket root.
-        :param encryption_key: an existing KMS key for the bucket and file system. Default: none
-            (S3-managed and FSx service keys).
-        :param create_encryption_key: create a KMS key (rotation on) when none is passed. Default: False.
+        :param encryption_key: an existing KMS key for the bucket and file system (written as its
+            ARN; a key of another account is a synth warning naming the grants its key policy
+            must hold). FSx for Lustre uses a customer key on PERSISTENT types only, so with a
+            key the calculator chooses among those. Default: none (S3-managed and FSx service keys).
+        :param create_encryption_key: create a KMS key (rotation on) when none is passed; the file
+            system is then PERSISTENT too. Default: False.
         :param role: escape hatch: an existing execution role; the policy is attached to it. Default: a
             new role.
         :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
