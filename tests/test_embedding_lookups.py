@@ -67,6 +67,24 @@ def test_a_vpc_from_lookup_passes_the_first_synth_with_an_info_saying_the_checks
     assert not _messages(network, "aws:cdk:error")
 
 
+def test_the_stacks_own_availability_zones_before_their_lookup_pass_the_first_synth():
+    stack = _stack()
+    zone = stack.availability_zones[0]
+    assert zone == "dummy1a"  # aws-cdk-lib's placeholder until the CLI looks the AZs up
+    network = _network(stack, availability_zone=zone, allow_https_egress=None)
+    assert any("placeholder of a context lookup" in m for m in _messages(network, "aws:cdk:info"))
+
+
+def test_after_the_lookup_the_stacks_availability_zone_is_checked_for_real():
+    from smddp_infra.errors import ConfigError
+
+    key = f"availability-zones:account={ACCOUNT}:region={REGION}"
+    stack = _stack({key: ["us-east-1a", "us-east-1b"]})
+    assert _network(stack, availability_zone=stack.availability_zones[1], allow_https_egress=None).availability_zone == "us-east-1b"
+    with pytest.raises(ConfigError, match=r"^availability_zone must be an Availability Zone of us-east-1"):
+        _network(_stack({key: ["us-west-2a"]}), availability_zone=_stack({key: ["us-west-2a"]}).availability_zones[0])
+
+
 @pytest.mark.slow
 def test_the_pinned_cli_reaches_its_lookup_step_instead_of_our_error(tmp_path):
     app_dir = tmp_path / "platform"

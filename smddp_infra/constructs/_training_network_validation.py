@@ -202,6 +202,11 @@ def check_against_app(network: Construct, p: Mapping[str, Any]) -> None:
     v.check_no_validation_plugin_as_aspect(network)
     region = v.concrete_region(network)
     prefix = az_id_prefix_for(network, p["availability_zone_id_prefix"])
+    if v.is_lookup_placeholder(p["availability_zone"]):
+        Annotations.of(network).add_info(
+            f"availability_zone {p['availability_zone']!r} is a placeholder of a context lookup not performed yet "
+            "(stack.availability_zones before cdk.context.json has them): it is checked against the region after the "
+            "lookup, when the CDK CLI runs the app again")
     v.az_in_region("availability_zone", p["availability_zone"], region)
     v.az_id_in_region("availability_zone_id", p["availability_zone_id"], region, prefix=prefix,
                       prefix_prop="availability_zone_id_prefix" if p["availability_zone_id_prefix"] else

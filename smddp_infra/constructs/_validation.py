@@ -227,7 +227,7 @@ def az_name_shape(prop: str, value: Any) -> Optional[str]:
     if value is None:
         return None
     text(prop, value, allow_token=True)
-    if Token.is_unresolved(value):
+    if Token.is_unresolved(value) or is_lookup_placeholder(value):  # e.g. stack.availability_zones[0] before its lookup
         return str(value)
     if is_az_id(value):
         raise ConfigError(f"{prop} must be an Availability Zone name like us-east-1a, got the AZ ID {value!r}: "
@@ -286,7 +286,7 @@ def concrete_region(scope: IConstruct) -> Optional[str]:
 
 
 def az_in_region(prop: str, value: Optional[str], region: Optional[str]) -> None:
-    if value is None or region is None or Token.is_unresolved(value):
+    if value is None or region is None or not_known_yet(value):
         return
     check_availability_zone(prop, value, region)
 
