@@ -13,23 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-import jsii
-from aws_cdk import (
-    Annotations,
-    Aspects,
-    CfnOutput,
-    IAspect,
-    RemovalPolicy,
-    Stack,
-    Token,
-    aws_ec2 as ec2,
-    aws_iam as iam,
-    aws_kms as kms,
-    aws_s3 as s3,
-)
-from constructs import Construct, IConstruct
+from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from constructs import Construct
 
 from smddp_infra.constructs import _training_network_validation as _validation_l3
+from smddp_infra.constructs._nested import warn_unless_exported
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
@@ -43,29 +31,6 @@ from smddp_infra.sizing.planner import LustrePlan
 
 if TYPE_CHECKING:
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
-
-#: Synth-warning id: the job document output sits in a nested stack nobody re-exported it from.
-WARN_NESTED_DOCUMENT = "smddp:jobConfigInNestedStack"
-
-
-@jsii.implements(IAspect)
-class _NestedDocumentHint:
-    """Warns, once the app is complete, when a nested network's document was not re-exported
-    (an Aspect, because ``export_job_config()`` is called after the construct is built)."""
-
-    def __init__(self, network: "SmddpTrainingNetwork") -> None:
-        self._network = network
-
-    def visit(self, node: IConstruct) -> None:
-        network = self._network
-        if node.node.path != network.node.path or network.exported_job_config is not None:
-            return
-        Annotations.of(network).add_warning_v2(
-            WARN_NESTED_DOCUMENT,
-            f"the job document output of {network.node.path} is in nested stack {Stack.of(network).node.path}: "
-            "cdk deploy --outputs-file writes top-level outputs only, so smddp-infra job-config would find no "
-            "document; re-export it from the parent: network.export_job_config() (docs/embedding.md)")
-
 
 class SmddpTrainingNetwork(Construct):
     """A complete network for SageMaker SMDDP training jobs.
@@ -355,7 +320,7 @@ class SmddpTrainingNetwork(Construct):
         if publish_job_config:
             self.job_config_output = self._publish_job_config(job_config_output_id)
             if stack.nested_stack_parent is not None:
-                Aspects.of(self).add(_NestedDocumentHint(self))
+                warn_unless_exported(self)
 
     def _validate_props(self, props: dict[str, Any]) -> None:
         """The checks that need the app (region, the VPC's subnets, the group's mutability), in the
