@@ -23,8 +23,9 @@ CDK_FLAGS := --no-notices --no-version-reporting --ci
 
 CHECKOV_STAMP := .venv-checkov/.installed
 SDKV3_STAMP := .venv-sdkv3/.installed
+FLOOR_STAMP := .venv-floor/.installed
 
-setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP)
+setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP) $(FLOOR_STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +49,11 @@ $(SDKV3_STAMP): requirements-sdkv3.txt
 	test -x .venv-sdkv3/bin/python || $(PYTHON) -m venv .venv-sdkv3
 	.venv-sdkv3/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sdkv3.txt
 	touch $@
+
+# The lowest supported aws-cdk-lib/constructs (requirements-floor.txt), cdk-nag 3 at its floor and
+# cdk-nag 2, in one cached venv: tests/test_floors.py. Built once; a warm `make test` installs nothing.
+$(FLOOR_STAMP): requirements-floor.txt tools/floor_venv.sh
+	PYTHON=$(PYTHON) sh tools/floor_venv.sh .venv-floor
 
 # Any context for the app: make synth CONTEXT="-c smddp:instanceCount=8". A bad value is the app's
 # one line and exit 2 (tools/cdk_app_exit.py drops the cdk CLI's extra line; the CLI exits 1).

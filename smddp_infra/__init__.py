@@ -10,9 +10,23 @@ never import aws_cdk. The constructs are exported lazily from here so that
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what type checkers see; at run time the names below are loaded lazily
+    from smddp_infra.checks import SmddpChecks as SmddpChecks
+    from smddp_infra.constructs.checkpoints import CheckpointBucket as CheckpointBucket
+    from smddp_infra.constructs.efa import EfaSecurityGroup as EfaSecurityGroup
+    from smddp_infra.constructs.filesystem import LustreFileSystem as LustreFileSystem
+    from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy as TrainingLaunchPolicy
+    from smddp_infra.constructs.network import TrainingVpc as TrainingVpc
+    from smddp_infra.constructs.role import TrainingExecutionRole as TrainingExecutionRole
+    from smddp_infra.constructs.training_network import SmddpTrainingNetwork as SmddpTrainingNetwork
+    from smddp_infra.contract import JobDocument as JobDocument, read_outputs_file as read_outputs_file
+    from smddp_infra.errors import ConfigError as ConfigError, SizingError as SizingError, SmddpError as SmddpError
+    from smddp_infra.sizing.planner import LustrePlan as LustrePlan, plan_lustre as plan_lustre
+    from smddp_infra.stack import TrainingNetworkStack as TrainingNetworkStack
 
 _LAZY = {
     "SmddpTrainingNetwork": "smddp_infra.constructs.training_network",

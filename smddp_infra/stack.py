@@ -28,13 +28,17 @@ from smddp_infra.contract import (
     OUTPUT_SECURITY_GROUPS,
     OUTPUT_SUBNETS,
 )
-from smddp_infra.errors import SizingError
+from smddp_infra.errors import ConfigError, SizingError
 from smddp_infra.settings import NetworkSettings
-from smddp_infra.sizing.planner import LustrePlan, plan_lustre
+from smddp_infra.sizing.lustre_rules import SCRATCH_TYPES
+from smddp_infra.sizing.planner import CUSTOMER_KEY_WHY, LustrePlan, plan_lustre
 
 
 def plan_for(settings: NetworkSettings) -> LustrePlan:
     """The file system's plan for the app's context; a sizing error names the context keys."""
+    if settings.kms_key and settings.deployment_type in SCRATCH_TYPES:
+        raise ConfigError(f"smddp:deploymentType {settings.deployment_type} contradicts smddp:kmsKey: {CUSTOMER_KEY_WHY}; "
+                          "choose PERSISTENT_1 or PERSISTENT_2, or drop smddp:kmsKey")
     try:
         return plan_lustre(
             settings.requirement_mbps,
@@ -43,6 +47,7 @@ def plan_for(settings: NetworkSettings) -> LustrePlan:
             deployment_types=[settings.deployment_type] if settings.deployment_type else None,
             max_capacity_gib=settings.max_capacity_gib,
             per_unit_storage_throughput=settings.per_unit_storage_throughput,
+            customer_key=bool(settings.kms_key),
         )
     except SizingError as exc:
         keys = ["smddp:requiredThroughputMBps" if settings.required_throughput_mbps is not None else "smddp:readMBpsPerGpu",

@@ -25,6 +25,7 @@ CASES: dict[str, Expected] = {
     "fsx_efa_no_metadata.json": frozenset({("SMDDP-FSX1", "EfaFileSystem")}),
     "fsx_efa_ok.json": frozenset(),
     "fsx_throughput_low.yaml": frozenset({("SMDDP-FSX2", "FileSystem")}),
+    "fsx_key_on_scratch.yaml": frozenset({("SMDDP-FSX5", "ScratchWithKey")}),
     "lustre_ports.yaml": frozenset({("SMDDP-FSX3", "BadFileSystem"), ("SMDDP-FSX4", "BadFileSystem")}),
     "az_mismatch.yaml": frozenset({("SMDDP-NET1", "FileSystem")}),
     "az_same_id.json": frozenset(),

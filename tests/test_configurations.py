@@ -189,7 +189,8 @@ def test_kms_configuration_encrypts_bucket_and_file_system_and_adds_the_kms_endp
     (key_id, key), = of_type(t, "AWS::KMS::Key").items()
     assert key["Properties"]["EnableKeyRotation"] is True and key["DeletionPolicy"] == "Retain"
     (fs,) = of_type(t, "AWS::FSx::FileSystem").values()
-    assert fs["Properties"]["KmsKeyId"] == {"Ref": key_id}
+    assert fs["Properties"]["KmsKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}  # the ARN: a bare id is looked up in the caller's account
+    assert fs["Properties"]["LustreConfiguration"]["DeploymentType"].startswith("PERSISTENT")  # a customer key: PERSISTENT only
     sse = [b["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0] for b in of_type(t, "AWS::S3::Bucket").values()]
     assert {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": {"Fn::GetAtt": [key_id, "Arn"]}} in [s["ServerSideEncryptionByDefault"] for s in sse]
     services = [str(e["Properties"]["ServiceName"]) for e in of_type(t, "AWS::EC2::VPCEndpoint").values()]

@@ -38,7 +38,8 @@ def test_doc_example_uses_the_existing_vpc_subnet_key_and_bucket_without_lookups
     assert not json.loads((Path(doc_example["assembly"].directory) / "manifest.json").read_text()).get("missing")  # no lookups
     (fs,) = _resources(platform_template, "AWS::FSx::FileSystem").values()
     assert fs["Properties"]["SubnetIds"] == ["subnet-0aa11bb22cc33dd44"]
-    assert fs["Properties"]["KmsKeyId"] == "1234abcd-12ab-34cd-56ef-1234567890ab"  # the L2 passes the key id of the ARN
+    assert fs["Properties"]["KmsKeyId"] == "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    assert fs["Properties"]["LustreConfiguration"]["DeploymentType"].startswith("PERSISTENT")  # a customer key
     (dra,) = _resources(platform_template, "AWS::FSx::DataRepositoryAssociation").values()
     assert dra["Properties"]["DataRepositoryPath"] == "s3://acme-ml-datasets/imagenet/"
 

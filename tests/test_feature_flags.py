@@ -117,7 +117,7 @@ def _fold(node: Any) -> Any:
                     merged.append(part)
             return merged[0] if len(merged) == 1 and isinstance(merged[0], str) else {"Fn::Join": ["", merged]}
         folded = {k: _fold(v) for k, v in node.items()}
-        for key in ("Action", "Resource"):
+        for key in ("Action", "Resource", "rules_to_suppress"):  # the last: cdk-nag 2's metadata, one per finding
             if isinstance(folded.get(key), list):
                 folded[key] = sorted(folded[key], key=lambda x: json.dumps(x, sort_keys=True))
         return folded
@@ -125,6 +125,8 @@ def _fold(node: Any) -> Any:
         return [_fold(x) for x in node]
     if isinstance(node, str) and node.startswith("arn:") and "${AWS::Partition}" in node:
         return node.replace("${AWS::Partition}", "aws")
+    if isinstance(node, str) and "arn:<AWS::Partition>:" in node:  # a cdk-nag finding id (cdk_nag metadata)
+        return node.replace("arn:<AWS::Partition>:", "arn:aws:")
     return node
 
 

@@ -14,6 +14,7 @@ import ipaddress
 import math
 from typing import Any, Mapping
 
+from aws_cdk import Annotations, Token
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
@@ -27,8 +28,15 @@ from smddp_infra.settings import (
     training_subnet_mask,
 )
 from smddp_infra.sizing.catalog import InstanceType, efa_instance
-from smddp_infra.sizing.lustre_rules import MAX_STORAGE_CAPACITY_GIB, PERSISTENT_2
-from smddp_infra.sizing.planner import DEFAULT_DEPLOYMENT_TYPES, TIER_GROUPS, LustrePlan, plan_lustre
+from smddp_infra.sizing.lustre_rules import MAX_STORAGE_CAPACITY_GIB, PERSISTENT_2, SCRATCH_TYPES
+from smddp_infra.sizing.planner import (
+    CUSTOMER_KEY_DEPLOYMENT_TYPES,
+    CUSTOMER_KEY_WHY,
+    DEFAULT_DEPLOYMENT_TYPES,
+    TIER_GROUPS,
+    LustrePlan,
+    plan_lustre,
+)
 from smddp_infra.sizing.workload import throughput_from_cluster
 
 #: Context keys the construct reads when the matching prop is not given (cdk.json or ``-c``).
@@ -139,6 +147,7 @@ def _check_combinations(p: Mapping[str, Any], extra: list[Any]) -> None:
         )
     if p["lustre_plan"] is None and p["deployment_types"] is not None:
         _check_deployment_types(p["deployment_types"], efa=p["efa_file_system"])
+    _check_key_on_scratch(p)
     if p["vpc"] is None:
         if p["training_subnet"] is not None:
             raise ConfigError("training_subnet was given without vpc: pass both, or neither to create them")
@@ -166,11 +175,38 @@ def _check_deployment_types(value: Any, *, efa: bool) -> None:
                               "(FSx for Lustre supports EFA on PERSISTENT_2 only)")
 
 
+def _key_prop(p: Mapping[str, Any]) -> str:
+    """The prop that gives the file system a customer KMS key ('' when none does)."""
+    return "encryption_key" if p["encryption_key"] is not None else "create_encryption_key=True" if p["create_encryption_key"] else ""
+
+
+def _check_key_on_scratch(p: Mapping[str, Any]) -> None:
+    """A customer key and a SCRATCH type contradict each other: FSx would not use the key."""
+    key = _key_prop(p)
+    if not key:
+        return
+    if p["lustre_plan"] is not None and p["lustre_plan"].deployment_type in SCRATCH_TYPES:
+        raise ConfigError(f"lustre_plan is {p['lustre_plan'].deployment_type} but {key} is given: {CUSTOMER_KEY_WHY}; "
+                          "plan a PERSISTENT type (plan_lustre(..., customer_key=True)) or drop the key")
+    types = p["deployment_types"]
+    names = [types] if isinstance(types, str) else list(types or ())
+    scratch = [name for name in names if name in SCRATCH_TYPES]
+    if p["lustre_plan"] is None and scratch:
+        raise ConfigError(f"deployment_types contains {scratch[0]!r} but {key} is given: {CUSTOMER_KEY_WHY}; "
+                          "name PERSISTENT types only, or drop the key")
+
+
 def check_against_app(network: Construct, p: Mapping[str, Any]) -> None:
     """Region, VPC/subnet and group checks; raises before the first resource is created."""
     stack = v.stack_of(network)
+    v.check_no_validation_plugin_as_aspect(network)
     region = v.concrete_region(network)
     prefix = az_id_prefix_for(network, p["availability_zone_id_prefix"])
+    if v.is_lookup_placeholder(p["availability_zone"]):
+        Annotations.of(network).add_info(
+            f"availability_zone {p['availability_zone']!r} is a placeholder of a context lookup not performed yet "
+            "(stack.availability_zones before cdk.context.json has them): it is checked against the region after the "
+            "lookup, when the CDK CLI runs the app again")
     v.az_in_region("availability_zone", p["availability_zone"], region)
     v.az_id_in_region("availability_zone_id", p["availability_zone_id"], region, prefix=prefix,
                       prefix_prop="availability_zone_id_prefix" if p["availability_zone_id_prefix"] else
@@ -179,12 +215,19 @@ def check_against_app(network: Construct, p: Mapping[str, Any]) -> None:
     if vpc is not None:
         v.resource_region("vpc", vpc, region, "a training network's VPC must be in the stack's region")
         zone = v.subnet_availability_zone("training_subnet", subnet)
-        v.az_in_region("training_subnet's availability_zone", zone, region)
+        if _zone_known(network, vpc, subnet, zone):
+            v.az_in_region("training_subnet's availability_zone", zone, region)
+            v.subnet_matches_zone(network, zone, availability_zone=p["availability_zone"],
+                                  availability_zone_id=p["availability_zone_id"])
         v.check_subnet_in_vpc(network, subnet, vpc)
-        v.subnet_matches_zone(network, zone, availability_zone=p["availability_zone"],
-                              availability_zone_id=p["availability_zone_id"])
+        if not v.is_lookup_placeholder(subnet.subnet_id):
+            largest = max(p["instance_count"], p.get("max_instance_count") or 0)
+            v.check_subnet_holds(network, subnet, count=largest,
+                                 count_prop="instance_count" if largest == p["instance_count"] else "max_instance_count",
+                                 ips_per_instance=p["ips_per_instance"] or efa_instance(p["instance_type"]).private_ips)
     v.resource_region("encryption_key", p["encryption_key"], region,
                       "KMS keys are regional; FSx and S3 use a key of their own region")
+    v.warn_key_in_other_account(network, "encryption_key", p["encryption_key"])
     v.resource_region("dataset_bucket", p["dataset_bucket"], region,
                       "FSx for Lustre links only buckets of its own region (data repository association)")
     v.resource_region("checkpoint_bucket", p["checkpoint_bucket"], region,
@@ -193,6 +236,25 @@ def check_against_app(network: Construct, p: Mapping[str, Any]) -> None:
         v.check_group_takes_rules("security_group", p["security_group"])
     groups = [g for g in (p["security_group"], *p["additional_security_groups"]) if g is not None]
     v.distinct_groups("security_group and additional_security_groups", groups, stack)
+
+
+def _zone_known(network: Construct, vpc: Any, subnet: Any, zone: str) -> bool:
+    """Is the training subnet's AZ known at this synth? Not while a ``Vpc.from_lookup`` waits for
+    the CLI's lookup (placeholder ids and AZs such as ``dummy1a``), nor when it is a token. The
+    checks that need the AZ are skipped then, with an info that says when they run: throwing on
+    a placeholder would stop the app before the CLI can perform the lookup at all."""
+    if v.is_lookup_placeholder(zone) or v.is_lookup_placeholder(vpc.vpc_id) or v.is_lookup_placeholder(subnet.subnet_id):
+        Annotations.of(network).add_info(
+            f"training_subnet {subnet.node.path} comes from a context lookup not performed yet (Availability Zone "
+            f"{zone!r}, subnet {subnet.subnet_id!r}): its AZ and size are checked after the lookup, when the CDK CLI "
+            "runs the app again with the looked-up values (cdk.context.json)")
+        return False
+    if Token.is_unresolved(zone):
+        Annotations.of(network).add_info(
+            f"training_subnet {subnet.node.path}'s Availability Zone is a token, known only at deploy: its checks against "
+            "the stack's region and availability_zone / availability_zone_id are not evaluated")
+        return False
+    return True
 
 
 def az_id_prefix_for(scope: Construct, prop: Any) -> Any:
@@ -223,7 +285,7 @@ def plan_from_props(p: Mapping[str, Any], instance: InstanceType) -> LustrePlan:
                   f"{p['instance_count']} instances = {need:,g} MB/s)")
     try:
         return plan_lustre(need, dataset, efa_enabled=p["efa_file_system"], deployment_types=p["deployment_types"],
-                           max_capacity_gib=p["max_capacity_gib"])
+                           max_capacity_gib=p["max_capacity_gib"], customer_key=bool(_key_prop(p)))
     except SizingError as exc:
         if "more than any FSx for Lustre file system can deliver" in str(exc):
             raise SizingError(
@@ -232,7 +294,8 @@ def plan_from_props(p: Mapping[str, Any], instance: InstanceType) -> LustrePlan:
                 "less per GPU or split the dataset across file systems"
             ) from None
         types = p["deployment_types"]
-        default = (PERSISTENT_2,) if p["efa_file_system"] else DEFAULT_DEPLOYMENT_TYPES
+        default = ((PERSISTENT_2,) if p["efa_file_system"] else
+                   CUSTOMER_KEY_DEPLOYMENT_TYPES if _key_prop(p) else DEFAULT_DEPLOYMENT_TYPES)
         considered = ", ".join([types] if isinstance(types, str) else list(types or default))
         raise SizingError(f"no FSx for Lustre file system ({considered}) fits {stated} and dataset_gib={dataset:,g}: "
                           f"{exc}") from None

@@ -25,11 +25,18 @@ import re
 from numbers import Real
 from typing import Any, Optional, Sequence
 
-from aws_cdk import Annotations, Stack, Token, aws_ec2 as ec2
+from aws_cdk import Annotations, Aspects, Stack, Token, aws_ec2 as ec2
 from constructs import IConstruct
 
 from smddp_infra.errors import ConfigError, PropTypeError
-from smddp_infra.settings import check_availability_zone, check_availability_zone_id, is_az_id, is_az_name
+from smddp_infra.settings import (
+    AWS_RESERVED_IPS,
+    FILE_SYSTEM_IPS,
+    check_availability_zone,
+    check_availability_zone_id,
+    is_az_id,
+    is_az_name,
+)
 
 #: What each jsii interface is recognised by: jsii's Python interfaces are typing Protocols
 #: that ``isinstance`` cannot check, so a value qualifies by the attribute that defines the
@@ -46,6 +53,17 @@ INTERFACES: dict[str, tuple[str, str]] = {
 #: Synth-warning ids (``Annotations.add_warning_v2``): stable, so an app can acknowledge one.
 WARN_SUBNET_UNVERIFIED = "smddp:subnetNotListedInVpc"
 WARN_AZ_ID_UNVERIFIED = "smddp:azIdNotVerifiable"
+WARN_SUBNET_HEADROOM = "smddp:subnetWithoutHeadroom"
+WARN_KEY_OTHER_ACCOUNT = "smddp:keyInOtherAccount"
+
+#: What aws-cdk-lib's context lookups return BEFORE the CLI has performed them (aws-cdk-lib
+#: ``aws-ec2/lib/vpc.js``: the dummy ``Vpc.from_lookup`` answer, and ``Stack.availability_zones``'
+#: dummy list). The CLI then looks the values up, writes cdk.context.json and runs the app again,
+#: so a check that throws on these values prevents the very lookup that would answer it.
+LOOKUP_PLACEHOLDER_AZS = frozenset({"dummy1a", "dummy1b", "dummy1c"})
+LOOKUP_PLACEHOLDER_VPC_IDS = frozenset({"vpc-12345"})
+LOOKUP_PLACEHOLDER_SUBNET_IDS = frozenset({"s-12345", "s-67890", "p-12345", "p-67890"})
+LOOKUP_PLACEHOLDER_CIDR = "1.2.3.4/5"
 
 
 def _shown(value: Any) -> str:
@@ -65,6 +83,17 @@ def is_token(value: Any) -> bool:
 
 
 # --- value checks (no construct needed) ----------------------------------------------------------
+
+
+def is_lookup_placeholder(value: Any) -> bool:
+    """A value aws-cdk-lib returns before the CLI's context lookup: not known yet (see above)."""
+    return isinstance(value, str) and value in (
+        LOOKUP_PLACEHOLDER_AZS | LOOKUP_PLACEHOLDER_VPC_IDS | LOOKUP_PLACEHOLDER_SUBNET_IDS | {LOOKUP_PLACEHOLDER_CIDR})
+
+
+def not_known_yet(value: Any) -> bool:
+    """A token or a lookup placeholder: the checks that need the value wait for the next pass."""
+    return is_lookup_placeholder(value) or (isinstance(value, str) and Token.is_unresolved(value))
 
 
 def require(prop: str, value: Any, interface: str, *, optional: bool = True) -> None:
@@ -140,10 +169,10 @@ def whole(prop: str, value: Any, *, minimum: int, maximum: Optional[int] = None,
         return None
     allowed = f"a whole number >= {minimum}" if maximum is None else f"a whole number from {minimum} to {maximum}"
     allowed += " or None" if optional else ""
+    if is_token(value):
+        raise ConfigError(f"{prop} must be known at synth (a literal number): it sizes resources, got a token")
     if isinstance(value, bool) or not isinstance(value, int):
         raise PropTypeError(f"{prop} must be {allowed}{why}, got {_shown(value)}")
-    if is_token(value):
-        raise ConfigError(f"{prop} must be known at synth (a literal number), got a token")
     if value < minimum or (maximum is not None and value > maximum):
         raise ConfigError(f"{prop} must be {allowed}{why}, got {value!r}")
     checked: int = value
@@ -198,7 +227,7 @@ def az_name_shape(prop: str, value: Any) -> Optional[str]:
     if value is None:
         return None
     text(prop, value, allow_token=True)
-    if Token.is_unresolved(value):
+    if Token.is_unresolved(value) or is_lookup_placeholder(value):  # e.g. stack.availability_zones[0] before its lookup
         return str(value)
     if is_az_id(value):
         raise ConfigError(f"{prop} must be an Availability Zone name like us-east-1a, got the AZ ID {value!r}: "
@@ -235,6 +264,21 @@ def stack_of(scope: IConstruct) -> Stack:
         ) from None
 
 
+def check_no_validation_plugin_as_aspect(scope: IConstruct) -> None:
+    """cdk-nag 3's packs are validation plugins, not Aspects: the cdk-nag 2 habit
+    ``Aspects.of(app).add(AwsSolutionsChecks())`` ends in a jsii ``aspect.visit is not a
+    function`` at synth, with no word of why. Said here when the pack was added before this
+    construct (docs/embedding.md has both styles)."""
+    for ancestor in scope.node.scopes:
+        for aspect in Aspects.of(ancestor).all:
+            if not hasattr(aspect, "visit") and hasattr(aspect, "validate"):
+                name = type(aspect).__name__
+                raise ConfigError(
+                    f"{name} was added with Aspects.of({ancestor.node.path or 'app'}).add(...), but it is a cdk-nag 3 "
+                    f"validation plugin, not an Aspect (synth would fail with 'aspect.visit is not a function'): use "
+                    f"Validations.of(app).add_plugins({name}(app)); Aspects.of(app).add({name}()) is cdk-nag 2's style")
+
+
 def concrete_region(scope: IConstruct) -> Optional[str]:
     """The stack's region, or None in an environment-agnostic stack (nothing regional is checked)."""
     region = stack_of(scope).region
@@ -242,7 +286,7 @@ def concrete_region(scope: IConstruct) -> Optional[str]:
 
 
 def az_in_region(prop: str, value: Optional[str], region: Optional[str]) -> None:
-    if value is None or region is None or Token.is_unresolved(value):
+    if value is None or region is None or not_known_yet(value):
         return
     check_availability_zone(prop, value, region)
 
@@ -263,6 +307,28 @@ def resource_region(prop: str, resource: Any, region: Optional[str], why: str) -
         raise ConfigError(f"{prop} is in region {theirs}, the stack in {region}: {why}")
 
 
+def warn_key_in_other_account(scope: IConstruct, prop: str, key: Any) -> None:
+    """A key whose account (from its ARN) is not the stack's: IAM in this account is not enough.
+
+    KMS allows a cross-account use only when the key's own policy allows it as well as the
+    caller's IAM policy (AWS KMS developer guide, "Allowing users in other accounts to use a KMS
+    key"); this app cannot see or change that policy, so the grants it needs are named here.
+    """
+    if key is None:
+        return
+    theirs, ours = key.env.account, stack_of(scope).account
+    if Token.is_unresolved(theirs) or Token.is_unresolved(ours) or theirs == ours:
+        return
+    Annotations.of(scope).add_warning_v2(
+        WARN_KEY_OTHER_ACCOUNT,
+        f"{prop} {key.key_arn} belongs to account {theirs}, the stack to {ours}: the key's own key policy (in {theirs}) "
+        f"must allow account {ours}'s principals, or the deploy and the jobs fail with AccessDenied: the training "
+        "execution role kms:Decrypt, kms:GenerateDataKey and kms:DescribeKey (checkpoints and job data); and, for FSx for "
+        f"Lustre to encrypt the file system with it, the principal that creates the file system (the CloudFormation "
+        "deploy role) kms:CreateGrant, kms:DescribeKey, kms:Encrypt, kms:Decrypt, kms:ReEncrypt* and kms:GenerateDataKey* "
+        "(via fsx, kms:ViaService)")
+
+
 def subnet_availability_zone(prop: str, subnet: Any) -> str:
     """The subnet's AZ; an imported subnet without one is refused with the import that fixes it."""
     try:
@@ -276,6 +342,49 @@ def subnet_availability_zone(prop: str, subnet: Any) -> str:
             "subnet_id=..., availability_zone='<its AZ, e.g. us-east-1a>', route_table_id=...)"
         )
     return zone
+
+
+def subnet_cidr(subnet: Any) -> Optional[str]:
+    """The subnet's IPv4 CIDR when the app knows it: created, looked up, or imported with
+    ``ipv4_cidr_block``; None for an import without it, a token or a lookup placeholder."""
+    try:
+        cidr = subnet.ipv4_cidr_block
+    except RuntimeError:  # jsii: an imported subnet's CIDR that was not supplied
+        return None
+    return None if not isinstance(cidr, str) or not cidr or not_known_yet(cidr) else cidr
+
+
+def check_subnet_holds(scope: IConstruct, subnet: Any, *, count_prop: str, count: int,
+                       ips_per_instance: int, subnet_prop: str = "training_subnet") -> None:
+    """An existing subnet with a known CIDR must hold the cluster, as a created one must.
+
+    Error when it certainly cannot (``count`` x the instance's private IPs + the file system's
+    addresses exceed the usable addresses: AWS reserves 5 in every subnet); a warning when it
+    holds the cluster once but not twice over (the headroom a created subnet is planned with);
+    an info when the CIDR is not known at synth (the check is not evaluated).
+    """
+    cidr = subnet_cidr(subnet)
+    if cidr is None:
+        Annotations.of(scope).add_info(
+            f"{subnet_prop} {subnet.node.path}: its CIDR is not known at synth (import it with ipv4_cidr_block=...), so "
+            f"whether it holds {count_prop}={count} instances is not evaluated")
+        return
+    try:
+        usable = ipaddress.IPv4Network(cidr, strict=False).num_addresses - AWS_RESERVED_IPS
+    except ValueError:
+        return
+    needed = count * ips_per_instance + FILE_SYSTEM_IPS
+    if needed > usable:
+        raise ConfigError(
+            f"{count_prop}={count} does not fit {subnet_prop} {subnet.node.path} ({cidr}, {max(usable, 0)} usable addresses): "
+            f"{count} instances x {ips_per_instance} private IPs + {FILE_SYSTEM_IPS} for the file system need {needed}; "
+            f"pass a subnet of /{32 - math.ceil(math.log2(needed + AWS_RESERVED_IPS))} or larger, or fewer instances")
+    if 2 * needed > usable:
+        Annotations.of(scope).add_warning_v2(
+            WARN_SUBNET_HEADROOM,
+            f"{subnet_prop} {subnet.node.path} ({cidr}, {usable} usable addresses) holds {count_prop}={count} instances "
+            f"({needed} addresses) but not twice over: a job started while the previous job's network interfaces are "
+            "still being released may find too few free addresses (created subnets are planned with twice the room)")
 
 
 def _all_subnets(vpc: Any) -> list[Any]:

@@ -3,11 +3,20 @@
 Each entry is applied on the narrowest construct (the CfnResource) by :func:`acknowledge`,
 and docs/security.md is checked against this table by the test suite, so the list a
 security reviewer reads is the list the code applies.
+
+Written twice, so that both cdk-nag majors see it and neither needs importing: cdk-nag 3 is
+a validation plugin and reads ``Validations.of(x).acknowledge`` (rule ids such as
+``AwsSolutions-IAM5[Resource::...]``); cdk-nag 2 is an Aspect and reads the resource's
+``cdk_nag`` template Metadata (``rules_to_suppress``: ``id``, ``reason``, and ``applies_to``
+for a granular finding), which is what its ``NagSuppressions.add_resource_suppressions``
+writes.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
 
 from aws_cdk import Acknowledgment, CfnResource, Validations
 from constructs import IConstruct
@@ -104,12 +113,39 @@ LAUNCH_WILDCARD_REASONS = {
 }
 
 
+#: cdk-nag 2 reads suppressions from this template Metadata key of the resource.
+CDK_NAG_METADATA = "cdk_nag"
+_GRANULAR = re.compile(r"(?P<rule>[^\[]+)\[(?P<finding>.+)\]")
+
+
 def acknowledge(construct: IConstruct, key: str) -> None:
     """Apply the table entry ``key`` on ``construct``'s CfnResource (the narrowest construct)."""
     entry = ACKNOWLEDGEMENTS[key]
+    acknowledge_rules(construct, [(rule_id, entry.reason) for rule_id in entry.rule_ids])
+
+
+def acknowledge_wildcards(construct: IConstruct, reasons: Mapping[str, Sequence[str]]) -> None:
+    """``AwsSolutions-IAM5`` acknowledged one wildcard resource at a time (finding -> reasons)."""
+    acknowledge_rules(construct, [(f"AwsSolutions-IAM5[Resource::{finding}]", " ".join(why))
+                                  for finding, why in reasons.items()])
+
+
+def acknowledge_rules(construct: IConstruct, pairs: Iterable[tuple[str, str]]) -> None:
+    """Acknowledge ``(rule id, reason)`` pairs on the CfnResource for both cdk-nag majors."""
     target = construct if CfnResource.is_cfn_resource(construct) else construct.node.default_child
-    assert target is not None and CfnResource.is_cfn_resource(target), f"{key}: no CfnResource under {construct.node.path}"
-    Validations.of(target).acknowledge(*(Acknowledgment(id=rule_id, reason=entry.reason) for rule_id in entry.rule_ids))
+    assert target is not None and CfnResource.is_cfn_resource(target), f"no CfnResource under {construct.node.path}"
+    assert isinstance(target, CfnResource)
+    pairs = list(pairs)
+    Validations.of(target).acknowledge(*(Acknowledgment(id=rule_id, reason=reason) for rule_id, reason in pairs))
+    existing = target.get_metadata(CDK_NAG_METADATA) or {}
+    rules = list(existing.get("rules_to_suppress", []))
+    for rule_id, reason in pairs:
+        match = _GRANULAR.fullmatch(rule_id)
+        entry = ({"id": match["rule"], "reason": reason, "applies_to": [match["finding"]]} if match
+                 else {"id": rule_id, "reason": reason})
+        if entry not in rules:
+            rules.append(entry)
+    target.add_metadata(CDK_NAG_METADATA, {**existing, "rules_to_suppress": rules})
 
 
 def markdown_table() -> str:

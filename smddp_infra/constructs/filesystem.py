@@ -20,7 +20,7 @@ from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.sizing.guards import plan_alerts
 from smddp_infra.sizing.lustre_rules import MAX_BACKUP_RETENTION_DAYS, PERSISTENT_TYPES
-from smddp_infra.sizing.planner import SIZING_METADATA, LustrePlan
+from smddp_infra.sizing.planner import CUSTOMER_KEY_WHY, SIZING_METADATA, LustrePlan
 
 REQUIREMENT_TAG = TAG_REQUIRED_THROUGHPUT
 #: Where the dataset bucket appears inside the file system when linked.
@@ -62,7 +62,8 @@ class LustreFileSystem(Construct):
         :param dataset_bucket: link this bucket at ``/dataset`` with a data repository
             association (import on create, auto-import of changes). Default: none.
         :param dataset_prefix: key prefix of the dataset in that bucket. Default: the bucket root.
-        :param kms_key: KMS key for data at rest. Default: the FSx service key.
+        :param kms_key: KMS key for data at rest, written as its ARN; PERSISTENT plans only (FSx
+            encrypts SCRATCH file systems with its service key). Default: the FSx service key.
         :param backup_retention_days: automatic backups on persistent types (1-90). Default: 7.
             Scratch types take no backups.
         :param monthly_cost_warning_usd: a plan costing more per month is a synth warning, as is
@@ -119,6 +120,10 @@ class LustreFileSystem(Construct):
         cfn = self.file_system.node.default_child
         assert isinstance(cfn, fsx.CfnFileSystem)
         self.cfn_file_system = cfn
+        if kms_key is not None:
+            # The L2 writes the bare key id, which KMS resolves in the stack's OWN account: a key
+            # of another account is only found by its ARN (FSx API reference, KmsKeyId).
+            cfn.kms_key_id = kms_key.key_arn
         if plan.deployment_type == "PERSISTENT_2":
             # aws-cdk-lib's L2 has no metadata configuration or EFA props (REFERENCE §3).
             cfn.add_property_override("LustreConfiguration.MetadataConfiguration", {"Mode": "AUTOMATIC"})
@@ -178,6 +183,9 @@ def _validate_values(*, plan: Any, vpc: Any, subnet: Any, security_group: Any, d
     v.require("dataset_bucket", dataset_bucket, "IBucket")
     v.text("dataset_prefix", dataset_prefix, optional=False)
     v.require("kms_key", kms_key, "IKey")
+    if kms_key is not None and plan.deployment_type not in PERSISTENT_TYPES:
+        raise ConfigError(f"kms_key was given with a {plan.deployment_type} plan: {CUSTOMER_KEY_WHY}; plan a PERSISTENT "
+                          "type (plan_lustre(..., customer_key=True)) or drop kms_key")
     if plan.deployment_type in PERSISTENT_TYPES:
         v.whole("backup_retention_days", backup_retention_days, minimum=1, maximum=MAX_BACKUP_RETENTION_DAYS,
                 why=f" for {plan.deployment_type}")

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from aws_cdk import Acknowledgment, Aws, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Aws, Stack, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
-from smddp_infra.constructs.acknowledgements import LAUNCH_WILDCARD_REASONS
+from smddp_infra.constructs.acknowledgements import LAUNCH_WILDCARD_REASONS, acknowledge_wildcards
 from smddp_infra.constructs.role import nag_resource_finding
 from smddp_infra.errors import ConfigError
 from smddp_infra.guardrails import LaunchScope, launch_policy_document
@@ -143,10 +143,7 @@ class TrainingLaunchPolicy(Construct):
                     reasons[finding].append(reason)
         cfn_policy = self.policy.node.default_child
         assert cfn_policy is not None  # ManagedPolicy always has its CfnManagedPolicy
-        for finding, why in reasons.items():
-            Validations.of(cfn_policy).acknowledge(
-                Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{finding}]", reason=" ".join(why))
-            )
+        acknowledge_wildcards(cfn_policy, reasons)
 
     @property
     def managed_policy_arn(self) -> str:

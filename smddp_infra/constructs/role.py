@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from aws_cdk import Acknowledgment, ArnFormat, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import ArnFormat, Stack, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
-from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS
+from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS, acknowledge_wildcards
 from smddp_infra.errors import ConfigError
 
 #: AWS Deep Learning Containers registry account (PyTorch + SMDDP images). UNCONFIRMED for
@@ -262,10 +262,7 @@ class TrainingExecutionRole(Construct):
                 finding = nag_resource_finding(stack, resource)
                 if "*" in finding and reason and reason not in reasons.setdefault(finding, []):
                     reasons[finding].append(reason)
-        for finding, why in reasons.items():
-            Validations.of(cfn_policy).acknowledge(
-                Acknowledgment(id=f"AwsSolutions-IAM5[Resource::{finding}]", reason=" ".join(why))
-            )
+        acknowledge_wildcards(cfn_policy, reasons)
 
     @property
     def role_arn(self) -> str:

@@ -17,6 +17,7 @@ from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_
 from constructs import Construct
 
 from smddp_infra.constructs import _training_network_validation as _validation_l3
+from smddp_infra.constructs._nested import warn_unless_exported
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
@@ -30,7 +31,6 @@ from smddp_infra.sizing.planner import LustrePlan
 
 if TYPE_CHECKING:
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
-
 
 class SmddpTrainingNetwork(Construct):
     """A complete network for SageMaker SMDDP training jobs.
@@ -123,9 +123,12 @@ class SmddpTrainingNetwork(Construct):
         :param checkpoint_noncurrent_days: days old checkpoint versions are kept. Default: 30.
         :param dataset_bucket: dataset bucket, linked into FSx and readable by the role. Default: none.
         :param dataset_prefix: key prefix of the dataset. Default: the bucket root.
-        :param encryption_key: an existing KMS key for the bucket and file system. Default: none
-            (S3-managed and FSx service keys).
-        :param create_encryption_key: create a KMS key (rotation on) when none is passed. Default: False.
+        :param encryption_key: an existing KMS key for the bucket and file system (written as its
+            ARN; a key of another account is a synth warning naming the grants its key policy
+            must hold). FSx for Lustre uses a customer key on PERSISTENT types only, so with a
+            key the calculator chooses among those. Default: none (S3-managed and FSx service keys).
+        :param create_encryption_key: create a KMS key (rotation on) when none is passed; the file
+            system is then PERSISTENT too. Default: False.
         :param role: escape hatch: an existing execution role; the policy is attached to it. Default: a
             new role.
         :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
@@ -313,8 +316,11 @@ class SmddpTrainingNetwork(Construct):
         self.role: iam.IRole = self.execution_role.role
 
         self.job_config_output: Optional[CfnOutput] = None
+        self.exported_job_config: Optional[CfnOutput] = None
         if publish_job_config:
             self.job_config_output = self._publish_job_config(job_config_output_id)
+            if stack.nested_stack_parent is not None:
+                warn_unless_exported(self)
 
     def _validate_props(self, props: dict[str, Any]) -> None:
         """The checks that need the app (region, the VPC's subnets, the group's mutability), in the
@@ -397,6 +403,31 @@ class SmddpTrainingNetwork(Construct):
     def job_config_json(self) -> str:
         """The job document as the JSON string (a token until deploy) the output carries."""
         return Stack.of(self).to_json_string(self.job_settings().to_json())
+
+    def export_job_config(self, output_id: Optional[str] = None) -> CfnOutput:
+        """Re-export the job document from the top-level stack: for a network in a ``NestedStack``.
+
+        ``cdk deploy --outputs-file`` writes the outputs of top-level stacks only, so the
+        document output of a network inside a nested stack never reaches cdk-outputs.json (and
+        ``smddp-infra job-config`` finds nothing). CDK turns this output's references into the
+        nested stack's outputs and ``Fn::GetAtt``s on it.
+
+        :param output_id: the output's id in the top-level stack. Default: the id of the
+            nested stack's document output (:func:`document_output_id` of the network's path).
+        """
+        top = Stack.of(self)
+        while top.nested_stack_parent is not None:
+            top = top.nested_stack_parent
+        if self.exported_job_config is not None:
+            raise ConfigError(f"export_job_config() was already called for {self.node.path}")
+        wanted = output_id or getattr(self, "_job_config_output_id", None) or document_output_id(self.network_name)
+        if top.node.try_find_child(wanted) is not None:
+            raise ConfigError(f"export_job_config: {wanted!r} is already taken in stack {top.node.path}; pass output_id")
+        output = CfnOutput(top, wanted, value=self.job_config_json(),
+                           description=f"SMDDP training-job settings of {self.node.path} (smddp-infra job-config)")
+        output.override_logical_id(wanted)
+        self.exported_job_config = output
+        return output
 
     def _publish_job_config(self, output_id: Optional[str]) -> CfnOutput:
         """The document as a stack output, with an id no other network in the stack shares."""

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
 from typing import Any, Iterable, Optional, Sequence
 
-from smddp_infra.rules import efa_rules, fsx_rules, network_rules, unresolved
+from smddp_infra.rules import efa_rules, fsx_key_rules, fsx_rules, network_rules, unresolved
 from smddp_infra.rules.findings import Finding, Rule
 from smddp_infra.rules.model import TemplateModel, is_known
 
 #: Every rule, in report order. Ids are stable: they are what users acknowledge.
-RULES: tuple[Rule, ...] = efa_rules.RULES + fsx_rules.RULES + network_rules.RULES + unresolved.RULES
+RULES: tuple[Rule, ...] = efa_rules.RULES + fsx_rules.RULES + fsx_key_rules.RULES + network_rules.RULES + unresolved.RULES
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
 
 #: Resource types the rules read, and the top-level properties they read (None: all).

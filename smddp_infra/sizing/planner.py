@@ -53,6 +53,14 @@ TIER_GROUPS: Mapping[str, tuple[Tier, ...]] = {
 #: asked for by name.
 DEFAULT_DEPLOYMENT_TYPES = (rules.SCRATCH_2, rules.PERSISTENT_1, rules.PERSISTENT_2)
 
+#: Considered when ``deployment_types`` is None and the file system is to be encrypted with a
+#: customer KMS key: FSx for Lustre uses a customer key on PERSISTENT_1 and PERSISTENT_2 only;
+#: SCRATCH_1/SCRATCH_2 are encrypted with the FSx service key of the account (FSx API reference,
+#: CreateFileSystem ``KmsKeyId``; FSx for Lustre guide, "Encrypting data at rest").
+CUSTOMER_KEY_DEPLOYMENT_TYPES = (rules.PERSISTENT_1, rules.PERSISTENT_2)
+CUSTOMER_KEY_WHY = ("a customer KMS key is used only by PERSISTENT_1 and PERSISTENT_2 file systems (scratch types are "
+                    "encrypted with the FSx service key: FSx API reference, CreateFileSystem KmsKeyId)")
+
 #: Template Metadata key on the file system resource holding :meth:`LustrePlan.record`.
 SIZING_METADATA = METADATA_SIZING
 
@@ -211,6 +219,7 @@ def plan_lustre(
     max_capacity_gib: Optional[float] = None,
     clients: Optional[int] = None,
     per_unit_storage_throughput: Optional[int] = None,
+    customer_key: bool = False,
 ) -> LustrePlan:
     """The cheapest valid file system with baseline throughput and capacity both met.
 
@@ -220,12 +229,15 @@ def plan_lustre(
     capacity steps exists. ``prices`` replaces the whole default table (keyed by
     ``Tier.key``); ``clients`` (the number of training instances), when given, enables a
     per-client throughput warning; ``per_unit_storage_throughput`` keeps only the tiers of that
-    MB/s/TiB (to keep a deployed tier: changing it replaces the file system). Raises
-    :class:`SizingError` for impossible requests.
+    MB/s/TiB (to keep a deployed tier: changing it replaces the file system).
+    ``customer_key`` (the file system is encrypted with a customer KMS key) keeps the PERSISTENT
+    types only (:data:`CUSTOMER_KEY_DEPLOYMENT_TYPES`) and says so in the explanation; a SCRATCH
+    type named in ``deployment_types`` beside it is an error. Raises :class:`SizingError` for
+    impossible requests.
     """
     request = _Request.build(
         required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
-        per_unit_storage_throughput,
+        per_unit_storage_throughput, customer_key,
     )
     candidates = request.feasible_candidates()
     best = min(candidates, key=lambda c: c.rank)
@@ -242,6 +254,7 @@ def best_per_deployment_type(
     max_capacity_gib: Optional[float] = None,
     clients: Optional[int] = None,
     per_unit_storage_throughput: Optional[int] = None,
+    customer_key: bool = False,
 ) -> dict[str, LustrePlan]:
     """The best plan of each considered group (``SCRATCH_2``, ``PERSISTENT_1``, ...), cheapest first.
 
@@ -251,7 +264,7 @@ def best_per_deployment_type(
     """
     request = _Request.build(
         required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
-        per_unit_storage_throughput,
+        per_unit_storage_throughput, customer_key,
     )
     candidates = sorted(request.feasible_candidates(), key=lambda c: c.rank)
     result: dict[str, LustrePlan] = {}
@@ -286,10 +299,12 @@ def _decimal(price: float) -> Fraction:
     return Fraction(repr(price))
 
 
-def _selected_tiers(deployment_types: Optional[Sequence[str]], efa_enabled: bool) -> tuple[Tier, ...]:
+def _selected_tiers(deployment_types: Optional[Sequence[str]], efa_enabled: bool,
+                    customer_key: bool = False) -> tuple[Tier, ...]:
     groups = EFA_TIER_GROUPS if efa_enabled else TIER_GROUPS
     if deployment_types is None:
-        names: Sequence[str] = tuple(groups) if efa_enabled else DEFAULT_DEPLOYMENT_TYPES
+        names: Sequence[str] = (tuple(groups) if efa_enabled else
+                                CUSTOMER_KEY_DEPLOYMENT_TYPES if customer_key else DEFAULT_DEPLOYMENT_TYPES)
     elif isinstance(deployment_types, str):
         names = (deployment_types,)
     else:
@@ -305,6 +320,9 @@ def _selected_tiers(deployment_types: Optional[Sequence[str]], efa_enabled: bool
                     "(FSx for Lustre supports EFA on PERSISTENT_2 only)"
                 )
             raise SizingError(f"deployment_types must be among {', '.join(groups)}, got {name!r}")
+        if customer_key and name in rules.SCRATCH_TYPES:
+            raise SizingError(f"deployment_types contains {name!r}, but the file system is to use a customer KMS key: "
+                              f"{CUSTOMER_KEY_WHY}")
         tiers.extend(t for t in groups[name] if t not in tiers)
     return tuple(tiers)
 
@@ -354,6 +372,7 @@ class _Request:
     clients: Optional[int]
     custom_prices: bool
     groups: tuple[str, ...] = ()
+    customer_key: bool = False
 
     @classmethod
     def build(
@@ -366,6 +385,7 @@ class _Request:
         max_capacity: Any,
         clients: Any,
         per_unit: Any = None,
+        customer_key: Any = False,
     ) -> "_Request":
         required = _number("required_throughput_mbps", required)
         if required <= 0:
@@ -381,10 +401,13 @@ class _Request:
                 raise SizingError(f"max_capacity_gib must be > 0 GiB, got {max_capacity:g}")
         if clients is not None and (isinstance(clients, bool) or not isinstance(clients, int) or clients < 1):
             raise SizingError(f"clients must be a whole number >= 1, got {clients!r}")
-        tiers = _with_per_unit(_selected_tiers(deployment_types, efa_enabled), per_unit)
+        if not isinstance(customer_key, bool):
+            raise SizingError(f"customer_key must be True or False, got {customer_key!r}")
+        tiers = _with_per_unit(_selected_tiers(deployment_types, efa_enabled, customer_key), per_unit)
         table = _validated_prices(prices, tiers)
         groups = tuple(dict.fromkeys(group_of(t) for t in tiers))
-        return cls(required, min_capacity, efa_enabled, tiers, table, max_capacity, clients, prices is not None, groups)
+        return cls(required, min_capacity, efa_enabled, tiers, table, max_capacity, clients, prices is not None, groups,
+                   customer_key)
 
     def candidate(self, tier: Tier) -> _Candidate:
         """The tier's smallest valid size meeting both needs (exact rational arithmetic)."""
@@ -480,6 +503,8 @@ class _Request:
                 f"; cheapest of {len(others) + 1} feasible {scope} "
                 f"(next: {runner_up.tier.key}, {runner_up.capacity_gib:,} GiB, ${runner_up.cost_usd:,.2f}/month)"
             )
+        if self.customer_key:
+            text += f"; PERSISTENT types only: {CUSTOMER_KEY_WHY}"
         if not self.custom_prices:
             text += f" (default prices: {PRICE_TABLE_REGION}, {PRICE_TABLE_DATE}, UNCONFIRMED)"
         return text
