@@ -40,8 +40,11 @@ KEY_ON_SCRATCH = Rule(
     cfn_lint_id="E9205",
     title="Customer KMS key on a SCRATCH FSx for Lustre file system",
     explanation="A customer key encrypts PERSISTENT_1/PERSISTENT_2 file systems only; use a PERSISTENT type or drop KmsKeyId.",
-    symptom="the file system is not encrypted with your key (FSx service key instead), or its creation fails",
+    symptom="the file system is not encrypted with your key: FSx uses its service key on SCRATCH types",
     check=check_key_on_scratch,
+    source=("Amazon FSx API Reference, CreateFileSystem, KmsKeyId: customer keys are for PERSISTENT_1 and PERSISTENT_2 "
+            "only; SCRATCH_1 and SCRATCH_2 are encrypted with the Amazon FSx service KMS key. FSx for Lustre User "
+            "Guide, 'Encrypting data at rest'. Whether CreateFileSystem rejects or ignores the key is UNCONFIRMED."),
 )
 
 RULES = (KEY_ON_SCRATCH,)
