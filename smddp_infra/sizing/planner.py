@@ -30,7 +30,7 @@ from fractions import Fraction
 from numbers import Real
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from smddp_infra.contract import METADATA_SIZING
+from smddp_infra.contract import METADATA_SIZING, SizingRecord
 from smddp_infra.errors import SizingError
 from smddp_infra.sizing import lustre_rules as rules
 from smddp_infra.sizing.lustre_rules import Tier
@@ -154,11 +154,16 @@ class LustrePlan:
             "efaEnabled": self.efa_enabled,
             "storageCapacityGiB": self.storage_capacity_gib,
             "requiredThroughputMBps": self.required_throughput_mbps,
+            "baselineThroughputMBps": self.baseline_throughput_mbps,
             "minCapacityGiB": self.min_capacity_gib,
             "maxCapacityGiB": self.max_capacity_gib,
             "chosenFrom": list(self.considered_groups),
             "chosenBy": "pinned" if self.pinned else "calculator" if self.considered_groups else "given",
         }
+
+    def sizing_record(self) -> SizingRecord:
+        """:meth:`record` as the contract's typed value (what the alarms and the job document carry)."""
+        return SizingRecord.parse(self.record(), where="LustrePlan.record()")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (what ``smddp-infra size --json`` prints)."""
