@@ -214,7 +214,8 @@ def _print(report: dict[str, Any], sizing: Any, settings: Any, found: Any, plan:
     if plan is not None:
         p = plan.plan
         delta = plan.monthly_cost_delta_usd
-        cost = f"${p.monthly_cost_usd:,.2f}/month" + (f" ({delta:+,.2f})" if delta is not None else "")
+        cost = f"${p.monthly_cost_usd:,.2f}/month" + (
+            f" ({'+' if delta >= 0 else '-'}${abs(delta):,.2f}/month against the deployed one)" if delta is not None else "")
         out.append(f"re-plan for {plan.required_mbps:,g} MB/s (p95 x {report['headroom']:g}): {p.deployment_type}"
                    f"{'/' + str(p.per_unit_storage_throughput) if p.per_unit_storage_throughput else ''} "
                    f"{p.storage_capacity_gib:,} GiB, {p.baseline_throughput_mbps:,.1f} MB/s baseline, {cost}")

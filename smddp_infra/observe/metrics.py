@@ -164,6 +164,10 @@ class CapacityTrend:
                 "daysToThreshold": self.days_to_threshold}
 
 
+#: Below a MiB a day the file system is not filling (float noise on a flat series is far smaller).
+FLAT_GIB_PER_DAY = 1 / 1024
+
+
 def capacity_trend(points: Sequence[tuple[datetime, float]], threshold_gib: float) -> Optional[CapacityTrend]:
     """From (timestamp, free bytes) samples; None without samples."""
     if not points:
@@ -179,7 +183,7 @@ def capacity_trend(points: Sequence[tuple[datetime, float]], threshold_gib: floa
         slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / spread if spread else 0.0
     last = ys[-1]
     days = None
-    if slope < 0:
+    if slope < -FLAT_GIB_PER_DAY:
         days = max(0.0, (last - threshold_gib) / -slope)
     return CapacityTrend(ys[0], last, min(ys), slope, threshold_gib, days)
 
