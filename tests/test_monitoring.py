@@ -302,3 +302,38 @@ def test_guard_sees_adding_monitoring_as_additive(variants: dict[str, dict[str, 
 
     report = guard(variants["Off"], variants["On"], data=ReplacementData())
     assert report.findings == () and report.exit_code == 0
+
+
+# --- the review pack -------------------------------------------------------------------------------
+
+
+def test_review_shows_the_alarms_in_mbps_and_gib_and_the_dashboard_widgets(default_app: Synthesized) -> None:
+    from smddp_infra.review.monitoring import alarms as review_alarms, dashboards
+    from smddp_infra.review.template import TemplateView
+
+    view = TemplateView(default_app.json)
+    rows = {("Throughput" if "Throughput" in r.logical_id else "Capacity"): r for r in review_alarms(view)}
+    threshold = alarms(default_app.json)["ThroughputAlarm"]["Threshold"]
+    assert rows["Throughput"].condition == f">= {threshold:,.0f} MB/s"
+    assert rows["Throughput"].periods == "3 of 4 x 300 s; missing data: notBreaching"
+    assert rows["Capacity"].condition.startswith("< ") and rows["Capacity"].condition.endswith(" GiB")
+    assert "AlarmTopic" in rows["Capacity"].actions
+    (board,) = dashboards(view)
+    assert board.widgets[0].startswith("FSx read and write MB/s (lines: baseline")
+    assert "FSx metadata operations/s" in board.widgets
+
+
+def test_review_converts_an_alarm_on_raw_bytes_per_period_to_mbps() -> None:
+    """Another team's template: DataReadBytes Sum > 3e11 bytes per 300 s is 1,000 MB/s."""
+    from smddp_infra.review.monitoring import alarms as review_alarms
+    from smddp_infra.review.template import TemplateView
+
+    template = {"Resources": {"Raw": {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+        "Namespace": "AWS/FSx", "MetricName": "DataReadBytes", "Statistic": "Sum", "Period": 300, "Threshold": 3e11,
+        "ComparisonOperator": "GreaterThanThreshold", "EvaluationPeriods": 2}}, "Free": {
+        "Type": "AWS::CloudWatch::Alarm", "Properties": {
+            "Namespace": "AWS/FSx", "MetricName": "FreeDataStorageCapacity", "Statistic": "Minimum", "Period": 60,
+            "Threshold": 100 * 1024**3, "ComparisonOperator": "LessThanThreshold", "EvaluationPeriods": 1}}}}
+    rows = {r.logical_id: r for r in review_alarms(TemplateView(template))}
+    assert rows["Raw"].condition == "> 1,000 MB/s" and rows["Raw"].periods == "2 of 2 x 300 s"
+    assert rows["Free"].condition == "< 100 GiB"

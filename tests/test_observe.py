@@ -338,3 +338,15 @@ def test_observe_imports_no_cdk() -> None:
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@given(n=st.integers(min_value=1, max_value=5), extra=st.integers(min_value=0, max_value=5),
+       pattern=st.lists(st.booleans(), min_size=1, max_size=60))
+def test_alarm_model_is_n_of_the_last_m_periods(n: int, extra: int, pattern: list[bool]) -> None:
+    m_periods = n + extra
+    values = [2.0 if hot else 0.0 for hot in pattern]
+    states = m.alarm_states(values, 1.0, datapoints_to_alarm=n, evaluation_periods=m_periods)
+    for index, state in enumerate(states):
+        assert state == (sum(pattern[max(0, index - m_periods + 1): index + 1]) >= n)
+    one_dip = [2.0, 2.0, 0.0, 2.0]  # the default 3 of 4 rides over one quiet period
+    assert m.alarm_states(one_dip, 1.0, datapoints_to_alarm=3, evaluation_periods=4)[-1] is True

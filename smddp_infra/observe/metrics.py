@@ -206,3 +206,15 @@ def check_headroom(value: float, flag: str = "--headroom") -> float:
     if not math.isfinite(value) or value < 1:
         raise ConfigError(f"{flag} must be a number >= 1 (the factor on the observed p95), got {value!r}")
     return value
+
+
+def alarm_states(values: Sequence[Optional[float]], threshold: float, *, datapoints_to_alarm: int,
+                 evaluation_periods: int, at_or_above: bool = True) -> list[bool]:
+    """In ALARM after each period? N of the last M periods breaching (missing = not breaching,
+    the throughput alarm's ``notBreaching``). A model of CloudWatch's rule, for plots and tests."""
+    breaching = [v is not None and (v >= threshold if at_or_above else v < threshold) for v in values]
+    states = []
+    for index in range(len(breaching)):
+        window = breaching[max(0, index - evaluation_periods + 1): index + 1]
+        states.append(sum(window) >= datapoints_to_alarm)
+    return states
