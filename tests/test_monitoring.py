@@ -79,6 +79,13 @@ def variants() -> dict[str, dict[str, Any]]:
                                                availability_zone="us-east-1a", route_table_id="rtb-0aa11bb22cc33dd44")
     group = ec2.SecurityGroup.from_security_group_id(stacks["Alone"], "Group", "sg-0123456789abcdef0")
     LustreFileSystem(stacks["Alone"], "Lustre", plan=plan_lustre(1600, 2000), vpc=vpc, subnet=subnet, security_group=group)
+    from smddp_infra.settings import NetworkSettings
+    from smddp_infra.stack import TrainingNetworkStack
+
+    stacks["StackTuned"] = TrainingNetworkStack(app, "StackTuned", settings=NetworkSettings.from_context(cdk_context(**{
+        "smddp:checkpointGiB": 300, "smddp:trainingJobNamePrefix": "llama", "smddp:alarmTopicArn": TOPIC_ARN})))
+    stacks["StackOff"] = TrainingNetworkStack(app, "StackOff", settings=NetworkSettings.from_context(
+        cdk_context(**{"smddp:monitoring": False})))
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), NIST80053R5Checks(app), HIPAASecurityChecks(app), SmddpChecks(app))
     assembly = app.synth()
     found = {name: assembly.get_stack_artifact(stack.artifact_id).template for name, stack in stacks.items()}
@@ -337,3 +344,46 @@ def test_review_converts_an_alarm_on_raw_bytes_per_period_to_mbps() -> None:
     rows = {r.logical_id: r for r in review_alarms(TemplateView(template))}
     assert rows["Raw"].condition == "> 1,000 MB/s" and rows["Raw"].periods == "2 of 2 x 300 s"
     assert rows["Free"].condition == "< 100 GiB"
+
+
+def test_guard_lets_monitoring_be_turned_off_without_calling_its_key_stateful(variants: dict[str, dict[str, Any]]) -> None:
+    """The alarm key encrypts notifications in flight only; a key that encrypts data stays guarded."""
+    from smddp_infra.review.replacement import ReplacementData, guard
+
+    data = ReplacementData()
+    assert guard(variants["On"], variants["Off"], data=data).findings == ()
+    (key_id,) = of_type(variants["On"], "AWS::KMS::Key")
+    on_with_data = json.loads(json.dumps(variants["On"]))
+    (fs,) = of_type(on_with_data, "AWS::FSx::FileSystem").values()
+    fs["Properties"]["KmsKeyId"] = {"Ref": key_id}
+    off_with_data = json.loads(json.dumps(variants["Off"]))
+    (fs_off,) = of_type(off_with_data, "AWS::FSx::FileSystem").values()
+    fs_off["Properties"]["KmsKeyId"] = {"Ref": key_id}
+    kinds = {(f.first.logical_id, f.verb) for f in guard(on_with_data, off_with_data, data=data).findings}
+    assert (key_id, "DELETE") in kinds
+
+
+def test_the_default_app_takes_monitoring_from_context_in_one_line_per_bad_value() -> None:
+    from smddp_infra.errors import ConfigError
+    from smddp_infra.settings import NetworkSettings
+
+    settings = NetworkSettings.from_context(cdk_context(**{
+        "smddp:checkpointGiB": "300", "smddp:trainingJobNamePrefix": "llama", "smddp:alarmTopicArn": TOPIC_ARN}))
+    assert (settings.monitoring, settings.checkpoint_gib, settings.training_job_name_prefix, settings.alarm_topic_arn) == \
+        (True, 300, "llama", TOPIC_ARN)
+    assert NetworkSettings.from_context(cdk_context(**{"smddp:monitoring": "false"})).monitoring is False
+    for key, value, message in (("smddp:alarmTopicArn", "my-topic", "smddp:alarmTopicArn must be an SNS topic ARN"),
+                                ("smddp:trainingJobNamePrefix", "a_b", "smddp:trainingJobNamePrefix must be the start"),
+                                ("smddp:checkpointGiB", "-1", "smddp:checkpointGiB must be")):
+        with pytest.raises(ConfigError, match=message):
+            NetworkSettings.from_context(cdk_context(**{key: value}))
+
+
+def test_the_default_stack_passes_the_context_keys_to_the_network(variants: dict[str, dict[str, Any]]) -> None:
+    tuned, off = variants["StackTuned"], variants["StackOff"]
+    a = alarms(tuned)
+    assert a["CapacityAlarm"]["Threshold"] == 600 and all(x["AlarmActions"] == [TOPIC_ARN] for x in a.values())
+    assert of_type(tuned, "AWS::SNS::Topic") == {}
+    assert any("GPU" in str(w["properties"].get("title")) for w in dashboard_body(tuned)["widgets"])
+    for type_name in MONITORING_TYPES:
+        assert of_type(off, type_name) == {}, type_name

@@ -21,6 +21,7 @@ from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
 from smddp_infra.constructs.filesystem import LustreFileSystem
+from smddp_infra.constructs.monitoring import monitoring_options
 from smddp_infra.constructs.network import TrainingVpc
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
@@ -164,6 +165,7 @@ class SmddpTrainingNetwork(Construct):
         """
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
+        monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
         super().__init__(scope, id)
         self._validate_props(props)
         stack = Stack.of(self)
