@@ -36,7 +36,8 @@ class LustreFileSystem(Construct):
     and an optional ``AWS::FSx::DataRepositoryAssociation`` to a dataset bucket.
 
     Attributes: ``file_system`` (the L2), ``file_system_id``, ``mount_name``,
-    ``directory_path`` (what a SageMaker FileSystemDataSource uses), ``plan``, ``connections``.
+    ``directory_path`` (what a SageMaker FileSystemDataSource uses), ``plan``, ``connections``,
+    ``monitoring`` (:class:`FileSystemMonitoring`, None with ``monitoring=False``).
     """
 
     def __init__(
@@ -77,7 +78,7 @@ class LustreFileSystem(Construct):
         _validate_values(plan=plan, vpc=vpc, subnet=subnet, security_group=security_group, dataset_bucket=dataset_bucket,
                          dataset_prefix=dataset_prefix, kms_key=kms_key, backup_retention_days=backup_retention_days,
                          monthly_cost_warning_usd=monthly_cost_warning_usd)
-        monitoring_options = _monitoring_options(monitoring, plan)
+        watch = _monitoring_options(monitoring, plan)
         super().__init__(scope, id)
         v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         v.check_subnet_in_vpc(self, subnet, vpc, subnet_prop="subnet")
@@ -153,9 +154,9 @@ class LustreFileSystem(Construct):
 
         #: The alarms, dashboard and topic (None with ``monitoring=False``).
         self.monitoring: Optional[FileSystemMonitoring] = None
-        if monitoring_options is not None:
+        if watch is not None:
             self.monitoring = FileSystemMonitoring(self, "Monitoring", file_system_id=self.file_system.file_system_id,
-                                                   sizing=plan.sizing_record(), options=monitoring_options,
+                                                   sizing=plan.sizing_record(), options=watch,
                                                    encryption_key=kms_key)
 
     @property
