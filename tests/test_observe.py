@@ -24,6 +24,8 @@ from smddp_infra.observe import metrics as m
 from smddp_infra.sizing.planner import plan_lustre
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Timing is not what these properties are about, and the machine is shared: no per-example deadline.
+NO_DEADLINE = settings(deadline=None)
 finite = st.floats(min_value=0, max_value=1e15, allow_nan=False, allow_infinity=False)
 periods = st.sampled_from([60, 120, 300, 600, 3600])
 
@@ -31,11 +33,13 @@ periods = st.sampled_from([60, 120, 300, 600, 3600])
 # --- bytes per period -> MB/s ---------------------------------------------------------------------
 
 
+@NO_DEADLINE
 @given(mbps=st.floats(min_value=0, max_value=1e6, allow_nan=False), period=periods)
 def test_a_steady_rate_read_for_a_period_comes_back_as_that_rate(mbps: float, period: int) -> None:
     assert m.mbps(mbps * 1e6 * period, period) == pytest.approx(mbps, rel=1e-12, abs=1e-12)
 
 
+@NO_DEADLINE
 @given(a=finite, b=finite, period=periods)
 def test_mbps_is_additive_and_never_negative(a: float, b: float, period: int) -> None:
     assert m.mbps(a + b, period) == pytest.approx(m.mbps(a, period) + m.mbps(b, period), rel=1e-9, abs=1e-9)
@@ -55,29 +59,33 @@ def test_mbps_matches_the_alarms_metric_math_text() -> None:
 values_lists = st.lists(st.floats(min_value=-1e9, max_value=1e9, allow_nan=False), min_size=1, max_size=200)
 
 
+@NO_DEADLINE
 @given(values=values_lists, q=st.floats(min_value=0, max_value=100))
 def test_percentile_stays_within_the_values(values: list[float], q: float) -> None:
     assert min(values) <= m.percentile(values, q) <= max(values)
 
 
+@NO_DEADLINE
 @given(values=values_lists)
 def test_p0_is_the_minimum_and_p100_the_maximum(values: list[float]) -> None:
     assert m.percentile(values, 0) == min(values) and m.percentile(values, 100) == max(values)
 
 
+@NO_DEADLINE
 @given(values=values_lists, q1=st.floats(min_value=0, max_value=100), q2=st.floats(min_value=0, max_value=100))
 def test_percentile_grows_with_q(values: list[float], q1: float, q2: float) -> None:
     low, high = sorted((q1, q2))
     assert m.percentile(values, low) <= m.percentile(values, high)
 
 
+@NO_DEADLINE
 @given(values=values_lists, q=st.floats(min_value=0, max_value=100), data=st.data())
 def test_percentile_does_not_depend_on_order(values: list[float], q: float, data: st.DataObject) -> None:
     shuffled = data.draw(st.permutations(values))
     assert m.percentile(shuffled, q) == m.percentile(values, q)
 
 
-@settings(max_examples=50)
+@settings(max_examples=50, deadline=None)
 @given(values=st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=1, max_size=100),
        q=st.floats(min_value=0, max_value=100))
 def test_percentile_agrees_with_numpy_linear(values: list[float], q: float) -> None:
@@ -95,6 +103,7 @@ def test_percentile_refuses_nothing_and_out_of_range_q() -> None:
 # --- verdict and thresholds ---------------------------------------------------------------------------
 
 
+@NO_DEADLINE
 @given(baseline=st.floats(min_value=1, max_value=1e6), share=st.floats(min_value=0, max_value=2))
 def test_verdict_follows_the_share_of_the_baseline(baseline: float, share: float) -> None:
     p95 = share * baseline
@@ -114,12 +123,14 @@ def test_verdict_edges_and_no_data() -> None:
     assert m.verdict(None, 1000) is m.Verdict.NOT_EVALUATED
 
 
+@NO_DEADLINE
 @given(capacity=st.integers(min_value=1200, max_value=500_000), checkpoint=st.none() | st.floats(min_value=1, max_value=500))
 def test_free_capacity_threshold_is_twice_the_checkpoint_or_ten_percent(capacity: int, checkpoint: float | None) -> None:
     threshold = m.free_capacity_threshold_gib(capacity, checkpoint_gib=checkpoint)
     assert threshold == (2 * checkpoint if checkpoint is not None else 0.1 * capacity)
 
 
+@NO_DEADLINE
 @given(start=st.floats(min_value=100, max_value=10_000), slope=st.floats(min_value=-500, max_value=500),
        samples=st.integers(min_value=2, max_value=50))
 def test_capacity_trend_recovers_a_linear_slope(start: float, slope: float, samples: int) -> None:
@@ -340,6 +351,7 @@ def test_observe_imports_no_cdk() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@NO_DEADLINE
 @given(n=st.integers(min_value=1, max_value=5), extra=st.integers(min_value=0, max_value=5),
        pattern=st.lists(st.booleans(), min_size=1, max_size=60))
 def test_alarm_model_is_n_of_the_last_m_periods(n: int, extra: int, pattern: list[bool]) -> None:
