@@ -14,9 +14,9 @@ low GPU utilisation and a slow job. This construct adds, per file system:
   lines, free capacity, metadata operations, and the training jobs' GPU utilisation when a
   job name prefix is known;
 * ``AlarmTopic`` (unless ``alarm_topic`` is given): SNS, encrypted with a customer managed key
-  (the network's own ``kms.Key`` when it has one, else ``AlarmKey``: CloudWatch cannot publish
-  to a topic under the AWS managed ``alias/aws/sns`` key, whose policy the account cannot
-  extend), TLS-only policy. No subscription is created: who is told is the platform's choice.
+  (the network's own ``kms.Key`` when it has one, else ``AlarmKey``: alarm notifications to an
+  encrypted topic need a key whose policy admits ``cloudwatch.amazonaws.com``, which the AWS
+  managed ``alias/aws/sns`` key's policy cannot; AWS guidance, UNCONFIRMED offline), TLS-only policy. No subscription is created: who is told is the platform's choice.
 
 The baseline is read from the calculator's record (:class:`~smddp_infra.contract.SizingRecord`,
 the same one the job document publishes and ``observe`` reads), never computed again.
