@@ -36,6 +36,8 @@ _LAZY = {
     "CheckpointBucket": "smddp_infra.constructs.checkpoints",
     "TrainingExecutionRole": "smddp_infra.constructs.role",
     "TrainingLaunchPolicy": "smddp_infra.constructs.launch_policy",
+    "FileSystemMonitoring": "smddp_infra.constructs.monitoring",
+    "MonitoringOptions": "smddp_infra.constructs.monitoring",
     "TrainingNetworkStack": "smddp_infra.stack",
     "SmddpChecks": "smddp_infra.checks",
     "plan_lustre": "smddp_infra.sizing.planner",

@@ -135,6 +135,10 @@ class JobDocument:
     kms_key_arn: Optional[str] = None
     #: The network's construct path in its stack ("" for documents written before it existed).
     network: str = ""
+    #: What the calculator chose (the file system's ``smddp:sizing`` record), when known.
+    sizing: Optional["SizingRecord"] = None
+    #: What the network's alarms watch (None: monitoring off, or a document written before it).
+    monitoring: Optional["MonitoringSettings"] = None
     version: int = DOCUMENT_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -172,12 +176,164 @@ class JobDocument:
             doc["code"] = {"s3Uri": self.code_s3_uri}
         if self.kms_key_arn is not None:
             doc["kmsKeyArn"] = self.kms_key_arn
+        if self.sizing is not None:
+            doc["sizing"] = self.sizing.to_json()
+        if self.monitoring is not None:
+            doc["monitoring"] = self.monitoring.to_json()
         return doc
 
     def zone_of(self, subnet: str) -> str:
         """The AZ of one of the document's subnets."""
         zones = dict(zip(self.subnets, self.subnet_availability_zones)) if self.subnet_availability_zones else {}
         return zones.get(subnet, self.availability_zone)
+
+
+# --- the file system's sizing and monitoring, as published in the document -------------------
+
+#: CloudWatch namespace and dimension of FSx metrics (REFERENCE: FSx "Monitoring with CloudWatch").
+FSX_NAMESPACE = "AWS/FSx"
+FSX_DIMENSION = "FileSystemId"
+
+
+@dataclass(frozen=True)
+class SizingRecord:
+    """The calculator's record of one file system (template Metadata ``smddp:sizing`` and the
+    document's ``sizing``): what it was asked and what it chose.
+
+    ``baseline_throughput_mbps`` is the plan's baseline disk throughput, the value behind the
+    ``smddp:requiredThroughputMBps`` tag's requirement: the alarms and ``smddp-infra observe``
+    read it from here rather than computing it again.
+    """
+
+    deployment_type: str
+    storage_type: str
+    storage_capacity_gib: int
+    per_unit_storage_throughput: Optional[int]
+    efa_enabled: bool
+    required_throughput_mbps: float
+    baseline_throughput_mbps: float
+    min_capacity_gib: float = 0
+    max_capacity_gib: Optional[float] = None
+    chosen_from: tuple[str, ...] = ()
+    chosen_by: str = "given"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "deploymentType": self.deployment_type,
+            "perUnitStorageThroughput": self.per_unit_storage_throughput,
+            "storageType": self.storage_type,
+            "efaEnabled": self.efa_enabled,
+            "storageCapacityGiB": self.storage_capacity_gib,
+            "requiredThroughputMBps": self.required_throughput_mbps,
+            "baselineThroughputMBps": self.baseline_throughput_mbps,
+            "minCapacityGiB": self.min_capacity_gib,
+            "maxCapacityGiB": self.max_capacity_gib,
+            "chosenFrom": list(self.chosen_from),
+            "chosenBy": self.chosen_by,
+        }
+
+    @classmethod
+    def parse(cls, raw: Any, *, where: str) -> "SizingRecord":
+        record = _object(raw, where, ("deploymentType", "storageCapacityGiB", "requiredThroughputMBps",
+                                      "baselineThroughputMBps"))
+        per_unit = record.get("perUnitStorageThroughput")
+        cap = record.get("maxCapacityGiB")
+        return cls(
+            deployment_type=_str(record["deploymentType"], f"{where}.deploymentType"),
+            storage_type=_str(record.get("storageType", "SSD"), f"{where}.storageType"),
+            storage_capacity_gib=int(_num(record["storageCapacityGiB"], f"{where}.storageCapacityGiB", whole=True)),
+            per_unit_storage_throughput=None if per_unit is None else int(
+                _num(per_unit, f"{where}.perUnitStorageThroughput", whole=True)),
+            efa_enabled=_bool(record.get("efaEnabled", False), f"{where}.efaEnabled"),
+            required_throughput_mbps=_num(record["requiredThroughputMBps"], f"{where}.requiredThroughputMBps"),
+            baseline_throughput_mbps=_num(record["baselineThroughputMBps"], f"{where}.baselineThroughputMBps"),
+            min_capacity_gib=_num(record.get("minCapacityGiB", 0) or 0, f"{where}.minCapacityGiB"),
+            max_capacity_gib=None if cap is None else _num(cap, f"{where}.maxCapacityGiB"),
+            chosen_from=_str_list(record.get("chosenFrom", []), f"{where}.chosenFrom"),
+            chosen_by=_str(record.get("chosenBy", "given"), f"{where}.chosenBy"),
+        )
+
+
+@dataclass(frozen=True)
+class MonitoringSettings:
+    """What a network's alarms watch, as the construct created them; ``smddp-infra observe``
+    reads the same metrics at the same period and judges with the same fraction.
+
+    Metric names are kept here (not only in code) because they are overridable per network:
+    a name FSx does not publish for a deployment type is changed in the construct and
+    observe follows. Names of the alarms, dashboard and topic are CloudFormation's.
+    """
+
+    period_seconds: int
+    throughput_fraction: float
+    datapoints_to_alarm: int
+    evaluation_periods: int
+    free_capacity_threshold_gib: float
+    read_metric: str = "DataReadBytes"
+    write_metric: str = "DataWriteBytes"
+    free_capacity_metric: str = "FreeDataStorageCapacity"
+    metadata_metric: str = "MetadataOperations"
+    namespace: str = FSX_NAMESPACE
+    throughput_alarm: Optional[str] = None
+    capacity_alarm: Optional[str] = None
+    dashboard: Optional[str] = None
+    alarm_topic_arn: Optional[str] = None
+    training_job_name_prefix: Optional[str] = None
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "namespace": self.namespace,
+            "metrics": {"read": self.read_metric, "write": self.write_metric,
+                        "freeCapacity": self.free_capacity_metric, "metadata": self.metadata_metric},
+            "periodSeconds": self.period_seconds,
+            "throughputFraction": self.throughput_fraction,
+            "datapointsToAlarm": self.datapoints_to_alarm,
+            "evaluationPeriods": self.evaluation_periods,
+            "freeCapacityThresholdGiB": self.free_capacity_threshold_gib,
+        }
+        optional = {"throughputAlarm": self.throughput_alarm, "capacityAlarm": self.capacity_alarm,
+                    "dashboard": self.dashboard, "alarmTopicArn": self.alarm_topic_arn,
+                    "trainingJobNamePrefix": self.training_job_name_prefix}
+        doc.update({k: v for k, v in optional.items() if v is not None})
+        return doc
+
+    @classmethod
+    def parse(cls, raw: Any, *, where: str) -> "MonitoringSettings":
+        doc = _object(raw, where, ("periodSeconds", "throughputFraction", "datapointsToAlarm", "evaluationPeriods",
+                                   "freeCapacityThresholdGiB"))
+        metrics = _object(doc.get("metrics", {}), f"{where}.metrics", ())
+        names = {key: _str(metrics[key], f"{where}.metrics.{key}") for key in ("read", "write", "freeCapacity", "metadata")
+                 if key in metrics}
+        return cls(
+            period_seconds=int(_num(doc["periodSeconds"], f"{where}.periodSeconds", whole=True, positive=True)),
+            throughput_fraction=_num(doc["throughputFraction"], f"{where}.throughputFraction", positive=True),
+            datapoints_to_alarm=int(_num(doc["datapointsToAlarm"], f"{where}.datapointsToAlarm", whole=True, positive=True)),
+            evaluation_periods=int(_num(doc["evaluationPeriods"], f"{where}.evaluationPeriods", whole=True, positive=True)),
+            free_capacity_threshold_gib=_num(doc["freeCapacityThresholdGiB"], f"{where}.freeCapacityThresholdGiB"),
+            read_metric=names.get("read", "DataReadBytes"),
+            write_metric=names.get("write", "DataWriteBytes"),
+            free_capacity_metric=names.get("freeCapacity", "FreeDataStorageCapacity"),
+            metadata_metric=names.get("metadata", "MetadataOperations"),
+            namespace=_str(doc.get("namespace", FSX_NAMESPACE), f"{where}.namespace"),
+            throughput_alarm=_opt_str(doc, "throughputAlarm", where),
+            capacity_alarm=_opt_str(doc, "capacityAlarm", where),
+            dashboard=_opt_str(doc, "dashboard", where),
+            alarm_topic_arn=_opt_str(doc, "alarmTopicArn", where),
+            training_job_name_prefix=_opt_str(doc, "trainingJobNamePrefix", where),
+        )
+
+
+def _num(value: Any, where: str, *, whole: bool = False, positive: bool = False) -> float:
+    """A JSON number (a whole one when asked); ``positive``: > 0, else >= 0."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and abs(value) != float("inf")
+    if ok and whole:
+        ok = float(value).is_integer()
+    if ok:
+        ok = value > 0 if positive else value >= 0
+    if not ok:
+        kind = "a whole number" if whole else "a number"
+        raise ConfigError(f"{where} must be {kind} {'> 0' if positive else '>= 0'}, got {value!r}")
+    return float(value)
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -243,6 +399,9 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
                                   _bool(doc["enableNetworkIsolation"], f"{where}: enableNetworkIsolation")),
         required_throughput_mbps=None if throughput is None else float(throughput),
         kms_key_arn=_opt_str(doc, "kmsKeyArn", where),
+        sizing=None if doc.get("sizing") is None else SizingRecord.parse(doc["sizing"], where=f"{where}: sizing"),
+        monitoring=(None if doc.get("monitoring") is None
+                    else MonitoringSettings.parse(doc["monitoring"], where=f"{where}: monitoring")),
     )
 
 

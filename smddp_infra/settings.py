@@ -185,6 +185,11 @@ class NetworkSettings:
     #: app's cdk.json works too), with the prop winning when both are set.
     availability_zone_id_prefix: Optional[str] = None
     monthly_cost_warning_usd: Optional[float] = None
+    #: The file system's alarms, dashboard and topic (docs/observe.md).
+    monitoring: bool = True
+    checkpoint_gib: Optional[float] = None
+    training_job_name_prefix: Optional[str] = None
+    alarm_topic_arn: Optional[str] = None
 
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> "NetworkSettings":
@@ -291,6 +296,7 @@ class NetworkSettings:
             allow_replacement=_bool("smddp:allowReplacement", get("allowReplacement", False)),
             availability_zone_id_prefix=az_prefix,
             monthly_cost_warning_usd=cost_warning,
+            **_monitoring_settings(get, region),
         )
 
     @property
@@ -342,8 +348,26 @@ def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, na
         )
 
 
+def _monitoring_settings(get: Any, region: str) -> dict[str, Any]:
+    """``smddp:monitoring``, ``smddp:checkpointGiB``, ``smddp:trainingJobNamePrefix``, ``smddp:alarmTopicArn``."""
+    checkpoint = get("checkpointGiB")
+    prefix = get("trainingJobNamePrefix")
+    if prefix is not None and not re.fullmatch(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}", str(prefix)):
+        raise ConfigError(f"smddp:trainingJobNamePrefix must be the start of a SageMaker training job name (letters, "
+                          f"digits and hyphens, at most 63), got {prefix!r}")
+    topic = get("alarmTopicArn")
+    if topic is not None and not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}", str(topic)):
+        raise ConfigError(f"smddp:alarmTopicArn must be an SNS topic ARN (arn:aws:sns:{region}:<account>:<name>), got {topic!r}")
+    return {
+        "monitoring": _bool("smddp:monitoring", get("monitoring", True)),
+        "checkpoint_gib": None if checkpoint is None else _number("smddp:checkpointGiB", checkpoint, minimum=0, exclusive=True),
+        "training_job_name_prefix": None if prefix is None else str(prefix),
+        "alarm_topic_arn": None if topic is None else str(topic),
+    }
+
+
 def _camel(name: str) -> str:
-    special = {"dataset_gib": "datasetGiB", "read_mbps_per_gpu": "readMBpsPerGpu",
+    special = {"dataset_gib": "datasetGiB", "read_mbps_per_gpu": "readMBpsPerGpu", "checkpoint_gib": "checkpointGiB",
                "required_throughput_mbps": "requiredThroughputMBps",
                "max_capacity_gib": "maxCapacityGiB", "monthly_cost_warning_usd": "monthlyCostWarningUSD"}
     if name in special:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from aws_cdk import CfnOutput, Environment, Fn, Stack, aws_kms as kms, aws_s3 as s3, aws_ssm as ssm
+from aws_cdk import CfnOutput, Environment, Fn, Stack, aws_kms as kms, aws_s3 as s3, aws_sns as sns, aws_ssm as ssm
 from constructs import Construct
 
 from smddp_infra.constructs.training_network import SmddpTrainingNetwork
@@ -105,6 +105,7 @@ class TrainingNetworkStack(Stack):
             s3_prefix_list_id=settings.s3_prefix_list_id,
             # The default stack's document output keeps its first name (cdk-outputs.json readers).
             job_config_output_id=DOCUMENT_OUTPUT,
+            monitoring=self._monitoring(settings),
         )
 
         #: The launch guardrail: attach it (by the LaunchPolicyArn output) to whoever starts jobs.
@@ -133,3 +134,14 @@ class TrainingNetworkStack(Stack):
         for key_name, value in outputs.items():
             assert value is not None, key_name  # the network always has output and code prefixes
             CfnOutput(self, key_name, value=value)
+
+    def _monitoring(self, settings: NetworkSettings) -> Any:
+        """``smddp:monitoring`` and its three companions as the network's ``monitoring`` prop."""
+        from smddp_infra.constructs.monitoring import MonitoringOptions
+
+        if not settings.monitoring:
+            return False
+        topic = (sns.Topic.from_topic_arn(self, "AlarmTopic", settings.alarm_topic_arn)
+                 if settings.alarm_topic_arn else None)
+        return MonitoringOptions(checkpoint_gib=settings.checkpoint_gib, alarm_topic=topic,
+                                 training_job_name_prefix=settings.training_job_name_prefix)

@@ -37,6 +37,10 @@ def _ref(template: dict, logical_id: str) -> str:
         return f"arn:aws:iam::{ACCOUNT}:policy/{logical_id}-{_hex(logical_id, 12)}"
     if kind == "AWS::IAM::Role":
         return f"{logical_id}-{_hex(logical_id, 12)}"
+    if kind in ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard"):  # generated names
+        return f"Stack-{logical_id}-{_hex(logical_id, 12).upper()}"
+    if kind == "AWS::SNS::Topic":
+        return f"arn:aws:sns:us-east-1:{ACCOUNT}:Stack-{logical_id}-{_hex(logical_id, 12).upper()}"
     raise AssertionError(f"no physical id shape for Ref of {kind} ({logical_id})")
 
 

@@ -150,7 +150,8 @@ def _resolve(value, template: dict, ids: dict):
     if fn == "Fn::Join":
         return arg[0].join(_resolve(part, template, ids) for part in arg[1])
     logical, attr = (arg, "Ref") if fn == "Ref" else arg
-    return ids[(template["Resources"][logical]["Type"], attr)]
+    kind = template["Resources"][logical]["Type"]
+    return ids[(kind, attr, logical)] if (kind, attr, logical) in ids else ids[(kind, attr)]
 
 
 def test_default_fixture_is_what_the_reviewed_template_outputs():
@@ -169,6 +170,14 @@ def test_default_fixture_is_what_the_reviewed_template_outputs():
         ("AWS::SSM::Parameter", "Ref"): outputs["TrainingJobConfigParameterName"],
         ("AWS::IAM::ManagedPolicy", "Ref"): outputs["LaunchPolicyArn"],
     }
+    # The file system's monitoring (issue 20): names CloudFormation generates, as the fixture says.
+    monitoring = json.loads(outputs["TrainingJobConfig"])["monitoring"]
+    for logical, resource in template["Resources"].items():
+        name = {"ThroughputAlarm": "throughputAlarm", "CapacityAlarm": "capacityAlarm", "Dashboard": "dashboard",
+                "AlarmTopic": "alarmTopicArn"}
+        for part, key in name.items():
+            if f"Monitoring{part}" in logical and resource["Type"] != "AWS::SNS::TopicPolicy":
+                ids[(resource["Type"], "Ref", logical)] = monitoring[key]
     resolved = {key: _resolve(out["Value"], template, ids) for key, out in template["Outputs"].items()}
     assert resolved == outputs
     assert set(OUTPUT_KEYS) <= set(resolved)

@@ -44,6 +44,9 @@ def physical(template: dict[str, Any], logical: str, attr: str) -> str:
         ("AWS::SSM::Parameter", "Ref"): f"/smddp/{logical}",
         ("AWS::IAM::ManagedPolicy", "Ref"): f"arn:aws:iam::{ACCOUNT}:policy/{logical}",
         ("AWS::KMS::Key", "Arn"): f"arn:aws:kms:{REGION}:{ACCOUNT}:key/{_fake(logical, 8)}-0000-0000-0000-000000000000",
+        ("AWS::CloudWatch::Alarm", "Ref"): f"Stack-{logical}",
+        ("AWS::CloudWatch::Dashboard", "Ref"): f"Stack-{logical}",
+        ("AWS::SNS::Topic", "Ref"): f"arn:aws:sns:{REGION}:{ACCOUNT}:{logical}",
     }[(kind, attr)]
 
 

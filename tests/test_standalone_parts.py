@@ -148,7 +148,10 @@ def test_efa_group_alone_has_both_self_rules_and_https_to_s3_only(templates):
 
 def test_file_system_alone_is_the_plan_in_the_given_subnet_and_group(templates):
     t = templates["FileSystem"]
-    assert _types(t) == {"AWS::FSx::FileSystem", "AWS::EC2::SecurityGroupIngress"}
+    # + its monitoring (issue 20): two alarms, a dashboard, an encrypted topic and its key
+    monitoring = {"AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard", "AWS::SNS::Topic", "AWS::SNS::TopicPolicy",
+                  "AWS::KMS::Key"}
+    assert _types(t) == {"AWS::FSx::FileSystem", "AWS::EC2::SecurityGroupIngress", *monitoring}
     (lustre_ports,) = _of_type(t, "AWS::EC2::SecurityGroupIngress").values()  # aws-cdk-lib's L2 adds it
     assert {k: lustre_ports["Properties"][k] for k in ("GroupId", "SourceSecurityGroupId", "FromPort", "ToPort")} == {
         "GroupId": GROUP, "SourceSecurityGroupId": GROUP, "FromPort": 988, "ToPort": 1023}

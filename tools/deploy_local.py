@@ -17,7 +17,12 @@ No AWS account needed. The loop:
    new PERSISTENT_2 would be a new, empty file system); pin ``smddp:deploymentType=SCRATCH_2``
    and grow again: the guard passes and the update keeps the file system id (``--no-grow``
    skips this step);
-9. stop the endpoint (everything in it is gone: it lives in this process's memory).
+9. the throughput loop (issue 20): read the alarms, topic and dashboard back (DescribeAlarms,
+   GetTopicAttributes, GetDashboard), write three synthetic days of ``AWS/FSx`` datapoints with
+   PutMetricData (I/O bound, right-sized, over-sized) and run ``smddp-infra observe`` on each
+   window through the CLI; each verdict must be the expected one and each re-plan what
+   ``smddp-infra size`` prints for the observed requirement (``--no-observe`` skips this step);
+10. stop the endpoint (everything in it is gone: it lives in this process's memory).
 
 Why these choices (details in docs/deploy-local.md):
 - ``AWS_ENDPOINT_URL=http://localhost:<port>``: with the default synthesizer the CLI hands
@@ -43,6 +48,7 @@ import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -277,6 +283,113 @@ def grow_scenario(deployment: LocalDeployment, workdir: Path, *, echo: Callable[
     return problems
 
 
+#: Synthetic scenarios: share of the file system's baseline the jobs read (p95), and the verdict
+#: ``smddp-infra observe`` must give. Each gets its own 6-hour window, days apart.
+SCENARIOS = {"I/O bound": (0.97, "under-sized"), "right": (0.5, "right-sized"), "over-sized": (0.1, "over-sized")}
+SCENARIO_PERIOD_S = 300
+SCENARIO_HOURS = 6
+
+
+def document_of(deployment: LocalDeployment) -> dict[str, Any]:
+    """The network's job document as deployed (the TrainingJobConfig output)."""
+    return dict(json.loads(deployment.outputs["TrainingJobConfig"]))
+
+
+def scenario_window(index: int, *, now: datetime | None = None) -> tuple[datetime, datetime]:
+    """The ``index``-th scenario's window: 6 hours, starting ``3 - index`` days before today 00:00 UTC."""
+    today = (now or datetime.now(timezone.utc)).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = today - timedelta(days=3 - index)
+    return start, start + timedelta(hours=SCENARIO_HOURS)
+
+
+def put_scenario(deployment: LocalDeployment, share: float, start: datetime) -> int:
+    """PutMetricData: read at ``share`` of the deployed baseline every period of the window, and a
+    free capacity that falls by 1 GiB per period. Returns the number of periods written."""
+    doc = document_of(deployment)
+    baseline = float(doc["sizing"]["baselineThroughputMBps"])
+    capacity = float(doc["sizing"]["storageCapacityGiB"])
+    dims = [{"Name": "FileSystemId", "Value": doc["fileSystem"]["id"]}]
+    periods = SCENARIO_HOURS * 3600 // SCENARIO_PERIOD_S
+    data: list[dict[str, Any]] = []
+    for i in range(periods):
+        at = start + timedelta(seconds=i * SCENARIO_PERIOD_S)
+        data.append({"MetricName": "DataReadBytes", "Dimensions": dims, "Timestamp": at, "Unit": "Bytes",
+                     "Value": share * baseline * 1e6 * SCENARIO_PERIOD_S})
+        data.append({"MetricName": "DataWriteBytes", "Dimensions": dims, "Timestamp": at, "Unit": "Bytes",
+                     "Value": 0.05 * baseline * 1e6 * SCENARIO_PERIOD_S})
+        data.append({"MetricName": "FreeDataStorageCapacity", "Dimensions": dims, "Timestamp": at, "Unit": "Bytes",
+                     "Value": (0.6 * capacity - i) * 2**30})
+    cloudwatch = boto3_client("cloudwatch", deployment.endpoint_url, deployment.region)
+    for first in range(0, len(data), 500):
+        cloudwatch.put_metric_data(Namespace="AWS/FSx", MetricData=data[first:first + 500])
+    return periods
+
+
+def cli(deployment: LocalDeployment, *args: str) -> subprocess.CompletedProcess[str]:
+    """``smddp-infra ARGS`` against the local endpoint (same interpreter)."""
+    return subprocess.run([sys.executable, "-m", "smddp_infra.cli", *args], cwd=ROOT,
+                          env=cli_env(deployment.endpoint_url, deployment.region), capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def observe(deployment: LocalDeployment, start: datetime, end: datetime, *, json_output: bool = True) -> subprocess.CompletedProcess[str]:
+    return cli(deployment, "observe", "--outputs", str(deployment.outputs_file), "--since", start.isoformat(),
+               "--until", end.isoformat(), *(["--json"] if json_output else []))
+
+
+def read_back_monitoring(deployment: LocalDeployment, *, echo: Callable[[str], None] | None = None) -> list[str]:
+    """DescribeAlarms, GetTopicAttributes and GetDashboard for what the document names; the problems found."""
+    say = echo or (lambda text: None)
+    monitoring = document_of(deployment).get("monitoring")
+    if not monitoring:
+        return ["the job document has no monitoring section (monitoring is on by default)"]
+    problems: list[str] = []
+    cloudwatch = boto3_client("cloudwatch", deployment.endpoint_url, deployment.region)
+    names = [monitoring["throughputAlarm"], monitoring["capacityAlarm"]]
+    found = cloudwatch.describe_alarms(AlarmNames=names)["MetricAlarms"]
+    for alarm in found:
+        say(f"  alarm {alarm['AlarmName']}: {alarm['ComparisonOperator']} {alarm['Threshold']:,g} "
+            f"({alarm.get('DatapointsToAlarm', alarm['EvaluationPeriods'])} of {alarm['EvaluationPeriods']}) -> "
+            f"{', '.join(alarm['AlarmActions'])}")
+    if sorted(a["AlarmName"] for a in found) != sorted(names):
+        problems.append(f"DescribeAlarms returned {[a['AlarmName'] for a in found]}, expected {names}")
+    attributes = boto3_client("sns", deployment.endpoint_url, deployment.region).get_topic_attributes(
+        TopicArn=monitoring["alarmTopicArn"])["Attributes"]
+    say(f"  topic {monitoring['alarmTopicArn']}: KmsMasterKeyId {attributes.get('KmsMasterKeyId') or '(none)'}")
+    if not attributes.get("KmsMasterKeyId"):
+        problems.append("the alarm topic is not encrypted")
+    body = json.loads(cloudwatch.get_dashboard(DashboardName=monitoring["dashboard"])["DashboardBody"])
+    say(f"  dashboard {monitoring['dashboard']}: " + "; ".join(str(w["properties"].get("title")) for w in body["widgets"]))
+    return problems
+
+
+def observe_scenarios(deployment: LocalDeployment, *, echo: Callable[[str], None] | None = None) -> list[str]:
+    """Write each scenario, observe it through the CLI, compare with the expected verdict and
+    with ``smddp-infra size``; returns the problems found ([] = as designed)."""
+    say = echo or (lambda text: None)
+    problems: list[str] = []
+    for index, (name, (share, expected)) in enumerate(SCENARIOS.items()):
+        start, end = scenario_window(index)
+        put_scenario(deployment, share, start)
+        say(f"$ smddp-infra observe --outputs {deployment.outputs_file.name} --since {start:%Y-%m-%dT%H:%M} "
+            f"--until {end:%Y-%m-%dT%H:%M}    # {name}: reads at {share:.0%} of the baseline")
+        text = observe(deployment, start, end, json_output=False)
+        say(text.stdout.rstrip() + text.stderr.rstrip())
+        result = observe(deployment, start, end)
+        if result.returncode not in (0, 1) or not result.stdout.strip():
+            problems.append(f"{name}: observe failed (exit {result.returncode}): {result.stderr.strip()}")
+            continue
+        report = json.loads(result.stdout)
+        if report["verdict"] != expected:
+            problems.append(f"{name}: verdict {report['verdict']!r}, expected {expected!r}")
+        replan = report["replan"]
+        if replan is not None:
+            size = cli(deployment, "size", *replan["sizeCommand"][2:], "--json")
+            if size.returncode != 0 or json.loads(size.stdout) != replan["plan"]:
+                problems.append(f"{name}: the re-plan differs from `smddp-infra size {' '.join(replan['sizeCommand'][2:])}`")
+    return problems
+
+
 def missing_resources(deployment: LocalDeployment) -> dict[str, str]:
     """Logical id -> type for every template resource the stack does NOT hold (a silent skip)."""
     cfn = boto3_client("cloudformation", deployment.endpoint_url, deployment.region)
@@ -304,6 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outputs-file", default="cdk-outputs.json", type=Path,
                         help="where to write the stack outputs (default: cdk-outputs.json)")
     parser.add_argument("--quiet", action="store_true", help="do not echo the cdk CLI's output")
+    parser.add_argument("--no-observe", action="store_true",
+                        help="skip the throughput loop (synthetic FSx metrics, smddp-infra observe on three scenarios)")
     parser.add_argument("--no-grow", action="store_true",
                         help="skip the update guard scenario (grow: refused; pin and grow: deployed in place)")
     args = parser.parse_args(argv)
@@ -335,6 +450,15 @@ def main(argv: list[str] | None = None) -> int:
                 return result.returncode
         else:
             print(json.dumps(deployment.outputs, indent=2))
+        observe_problems: list[str] = []
+        if not args.no_observe:
+            print("\nThroughput loop: synthetic AWS/FSx datapoints, then smddp-infra observe on each scenario", flush=True)
+            started = time.monotonic()
+            observe_problems = read_back_monitoring(deployment, echo=lambda text: print(text, flush=True))
+            observe_problems += observe_scenarios(deployment, echo=lambda text: print(text, flush=True))
+            deployment.seconds["observe"] = time.monotonic() - started
+            for problem in observe_problems:
+                print(f"  PROBLEM: {problem}", file=sys.stderr)
         grow_problems: list[str] = []
         if not args.no_grow:
             print("\nUpdate guard: grow the cluster, first unpinned (must be refused), then pinned (in place)", flush=True)
@@ -345,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  PROBLEM: {problem}", file=sys.stderr)
         timings = ", ".join(f"{k} {v:.1f} s" for k, v in deployment.seconds.items())
         print(f"\nTimings: {timings}")
-        return 1 if skipped or grow_problems else 0
+        return 1 if skipped or grow_problems or observe_problems else 0
     except LocalDeployError as exc:
         print(f"deploy-local: error: {exc}", file=sys.stderr)
         return 1

@@ -16,6 +16,7 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs._training_network_validation import context_cost_warning
+from smddp_infra.constructs.monitoring import FileSystemMonitoring, MonitoringOptions, monitoring_options, validate_options
 from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.sizing.guards import plan_alerts
@@ -35,7 +36,8 @@ class LustreFileSystem(Construct):
     and an optional ``AWS::FSx::DataRepositoryAssociation`` to a dataset bucket.
 
     Attributes: ``file_system`` (the L2), ``file_system_id``, ``mount_name``,
-    ``directory_path`` (what a SageMaker FileSystemDataSource uses), ``plan``, ``connections``.
+    ``directory_path`` (what a SageMaker FileSystemDataSource uses), ``plan``, ``connections``,
+    ``monitoring`` (:class:`FileSystemMonitoring`, None with ``monitoring=False``).
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class LustreFileSystem(Construct):
         kms_key: Optional[kms.IKey] = None,
         backup_retention_days: int = 7,
         monthly_cost_warning_usd: Optional[float] = None,
+        monitoring: "bool | MonitoringOptions" = True,
     ) -> None:
         """
         :param plan: the sizing plan (deployment type, capacity, per-unit throughput, EFA).
@@ -69,10 +72,14 @@ class LustreFileSystem(Construct):
         :param monthly_cost_warning_usd: a plan costing more per month is a synth warning, as is
             one above the default regional FSx for Lustre quota (100,800 GiB). Default: the
             ``smddp:monthlyCostWarningUSD`` context value, else 20,000 (:mod:`smddp_infra.sizing.guards`).
+        :param monitoring: alarms on read throughput (against the plan's baseline) and free
+            capacity, a dashboard and an encrypted SNS topic (:class:`FileSystemMonitoring`);
+            ``MonitoringOptions(...)`` to tune them, False for none. Default: True.
         """
         _validate_values(plan=plan, vpc=vpc, subnet=subnet, security_group=security_group, dataset_bucket=dataset_bucket,
                          dataset_prefix=dataset_prefix, kms_key=kms_key, backup_retention_days=backup_retention_days,
                          monthly_cost_warning_usd=monthly_cost_warning_usd)
+        watch = _monitoring_options(monitoring, plan)
         super().__init__(scope, id)
         v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         v.check_subnet_in_vpc(self, subnet, vpc, subnet_prop="subnet")
@@ -150,6 +157,13 @@ class LustreFileSystem(Construct):
             )
             self.directory_path_suffix = DATASET_PATH
 
+        #: The alarms, dashboard and topic (None with ``monitoring=False``).
+        self.monitoring: Optional[FileSystemMonitoring] = None
+        if watch is not None:
+            self.monitoring = FileSystemMonitoring(self, "Monitoring", file_system_id=self.file_system.file_system_id,
+                                                   sizing=plan.sizing_record(), options=watch,
+                                                   encryption_key=kms_key)
+
     @property
     def file_system_id(self) -> str:
         return self.file_system.file_system_id
@@ -190,6 +204,13 @@ def _validate_values(*, plan: Any, vpc: Any, subnet: Any, security_group: Any, d
         v.whole("backup_retention_days", backup_retention_days, minimum=1, maximum=MAX_BACKUP_RETENTION_DAYS,
                 why=f" for {plan.deployment_type}")
     v.number("monthly_cost_warning_usd", monthly_cost_warning_usd, minimum=0, exclusive=True, unit="USD per month")
+
+
+def _monitoring_options(value: Any, plan: LustrePlan) -> Optional[MonitoringOptions]:
+    options = monitoring_options(value)
+    if options is not None:
+        validate_options(options, capacity_gib=plan.storage_capacity_gib)
+    return options
 
 
 def _fmt(value: float) -> str:

@@ -22,6 +22,7 @@ from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
 from smddp_infra.constructs.filesystem import LustreFileSystem
+from smddp_infra.constructs.monitoring import monitoring_options
 from smddp_infra.constructs.network import TrainingVpc
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
@@ -30,6 +31,7 @@ from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
 from smddp_infra.sizing.planner import LustrePlan
 
 if TYPE_CHECKING:
+    from smddp_infra.constructs.monitoring import MonitoringOptions
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
 
 class SmddpTrainingNetwork(Construct):
@@ -82,6 +84,7 @@ class SmddpTrainingNetwork(Construct):
         job_config_output_id: Optional[str] = None,
         monthly_cost_warning_usd: Optional[float] = None,
         availability_zone_id_prefix: Optional[str] = None,
+        monitoring: "bool | MonitoringOptions" = True,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -159,9 +162,13 @@ class SmddpTrainingNetwork(Construct):
         :param availability_zone_id_prefix: the stack region's AZ ID prefix (``use1``) that
             ``availability_zone_id`` is checked against. Default: the ``smddp:availabilityZoneIdPrefix``
             context value, else the built-in table (UNCONFIRMED; regions outside it are not checked).
+        :param monitoring: the file system's throughput and capacity alarms, dashboard and
+            encrypted SNS topic (docs/observe.md); ``MonitoringOptions(checkpoint_gib=...,
+            alarm_topic=..., training_job_name_prefix=...)`` to tune them, False for none. Default: True.
         """
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
+        monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
         super().__init__(scope, id)
         self._validate_props(props)
         stack = Stack.of(self)
@@ -285,6 +292,7 @@ class SmddpTrainingNetwork(Construct):
             dataset_prefix=dataset_prefix,
             kms_key=encryption_key,
             monthly_cost_warning_usd=monthly_cost_warning_usd,
+            monitoring=monitoring,
         )
 
         # --- checkpoints and role -------------------------------------------------------------
@@ -398,6 +406,8 @@ class SmddpTrainingNetwork(Construct):
             encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
             required_throughput_mbps=self.lustre_plan.required_throughput_mbps,
             kms_key_arn=self.encryption_key.key_arn if self.encryption_key is not None else None,
+            sizing=self.lustre_plan.sizing_record(),
+            monitoring=self.file_system.monitoring.settings() if self.file_system.monitoring is not None else None,
         )
 
     def job_config_json(self) -> str:

@@ -31,6 +31,7 @@ PUBLIC_CONSTRUCTS: tuple[tuple[str, str], ...] = (
     ("TrainingVpc", "constructs/network.py"),
     ("EfaSecurityGroup", "constructs/efa.py"),
     ("LustreFileSystem", "constructs/filesystem.py"),
+    ("FileSystemMonitoring", "constructs/monitoring.py"),
     ("CheckpointBucket", "constructs/checkpoints.py"),
     ("TrainingExecutionRole", "constructs/role.py"),
     ("TrainingLaunchPolicy", "constructs/launch_policy.py"),

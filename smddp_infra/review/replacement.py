@@ -200,11 +200,31 @@ def find_replacements(
             key = (r.logical_id, r.property)
             if key in seen:
                 continue
+            if r.resource_type == "AWS::KMS::Key" and _only_encrypts_topics(r.logical_id, old):
+                continue  # it protects notifications in flight, never data at rest
             if r.resource_type in guarded or (FILE_SYSTEM_TYPE in guarded and r.resource_type == SECURITY_GROUP_TYPE
                                               and _is_file_system_group(r.logical_id, old, new)):
                 seen.add(key)
                 found.append(r)
     return sorted(found, key=lambda r: (r.logical_id, r.property))
+
+
+def _only_encrypts_topics(logical_id: str, template: Mapping[str, Any]) -> bool:
+    """True when the key is used by SNS topics (``KmsMasterKeyId``) and referenced by nothing else
+    that holds data: such as the alarm topic's key (monitoring), which encrypts only messages in flight."""
+    users = [(other, resource) for other, resource in (template.get("Resources") or {}).items()
+             if other != logical_id and logical_id in _references(resource.get("Properties"))]
+    if not users:
+        return False
+    for _other, resource in users:
+        props = resource.get("Properties") or {}
+        kind = resource.get("Type")
+        if kind == "AWS::SNS::Topic" and logical_id in _references(props.get("KmsMasterKeyId")):
+            continue
+        if kind in ("AWS::SNS::TopicPolicy", "AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard"):
+            continue
+        return False
+    return True
 
 
 def _is_file_system_group(logical_id: str, *templates: Mapping[str, Any]) -> bool:

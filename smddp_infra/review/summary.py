@@ -151,6 +151,8 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
                 out.append(f"Note on {view.label(s.logical_id)}: {s.note}.")
         out.append("")
 
+    out += _monitoring_section(view, h)
+
     # Synth warnings (Annotations: quota and cost of the file system, unverifiable inputs)
     warnings = _synth_warnings(stack)
     if warnings:
@@ -220,6 +222,28 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
     else:
         out.append("None.")
     out.append("")
+    return out
+
+
+def _monitoring_section(view: TemplateView, h: str) -> list[str]:
+    """The alarms (thresholds in MB/s and GiB) and dashboards that watch the file system."""
+    from smddp_infra.review.monitoring import alarms, dashboards
+
+    found, boards = alarms(view), dashboards(view)
+    out = [f"{h} Monitoring ({len(found)} alarm{'' if len(found) == 1 else 's'}, "
+           f"{len(boards)} dashboard{'' if len(boards) == 1 else 's'})", ""]
+    if not found and not boards:
+        return out + ["No CloudWatch alarm or dashboard in this template.", ""]
+    if found:
+        out += ["| Alarm | Watches | Alarm when | Periods | Notifies | Why |", "|---|---|---|---|---|---|"]
+        for a in found:
+            out.append(f"| {_cell(view.label(a.logical_id))} | {_cell(a.watches)} | {_cell(a.condition)} | {_cell(a.periods)} "
+                       f"| {_cell(a.actions)} | {_cell(a.description)} |")
+        out.append("")
+    for board in boards:
+        out.append(f"Dashboard {_cell(view.label(board.logical_id))}: " + ("; ".join(board.widgets) or "no widgets") + ".")
+    if boards:
+        out.append("")
     return out
 
 

@@ -30,7 +30,7 @@ from fractions import Fraction
 from numbers import Real
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from smddp_infra.contract import METADATA_SIZING
+from smddp_infra.contract import METADATA_SIZING, SizingRecord
 from smddp_infra.errors import SizingError
 from smddp_infra.sizing import lustre_rules as rules
 from smddp_infra.sizing.lustre_rules import Tier
@@ -155,18 +155,23 @@ class LustrePlan:
         StorageCapacity in place, but a new DeploymentType or PerUnitStorageThroughput is a new,
         empty file system. Metadata is not a property, so writing it never updates the resource.
         """
-        return {
-            "deploymentType": self.deployment_type,
-            "perUnitStorageThroughput": self.per_unit_storage_throughput,
-            "storageType": self.storage_type,
-            "efaEnabled": self.efa_enabled,
-            "storageCapacityGiB": self.storage_capacity_gib,
-            "requiredThroughputMBps": self.required_throughput_mbps,
-            "minCapacityGiB": self.min_capacity_gib,
-            "maxCapacityGiB": self.max_capacity_gib,
-            "chosenFrom": list(self.considered_groups),
-            "chosenBy": "pinned" if self.pinned else "calculator" if self.considered_groups else "given",
-        }
+        return self.sizing_record().to_json()
+
+    def sizing_record(self) -> SizingRecord:
+        """The record as the contract's typed value (what the alarms and the job document carry)."""
+        return SizingRecord(
+            deployment_type=self.deployment_type,
+            storage_type=self.storage_type,
+            storage_capacity_gib=self.storage_capacity_gib,
+            per_unit_storage_throughput=self.per_unit_storage_throughput,
+            efa_enabled=self.efa_enabled,
+            required_throughput_mbps=self.required_throughput_mbps,
+            baseline_throughput_mbps=self.baseline_throughput_mbps,
+            min_capacity_gib=self.min_capacity_gib,
+            max_capacity_gib=self.max_capacity_gib,
+            chosen_from=self.considered_groups,
+            chosen_by="pinned" if self.pinned else "calculator" if self.considered_groups else "given",
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (what ``smddp-infra size --json`` prints)."""

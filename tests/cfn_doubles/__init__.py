@@ -1,13 +1,15 @@
 """Test doubles of CLOUDFORMATION (not of this project) for moto 5.2.5's local endpoint.
 
 moto's CloudFormation skips every resource type it has no handler for: it logs a warning,
-creates nothing, and still reports CREATE_COMPLETE. The default app uses three such types:
+creates nothing, and still reports CREATE_COMPLETE. The default app uses five such types:
 
 - ``AWS::FSx::FileSystem``           (moto has the FSx API, but no CloudFormation handler;
                                        a stack Output that reads its ``LustreMountName``
                                        then fails with an HTTP 500)
 - ``AWS::EC2::SecurityGroupEgress``  (moto has AuthorizeSecurityGroupEgress)
 - ``AWS::S3::BucketPolicy``          (moto has PutBucketPolicy)
+- ``AWS::CloudWatch::Alarm``         (moto has PutMetricAlarm, metric math queries included)
+- ``AWS::SNS::TopicPolicy``          (moto has SetTopicAttributes Policy)
 
 Two more types have a moto handler that fails (HTTP 500 on CreateStack) on a valid template:
 ``AWS::EC2::FlowLog`` with an S3 destination that carries a key prefix

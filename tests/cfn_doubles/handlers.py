@@ -1,4 +1,4 @@
-"""CloudFormation handlers moto 5.2.5 lacks (three) or fails on (two); all use moto's backends.
+"""CloudFormation handlers moto 5.2.5 lacks (five) or fails on (two); all use moto's backends.
 
 One more repair is not a handler: UpdateStack's ``UsePreviousValue`` for a defaulted
 parameter (:func:`_previous_values_from_defaults`), which every ``cdk deploy`` update sends.
@@ -18,10 +18,12 @@ from typing import Any
 
 from moto.cloudformation import parsing
 from moto.core.common_models import CloudFormationModel
+from moto.cloudwatch.models import Dimension, Metric, MetricDataQuery, MetricStat, cloudwatch_backends
 from moto.ec2.models import ec2_backends
 from moto.ec2.models.flow_logs import FlowLogs
 from moto.fsx.models import fsx_backends
 from moto.s3.models import s3_backends
+from moto.sns.models import sns_backends
 from moto.ssm.models import Parameter as SsmParameter
 
 # moto builds its type map ONCE, lazily, from CloudFormationModel.__subclasses__(). Build it
@@ -333,9 +335,163 @@ class SsmParameterWithoutName(SsmParameter):
         return super().create_from_cloudformation_json(resource_name, cloudformation_json, account_id, region_name, **kwargs)
 
 
+class CloudWatchAlarm(CloudFormationModel):
+    """``AWS::CloudWatch::Alarm`` -> moto's ``CloudWatchBackend.put_metric_alarm`` (what PutMetricAlarm calls).
+
+    moto 5.2.5 has the API (and keeps ``Metrics`` metric math queries) but no CloudFormation
+    handler. ``Ref`` is the alarm name, generated like CloudFormation's (stack-logicalid-suffix)
+    when the template gives none; ``Fn::GetAtt Arn`` is the alarm's ARN.
+    """
+
+    def __init__(self, name: str, arn: str, account_id: str, region_name: str) -> None:
+        self.name = name
+        self.arn = arn
+        self.account_id = account_id
+        self.region_name = region_name
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return "AlarmName"
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::CloudWatch::Alarm"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return attr == "Arn"
+
+    @staticmethod
+    def _queries(metrics: list[dict[str, Any]] | None) -> list[MetricDataQuery] | None:
+        if not metrics:
+            return None
+        queries = []
+        for query in metrics:
+            stat = query.get("MetricStat")
+            metric_stat = None
+            if stat:
+                metric = stat["Metric"]
+                metric_stat = MetricStat(
+                    metric=Metric(metric_name=metric["MetricName"], namespace=metric.get("Namespace"),
+                                  dimensions=[Dimension(d["Name"], d["Value"]) for d in metric.get("Dimensions", [])]),
+                    period=str(stat["Period"]), stat=stat["Stat"], unit=stat.get("Unit"))
+            return_data = query.get("ReturnData")
+            queries.append(MetricDataQuery(query_id=query["Id"], label=query.get("Label"), period=query.get("Period"),
+                                           return_data=None if return_data is None else str(return_data).lower(),
+                                           expression=query.get("Expression"), metric_stat=metric_stat))
+        return queries
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> "CloudWatchAlarm":
+        props = cloudformation_json["Properties"]
+        alarm = cloudwatch_backends[account_id][region_name].put_metric_alarm(
+            name=resource_name,
+            namespace=props.get("Namespace"),
+            metric_name=props.get("MetricName"),
+            metric_data_queries=cls._queries(props.get("Metrics")),
+            comparison_operator=props["ComparisonOperator"],
+            evaluation_periods=int(props["EvaluationPeriods"]),
+            datapoints_to_alarm=int(props["DatapointsToAlarm"]) if "DatapointsToAlarm" in props else None,
+            period=int(props["Period"]) if "Period" in props else None,  # type: ignore[arg-type]
+            threshold=float(props["Threshold"]),
+            statistic=props.get("Statistic"),
+            description=props.get("AlarmDescription"),
+            dimensions=[{"name": d["Name"], "value": d["Value"]} for d in props.get("Dimensions", [])],
+            alarm_actions=props.get("AlarmActions", []),
+            ok_actions=props.get("OKActions", []),
+            insufficient_data_actions=props.get("InsufficientDataActions", []),
+            unit=props.get("Unit"),
+            actions_enabled=str(props.get("ActionsEnabled", True)).lower() == "true",
+            treat_missing_data=props.get("TreatMissingData"),
+        )
+        return cls(alarm.name, alarm.alarm_arn, account_id, region_name)
+
+    @classmethod
+    def update_from_cloudformation_json(  # type: ignore[override]
+        cls, original_resource: "CloudWatchAlarm", new_resource_name: str, cloudformation_json: dict[str, Any],
+        account_id: str, region_name: str,
+    ) -> "CloudWatchAlarm":
+        """In place under the same name (PutMetricAlarm overwrites), as CloudFormation updates an
+        alarm whose AlarmName does not change; a new AlarmName is a new alarm."""
+        name = cloudformation_json["Properties"].get("AlarmName") or original_resource.name
+        if name != original_resource.name:
+            original_resource.delete(account_id, region_name)
+        return cls.create_from_cloudformation_json(name, cloudformation_json, account_id, region_name)
+
+    @property
+    def physical_resource_id(self) -> str:
+        return self.name
+
+    def get_cfn_attribute(self, attribute_name: str) -> Any:
+        if attribute_name == "Arn":
+            return self.arn
+        from moto.cloudformation.exceptions import UnformattedGetAttTemplateException
+
+        raise UnformattedGetAttTemplateException()
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        cloudwatch_backends[account_id][region_name].delete_alarms([self.name])
+
+    def is_created(self) -> bool:
+        return True
+
+
+class SnsTopicPolicy(CloudFormationModel):
+    """``AWS::SNS::TopicPolicy`` -> moto's ``SNSBackend.set_topic_attribute(arn, "Policy", ...)``
+    (what SetTopicAttributes calls, with its attribute name in moto's spelling), on every topic of ``Topics``."""
+
+    def __init__(self, topics: list[str], account_id: str, region_name: str) -> None:
+        self.topics = topics
+        self.account_id = account_id
+        self.region_name = region_name
+
+    @staticmethod
+    def cloudformation_name_type() -> str:
+        return ""
+
+    @staticmethod
+    def cloudformation_type() -> str:
+        return "AWS::SNS::TopicPolicy"
+
+    @classmethod
+    def has_cfn_attr(cls, attr: str) -> bool:
+        return False
+
+    @classmethod
+    def create_from_cloudformation_json(  # type: ignore[override]
+        cls, resource_name: str, cloudformation_json: dict[str, Any], account_id: str, region_name: str, **kwargs: Any
+    ) -> "SnsTopicPolicy":
+        props = cloudformation_json["Properties"]
+        document = props["PolicyDocument"]
+        body = document if isinstance(document, str) else json.dumps(document)
+        for topic_arn in props["Topics"]:
+            sns_backends[account_id][region_name].set_topic_attribute(topic_arn, "policy", body)
+        return cls(list(props["Topics"]), account_id, region_name)
+
+    @classmethod
+    def update_from_cloudformation_json(  # type: ignore[override]
+        cls, original_resource: "SnsTopicPolicy", new_resource_name: str, cloudformation_json: dict[str, Any],
+        account_id: str, region_name: str,
+    ) -> "SnsTopicPolicy":
+        return cls.create_from_cloudformation_json(new_resource_name, cloudformation_json, account_id, region_name)
+
+    @property
+    def physical_resource_id(self) -> str:
+        return ",".join(self.topics)
+
+    def delete(self, account_id: str, region_name: str) -> None:
+        return None  # the topic keeps its last policy until it is deleted, as SNS does
+
+    def is_created(self) -> bool:
+        return True
+
+
 #: Types moto has no CloudFormation handler for: type -> double.
 DOUBLES: dict[str, type[CloudFormationModel]] = {
-    cls.cloudformation_type(): cls for cls in (FSxFileSystem, SecurityGroupEgress, S3BucketPolicy)
+    cls.cloudformation_type(): cls for cls in (FSxFileSystem, SecurityGroupEgress, S3BucketPolicy, CloudWatchAlarm,
+                                               SnsTopicPolicy)
 }
 
 #: Types whose moto handler fails on this project's template: type -> (moto's class, double).
