@@ -82,6 +82,7 @@ class SmddpTrainingNetwork(Construct):
         job_config_output_id: Optional[str] = None,
         monthly_cost_warning_usd: Optional[float] = None,
         availability_zone_id_prefix: Optional[str] = None,
+        max_runtime_seconds: Optional[int] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -156,9 +157,14 @@ class SmddpTrainingNetwork(Construct):
         :param availability_zone_id_prefix: the stack region's AZ ID prefix (``use1``) that
             ``availability_zone_id`` is checked against. Default: the ``smddp:availabilityZoneIdPrefix``
             context value, else the built-in table (UNCONFIRMED; regions outside it are not checked).
+        :param max_runtime_seconds: StoppingCondition.MaxRuntimeInSeconds for jobs on this network,
+            written into the job document; job-config emits it in every format (SDK v3 would
+            otherwise stop a job after one hour). 1 to 2,419,200 (28 days, the API's limit).
+            Default: none, job-config's 86,400 (24 h, the API's and SDK v2's default).
         """
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
+        self.max_runtime_seconds = _max_runtime_prop(max_runtime_seconds)
         super().__init__(scope, id)
         self._validate_props(props)
         stack = Stack.of(self)
@@ -392,6 +398,7 @@ class SmddpTrainingNetwork(Construct):
             encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
             required_throughput_mbps=self.lustre_plan.required_throughput_mbps,
             kms_key_arn=self.encryption_key.key_arn if self.encryption_key is not None else None,
+            max_runtime_seconds=self.max_runtime_seconds,
         )
 
     def job_config_json(self) -> str:
@@ -412,3 +419,12 @@ class SmddpTrainingNetwork(Construct):
         output.override_logical_id(wanted)
         return output
 
+
+def _max_runtime_prop(value: Any) -> Optional[int]:
+    """The ``max_runtime_seconds`` prop: a literal number within the API's range, or None."""
+    from smddp_infra.constructs import _validation
+    from smddp_infra.contract import MAX_RUNTIME_LIMIT_SECONDS
+
+    return _validation.whole("max_runtime_seconds", value, minimum=1, maximum=MAX_RUNTIME_LIMIT_SECONDS,
+                             why=" (seconds; 28 days is the CreateTrainingJob StoppingCondition limit)",
+                             optional=True)
