@@ -32,7 +32,7 @@ SDKV3_STAMP := .venv-sdkv3/.installed
 setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || $(STEP) "python -m venv .venv" $(PYTHON) -m venv $(VENV)
 	@$(STEP) "pip install .venv (requirements-dev.txt)" $(BIN)/python -m pip install $(PIP_FLAGS) -r requirements-dev.txt
 	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps -e .
 	sh tools/node-shims.sh $(VENV)
@@ -43,14 +43,14 @@ $(NODE_STAMP): package.json package-lock.json $(STAMP)
 	touch $@
 
 $(CHECKOV_STAMP): requirements-checkov.txt
-	test -x .venv-checkov/bin/python || $(PYTHON) -m venv .venv-checkov
+	test -x .venv-checkov/bin/python || $(STEP) "python -m venv .venv-checkov" $(PYTHON) -m venv .venv-checkov
 	@$(STEP) "pip install .venv-checkov" .venv-checkov/bin/python -m pip install $(PIP_FLAGS) -r requirements-checkov.txt
 	touch $@
 
 # SageMaker Python SDK v3 (sagemaker-train): its own venv, like checkov's, because v2 in .venv owns
 # the same `sagemaker` import name. Used by tests/test_sagemaker_sdk_v3.py.
 $(SDKV3_STAMP): requirements-sdkv3.txt
-	test -x .venv-sdkv3/bin/python || $(PYTHON) -m venv .venv-sdkv3
+	test -x .venv-sdkv3/bin/python || $(STEP) "python -m venv .venv-sdkv3" $(PYTHON) -m venv .venv-sdkv3
 	@$(STEP) "pip install .venv-sdkv3" .venv-sdkv3/bin/python -m pip install $(PIP_FLAGS) -r requirements-sdkv3.txt
 	touch $@
 
