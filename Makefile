@@ -74,9 +74,9 @@ test-envs: $(TEST_ENVS) graphviz
 graphviz:
 	@sh tools/install_graphviz.sh
 
-# The slow parts run side by side on a fresh clone (2 cores: the pip installs wait on disk as
-# much as on CPU): .venv, .venv-checkov and .venv-sdkv3 at once, then mypy next to npm ci and
-# whatever venv is left; then the suite. Warm, this is ruff + mypy (cached) + pytest.
+# The slow parts run side by side on a fresh clone: .venv, .venv-checkov and .venv-sdkv3 at
+# once, then mypy next to npm ci and whatever venv is left; then the suite (docs/testing.md has
+# the figures). Warm, this is ruff + mypy (cached) + pytest.
 test:
 	@$(MAKE) --no-print-directory -j3 lint test-envs
 	@$(STEP) pytest $(BIN)/python -m pytest

@@ -42,8 +42,9 @@ MAX_RUNTIME_LIMIT_SECONDS = 28 * 24 * 3600
 #: ``DEFAULT_MAX_RUNTIME_IN_SECONDS = 3600``), which stops a multi-node run long before it is
 #: done. Not longer by default: a multi-node job that hangs (the EFA stalls and uneven-batch
 #: hangs this project guards against) holds every instance until this limit, and a job
-#: stopped at it resumes from its checkpoint prefix. Longer runs are a choice: the
-#: ``max_runtime_seconds`` prop, ``smddp:maxRuntimeSeconds`` or ``--max-runtime-seconds``.
+#: stopped at it can resume from its checkpoint prefix (when the script reloads it). Longer
+#: runs are a choice: the ``max_runtime_seconds`` prop, ``smddp:maxRuntimeSeconds`` or
+#: ``--max-runtime-seconds``.
 DEFAULT_MAX_RUNTIME_SECONDS = 24 * 3600
 
 # --- stack outputs --------------------------------------------------------------------------
