@@ -16,10 +16,15 @@ export PYTHONDONTWRITEBYTECODE := 1
 # proxies with their own CA need. Harmless elsewhere (it only adds CAs).
 export NODE_EXTRA_CA_CERTS ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt))
 
+# Every step that can take more than 10 s prints when it starts, every 30 s while it runs and
+# when it ends (tools/step.sh): pip, npm, mypy, pytest.
+STEP := sh tools/step.sh
+PIP_FLAGS := --quiet --disable-pip-version-check --progress-bar off
+
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci
 
-.PHONY: setup synth lint test deploy deploy-local review diff clean
+.PHONY: setup synth lint test test-envs graphviz mutation deploy deploy-local review diff clean
 
 CHECKOV_STAMP := .venv-checkov/.installed
 SDKV3_STAMP := .venv-sdkv3/.installed
@@ -28,26 +33,26 @@ FLOOR_STAMP := .venv-floor/.installed
 setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP) $(FLOOR_STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	test -x $(BIN)/python || $(STEP) "python -m venv .venv" $(PYTHON) -m venv $(VENV)
+	@$(STEP) "pip install .venv (requirements-dev.txt)" $(BIN)/python -m pip install $(PIP_FLAGS) -r requirements-dev.txt
+	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps -e .
 	sh tools/node-shims.sh $(VENV)
 	touch $@
 
 $(NODE_STAMP): package.json package-lock.json $(STAMP)
-	npm ci --no-audit --no-fund --loglevel=error
+	@$(STEP) "npm ci (the pinned cdk CLI)" npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 $(CHECKOV_STAMP): requirements-checkov.txt
-	test -x .venv-checkov/bin/python || $(PYTHON) -m venv .venv-checkov
-	.venv-checkov/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-checkov.txt
+	test -x .venv-checkov/bin/python || $(STEP) "python -m venv .venv-checkov" $(PYTHON) -m venv .venv-checkov
+	@$(STEP) "pip install .venv-checkov" .venv-checkov/bin/python -m pip install $(PIP_FLAGS) -r requirements-checkov.txt
 	touch $@
 
 # SageMaker Python SDK v3 (sagemaker-train): its own venv, like checkov's, because v2 in .venv owns
 # the same `sagemaker` import name. Used by tests/test_sagemaker_sdk_v3.py.
 $(SDKV3_STAMP): requirements-sdkv3.txt
-	test -x .venv-sdkv3/bin/python || $(PYTHON) -m venv .venv-sdkv3
-	.venv-sdkv3/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-sdkv3.txt
+	test -x .venv-sdkv3/bin/python || $(STEP) "python -m venv .venv-sdkv3" $(PYTHON) -m venv .venv-sdkv3
+	@$(STEP) "pip install .venv-sdkv3" .venv-sdkv3/bin/python -m pip install $(PIP_FLAGS) -r requirements-sdkv3.txt
 	touch $@
 
 # The lowest supported aws-cdk-lib/constructs (requirements-floor.txt), cdk-nag 3 at its floor and
@@ -61,13 +66,40 @@ synth: $(STAMP) $(NODE_STAMP)
 	@$(BIN)/python tools/cdk_app_exit.py $(CDK) synth $(CDK_FLAGS) --quiet $(CONTEXT)
 	@echo "Template: cdk.out/TrainingNetworkStack.template.json"
 
-# Static checks first (seconds), then the suite. Zero findings is the bar: see pyproject.toml.
+# Static checks. Zero findings is the bar: see pyproject.toml (mypy's cache lives in .venv, so
+# it goes with the packages it describes).
 lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/mypy
+	@$(STEP) ruff $(BIN)/ruff check .
+	@$(STEP) mypy $(BIN)/mypy
 
-test: setup lint
-	$(BIN)/python -m pytest
+# What the suite needs besides .venv. Each is cached behind its stamp; a new cached venv (a
+# version-floor venv, ...) goes here, and is then built in parallel with lint.
+TEST_ENVS := $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP)
+test-envs: $(TEST_ENVS) graphviz
+
+# Graphviz for the review test's image branch (tools/install_graphviz.sh: apt-get as root where
+# it can; otherwise it says so, and that one test fails saying how to install it).
+graphviz:
+	@sh tools/install_graphviz.sh
+
+# The slow parts run side by side on a fresh clone: .venv, .venv-checkov and .venv-sdkv3 at
+# once, then mypy next to npm ci and whatever venv is left; then the suite (docs/testing.md has
+# the figures). Warm, this is ruff + mypy (cached) + pytest.
+test:
+	@$(MAKE) --no-print-directory -j3 lint test-envs
+	@$(STEP) pytest $(BIN)/python -m pytest
+
+# Mutation testing of the pure rooms (NOT part of make test: minutes per room). See docs/testing.md.
+#   make mutation ROOMS="sizing guardrails" MUTATION_MINUTES=10
+ROOMS ?=
+MUTATION_MINUTES ?= 15
+MUTATION_STAMP := $(VENV)/.mutation-installed
+$(MUTATION_STAMP): requirements-mutation.txt $(STAMP)
+	@$(STEP) "pip install mutmut" $(BIN)/python -m pip install $(PIP_FLAGS) -r requirements-mutation.txt
+	touch $@
+
+mutation: $(MUTATION_STAMP)
+	$(BIN)/python scripts/mutation.py $(ROOMS) --max-minutes $(MUTATION_MINUTES)
 
 # Guarded deploy: synth once, refuse an update that would replace the file system, a bucket,
 # the VPC, the subnet, a KMS key or the file system's security group (smddp-infra guard against
@@ -106,4 +138,4 @@ diff: $(STAMP) $(NODE_STAMP)
 	$(CDK) diff $(CDK_FLAGS)
 
 clean:
-	rm -rf cdk.out .pytest_cache
+	rm -rf cdk.out .pytest_cache .mutation

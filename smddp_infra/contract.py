@@ -30,6 +30,23 @@ CHECKPOINT_LOCAL_PATH = "/opt/ml/checkpoints"
 FILE_SYSTEM_TYPE = "FSxLustre"
 FILE_SYSTEM_ACCESS_MODES = ("ro", "rw")
 
+# --- the job's maximum runtime (StoppingCondition.MaxRuntimeInSeconds) ---------------------
+#: The upper limit of CreateTrainingJob's ``StoppingCondition.MaxRuntimeInSeconds``: 28 days
+#: (botocore's sagemaker model, StoppingCondition: "The default value is 1 day. The maximum
+#: value is 28 days."; the shape itself only says ``min: 1``).
+MAX_RUNTIME_LIMIT_SECONDS = 28 * 24 * 3600
+#: What job-config emits when the network sets no maximum runtime: 24 hours, the API's own
+#: default ("The default value is 1 day") and SDK v2's ``max_run``, so a job started from any
+#: of the three formats stops at the same time. Emitted explicitly because SDK v3's
+#: ModelTrainer otherwise sends its own default, one hour (sagemaker-train 1.27.0,
+#: ``DEFAULT_MAX_RUNTIME_IN_SECONDS = 3600``), which stops a multi-node run long before it is
+#: done. Not longer by default: a multi-node job that hangs (the EFA stalls and uneven-batch
+#: hangs this project guards against) holds every instance until this limit, and a job
+#: stopped at it can resume from its checkpoint prefix (when the script reloads it). Longer
+#: runs are a choice: the ``max_runtime_seconds`` prop, ``smddp:maxRuntimeSeconds`` or
+#: ``--max-runtime-seconds``.
+DEFAULT_MAX_RUNTIME_SECONDS = 24 * 3600
+
 # --- stack outputs --------------------------------------------------------------------------
 #: Suffix of every output that holds a job document. The default stack's output is exactly
 #: this; an embedded network's is ``<its construct path, letters and digits>`` + this, so two
@@ -139,7 +156,15 @@ class JobDocument:
     sizing: Optional["SizingRecord"] = None
     #: What the network's alarms watch (None: monitoring off, or a document written before it).
     monitoring: Optional["MonitoringSettings"] = None
+    #: StoppingCondition.MaxRuntimeInSeconds the network asks for; None: the network sets none
+    #: and job-config emits :data:`DEFAULT_MAX_RUNTIME_SECONDS` (see :attr:`max_runtime`).
+    max_runtime_seconds: Optional[int] = None
     version: int = DOCUMENT_VERSION
+
+    @property
+    def max_runtime(self) -> int:
+        """The maximum runtime every format emits: the document's, else the default."""
+        return DEFAULT_MAX_RUNTIME_SECONDS if self.max_runtime_seconds is None else self.max_runtime_seconds
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object stored in the document output (and the SSM parameter)."""
@@ -180,6 +205,8 @@ class JobDocument:
             doc["sizing"] = self.sizing.to_json()
         if self.monitoring is not None:
             doc["monitoring"] = self.monitoring.to_json()
+        if self.max_runtime_seconds is not None:
+            doc["maxRuntimeInSeconds"] = self.max_runtime_seconds
         return doc
 
     def zone_of(self, subnet: str) -> str:
@@ -367,6 +394,9 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
     count = doc["instanceCount"]
     if isinstance(count, bool) or not isinstance(count, int):
         raise ConfigError(f"{where}: instanceCount must be a whole number >= 1, got {count!r}")
+    runtime = doc.get("maxRuntimeInSeconds")
+    if runtime is not None and (isinstance(runtime, bool) or not isinstance(runtime, int)):
+        raise ConfigError(f"{where}: maxRuntimeInSeconds must be a whole number of seconds, got {runtime!r}")
     throughput = doc.get("requiredThroughputMBps")
     if throughput is not None and (isinstance(throughput, bool) or not isinstance(throughput, (int, float))):
         raise ConfigError(f"{where}: requiredThroughputMBps must be a number, got {throughput!r}")
@@ -402,6 +432,7 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
         sizing=None if doc.get("sizing") is None else SizingRecord.parse(doc["sizing"], where=f"{where}: sizing"),
         monitoring=(None if doc.get("monitoring") is None
                     else MonitoringSettings.parse(doc["monitoring"], where=f"{where}: monitoring")),
+        max_runtime_seconds=runtime,
     )
 
 
@@ -472,8 +503,8 @@ class DeployedNetwork:
         return f"stack {self.stack!r}" if self.name == self.stack or self.output_key in (None, DOCUMENT_OUTPUT) \
             else f"network {self.label!r}"
 
-    def job_document(self, *, instance_type: Optional[str] = None,
-                     instance_count: Optional[int] = None) -> JobDocument:
+    def job_document(self, *, instance_type: Optional[str] = None, instance_count: Optional[int] = None,
+                     max_runtime_seconds: Optional[int] = None) -> JobDocument:
         """The document, with the cluster shape overridden when asked.
 
         A stack without a document output is rebuilt from its individual outputs, which do not
@@ -491,6 +522,8 @@ class DeployedNetwork:
             overrides["instance_type"] = instance_type
         if instance_count is not None:
             overrides["instance_count"] = instance_count
+        if max_runtime_seconds is not None:
+            overrides["max_runtime_seconds"] = max_runtime_seconds
         return replace(doc, **overrides)
 
 

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
+from smddp_infra.jobconfig.validation import check_max_runtime
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, efa_instance
 
 #: Interface endpoints a training job in a subnet without NAT needs (REFERENCE: the S3
@@ -190,6 +191,9 @@ class NetworkSettings:
     checkpoint_gib: Optional[float] = None
     training_job_name_prefix: Optional[str] = None
     alarm_topic_arn: Optional[str] = None
+    #: StoppingCondition.MaxRuntimeInSeconds for jobs on the network (written into the job
+    #: document; None: job-config's default, 24 h).
+    max_runtime_seconds: Optional[int] = None
 
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> "NetworkSettings":
@@ -265,6 +269,8 @@ class NetworkSettings:
         _check_subnets_fit(cidr, instance_count=instance_count, instance_type=instance_type, nat=nat,
                            endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0),
                            max_instance_count=max_instances)
+        runtime = get("maxRuntimeSeconds")
+        max_runtime = None if runtime is None else check_max_runtime(_integer(runtime), setting="smddp:maxRuntimeSeconds")
         per_unit = get("perUnitStorageThroughput")
         per_unit_throughput = None if per_unit is None else _whole("smddp:perUnitStorageThroughput", per_unit, minimum=1)
         if per_unit_throughput is not None and deployment_type is None:
@@ -297,6 +303,7 @@ class NetworkSettings:
             availability_zone_id_prefix=az_prefix,
             monthly_cost_warning_usd=cost_warning,
             **_monitoring_settings(get, region),
+            max_runtime_seconds=max_runtime,
         )
 
     @property
@@ -404,6 +411,13 @@ def _number(key: str, value: Any, *, minimum: float, exclusive: bool = False) ->
 def context_number(key: str, value: Any, *, minimum: float, exclusive: bool = False) -> float:
     """A context value (JSON number or the string ``-c`` gives) as a number, checked like the rest."""
     return _number(key, value, minimum=minimum, exclusive=exclusive)
+
+
+def _integer(value: Any) -> Any:
+    """``-c`` gives strings: ``"86400"`` -> 86400; anything else is returned as written."""
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        return int(value)
+    return value
 
 
 def _whole(key: str, value: Any, *, minimum: int) -> int:

@@ -103,6 +103,7 @@ class TrainingNetworkStack(Stack):
             encryption_key=key,
             create_encryption_key=settings.kms_key == "create",
             s3_prefix_list_id=settings.s3_prefix_list_id,
+            max_runtime_seconds=settings.max_runtime_seconds,
             # The default stack's document output keeps its first name (cdk-outputs.json readers).
             job_config_output_id=DOCUMENT_OUTPUT,
             monitoring=self._monitoring(settings),

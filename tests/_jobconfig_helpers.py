@@ -85,8 +85,8 @@ def channel_of(config_id: str) -> str:
 
 def complete_request(fragment: dict, *, job_name: str = "smddp-job-config-check") -> dict:
     """The fragment plus the members a real CreateTrainingJob needs that the network does not
-    decide (name, image, stopping condition). The output location comes from the fragment;
-    only an older stack's fragment lacks it, and then the user must choose one."""
+    decide (name, image). The stopping condition and the output location come from the
+    fragment; only an older stack's fragment lacks the output, and then the user must choose one."""
     request = copy.deepcopy(fragment)
     request.update({
         "TrainingJobName": job_name,
@@ -94,7 +94,6 @@ def complete_request(fragment: dict, *, job_name: str = "smddp-job-config-check"
             "TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.2.0-gpu-py310",
             "TrainingInputMode": "File",
         },
-        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
     })
     request.setdefault("OutputDataConfig", {"S3OutputPath": USER_CHOSEN_OUTPUT})
     return request

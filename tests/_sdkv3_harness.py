@@ -358,9 +358,18 @@ def signatures(sdk: dict[str, Any]) -> dict[str, list[str]]:
         "checkpoint_config": sorted(c.CheckpointConfig.model_fields),
         "networking": sorted(c.Networking.model_fields),
         "output_data_config": sorted(c.OutputDataConfig.model_fields),
+        "stopping_condition": sorted(c.StoppingCondition.model_fields),
         "file_system_data_source": sorted(c.FileSystemDataSource.model_fields),
         "Session": sorted(p for p in inspect.signature(sdk["Session"].__init__).parameters if p != "self"),
     }
+
+
+def _sdk_default_max_runtime() -> int:
+    """What ModelTrainer sends without a stopping_condition, read from the installed SDK."""
+    from sagemaker.train import defaults
+
+    value: int = defaults.DEFAULT_MAX_RUNTIME_IN_SECONDS
+    return value
 
 
 def main(argv: list[str]) -> int:
@@ -370,6 +379,7 @@ def main(argv: list[str]) -> int:
         "versions": {name: importlib.metadata.version(name) for name in ("sagemaker-train", "sagemaker-core", "botocore")},
         "smoke_test_actions": sdk["resolver"]._get_smoke_test_actions("training"),
         "signatures": signatures(sdk),
+        "defaults": {"max_runtime_in_seconds": _sdk_default_max_runtime()},
         "jobs": {job["name"]: run_job(sdk, job, spec["source_dir"]) for job in spec["jobs"]},
         "blocked": BLOCKED,
         "guard_live": _probe_guard(),

@@ -41,7 +41,7 @@ def two_network_outputs(tmp_path_factory) -> tuple[Path, dict]:
     SmddpTrainingNetwork(stack, "P4d", instance_type="ml.p4d.24xlarge", instance_count=4, read_mbps_per_gpu=50,
                          availability_zone="us-east-1a", vpc_cidr="10.0.0.0/16")
     SmddpTrainingNetwork(team_b, "P5", instance_type="ml.p5.48xlarge", instance_count=16, read_mbps_per_gpu=200,
-                         availability_zone_id="use1-az4", vpc_cidr="10.1.0.0/16")
+                         availability_zone_id="use1-az4", vpc_cidr="10.1.0.0/16", max_runtime_seconds=5 * 86400)
     template = app.synth().get_stack_by_name("Platform").template
     path = tmp_path_factory.mktemp("two") / "cdk-outputs.json"
     write_outputs_file(path, {"Platform": template})
@@ -112,3 +112,42 @@ def test_a_second_network_with_the_same_output_id_is_refused():
     SmddpTrainingNetwork(stack, "A", vpc_cidr="10.0.0.0/16", **common)
     with pytest.raises(ConfigError, match="job_config_output_id 'Jobs' of Dup/B is already used by Dup/A"):
         SmddpTrainingNetwork(stack, "B", vpc_cidr="10.1.0.0/16", **common)
+
+
+def test_the_max_runtime_prop_reaches_every_format_and_the_default_fills_the_other(two_network_outputs, capsys):
+    """One network sets max_runtime_seconds (5 days), the other does not: each format carries
+    the network's own value, and 24 h where none was set (never SDK v3's one-hour default)."""
+    path, _ = two_network_outputs
+    for name, seconds in (("P4d", 86400), ("TeamB/P5", 432000)):
+        emitted = {}
+        for fmt in ("v2", "v3", "boto3"):
+            code, out, err = job_config(capsys, "--outputs", str(path), "--format", fmt, "--network", name)
+            assert (code, err) == (0, ""), err
+            emitted[fmt] = json.loads(out)
+        assert (emitted["v2"]["estimator"]["max_run"], emitted["v3"]["stopping_condition"],
+                emitted["boto3"]["StoppingCondition"]) == (
+            seconds, {"max_runtime_in_seconds": seconds}, {"MaxRuntimeInSeconds": seconds}), name
+    outputs = json.loads(path.read_text())["Platform"]
+    p5_doc, p4d_doc = (json.loads(outputs[k]) for k in ("TeamBP5TrainingJobConfig", "P4dTrainingJobConfig"))
+    assert p5_doc["maxRuntimeInSeconds"] == 432000
+    assert "maxRuntimeInSeconds" not in p4d_doc  # unset: the document (and cdk diff) unchanged
+
+
+@pytest.mark.parametrize("value, expected", [
+    (0, "max_runtime_seconds must be a whole number from 1 to 2419200 or None (seconds; 28 days is the CreateTrainingJob "
+        "StoppingCondition limit), got 0"),
+    (28 * 86400 + 1, "got 2419201"),
+    ("86400", "max_runtime_seconds must be a whole number from 1 to 2419200"),
+])
+def test_a_bad_max_runtime_prop_is_one_line_naming_the_prop(value, expected):
+    from aws_cdk import App, Environment, Stack
+
+    from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+    from smddp_infra.errors import ConfigError
+
+    stack = Stack(App(context=cdk_context()), "Bad", env=Environment(region="us-east-1"))
+    with pytest.raises(ConfigError) as caught:
+        SmddpTrainingNetwork(stack, "Net", read_mbps_per_gpu=50, availability_zone="us-east-1a",
+                             max_runtime_seconds=value)
+    assert expected in str(caught.value)
+    assert "\n" not in str(caught.value)

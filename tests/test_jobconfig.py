@@ -24,6 +24,8 @@ from smddp_infra.errors import ConfigError, SmddpError
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 from smddp_infra.contract import (
     CHECKPOINT_LOCAL_PATH,
+    DEFAULT_MAX_RUNTIME_SECONDS,
+    MAX_RUNTIME_LIMIT_SECONDS,
     DOCUMENT_OUTPUT,
     LOCATION_OUTPUTS as LOCATION_OUTPUT_KEYS,
     REQUIRED_INDIVIDUAL_OUTPUTS as INDIVIDUAL_OUTPUT_KEYS,
@@ -114,9 +116,10 @@ ids = st.text(alphabet="0123456789abcdef", min_size=17, max_size=17)
     output=st.none() | st.sampled_from(["s3://bucket-1/output/", "s3://other.bucket/models/run-7/"]),
     code=st.none() | st.sampled_from(["s3://bucket-1/code/", "s3://bucket-1/code/team-a/"]),
     kms=st.none() | st.just("arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"),
+    runtime=st.none() | st.integers(1, MAX_RUNTIME_LIMIT_SECONDS),
 )
 def test_document_round_trips_through_cdk_outputs(subnet, groups, fs, count, mode, instance, sub, zones, throughput,
-                                                  icte, isolation, output, code, kms):
+                                                  icte, isolation, output, code, kms, runtime):
     settings = JobDocument(
         subnets=(f"subnet-{subnet}",), security_group_ids=tuple(f"sg-{g}" for g in groups),
         role_arn="arn:aws:iam::123456789012:role/Training", checkpoint_s3_uri="s3://bucket-1/ckpt/",
@@ -125,7 +128,7 @@ def test_document_round_trips_through_cdk_outputs(subnet, groups, fs, count, mod
         instance_type=instance, instance_count=count, region="us-east-1", availability_zone="us-east-1a",
         subnet_availability_zones=("us-east-1a",) if zones else (), required_throughput_mbps=throughput,
         encrypt_inter_container_traffic=icte, enable_network_isolation=isolation,
-        output_s3_uri=output, code_s3_uri=code, kms_key_arn=kms,
+        output_s3_uri=output, code_s3_uri=code, kms_key_arn=kms, max_runtime_seconds=runtime,
     )
     outputs = {"TrainingJobConfig": json.dumps(settings.to_json(), separators=(",", ":"))}
     assert settings_of(outputs) == settings
@@ -259,7 +262,7 @@ def test_v2_kwargs_switch_off_debugger_and_profiler_and_enable_smddp():
     assert kw["checkpoint_s3_uri"].endswith("/")
     assert kw["encrypt_inter_container_traffic"] is True
     assert (kw["output_path"], kw["code_location"]) == (OUTPUT_URI, CODE_URI)
-    assert set(kw) == {"role", "instance_type", "instance_count", "subnets", "security_group_ids",
+    assert set(kw) == {"role", "instance_type", "instance_count", "max_run", "subnets", "security_group_ids",
                        "checkpoint_s3_uri", "checkpoint_local_path", "output_path", "code_location",
                        "debugger_hook_config", "disable_profiler", "encrypt_inter_container_traffic", "distribution"}
 
@@ -302,7 +305,7 @@ def test_v2_distribution_is_a_copy_not_the_shared_constant():
 
 def test_v3_pieces_use_model_trainer_field_names_and_say_how_to_run_smddp():
     pieces = sdk_v3_pieces(settings_of(default_outputs()), channel="fsx")
-    assert set(pieces) == {"role", "compute", "networking", "checkpoint_config", "output_data_config", "session",
+    assert set(pieces) == {"role", "compute", "stopping_condition", "networking", "checkpoint_config", "output_data_config", "session",
                            "training_input_mode", "input_data_config", "distributed", "notes"}
     # sagemaker.core.training.configs.OutputDataConfig(s3_output_path=...)
     assert pieces["output_data_config"] == {"s3_output_path": OUTPUT_URI}
@@ -324,7 +327,7 @@ def test_v3_pieces_use_model_trainer_field_names_and_say_how_to_run_smddp():
 
 def test_boto3_fragment_has_the_network_members_and_file_mode():
     frag = create_training_job_fragment(settings_of(default_outputs()))
-    assert set(frag) == {"RoleArn", "ResourceConfig", "VpcConfig", "CheckpointConfig", "OutputDataConfig",
+    assert set(frag) == {"RoleArn", "ResourceConfig", "StoppingCondition", "VpcConfig", "CheckpointConfig", "OutputDataConfig",
                          "InputDataConfig", "EnableInterContainerTrafficEncryption"}
     assert frag["OutputDataConfig"] == {"S3OutputPath": OUTPUT_URI}
     assert frag["InputDataConfig"][0]["InputMode"] == "File"
@@ -420,6 +423,13 @@ def test_preflight_refuses_arguments_both_nested_and_at_the_top_level():
     (with_document(instanceType="ml.g5.48xlarge"), "instanceType must be a SageMaker EFA training instance type"),
     (with_document(instanceCount=0), "instanceCount must be a whole number >= 1, got 0"),
     (with_document(instanceCount="4"), "instanceCount must be a whole number >= 1, got '4'"),
+    (with_document(maxRuntimeInSeconds=0), "'TrainingNetworkStack': maxRuntimeInSeconds must be a whole number of "
+                                           "seconds from 1 to 2,419,200 (28 days, the CreateTrainingJob "
+                                           "StoppingCondition.MaxRuntimeInSeconds limit), got 0"),
+    (with_document(maxRuntimeInSeconds=MAX_RUNTIME_LIMIT_SECONDS + 1), "maxRuntimeInSeconds must be a whole number of "
+                                                                       "seconds from 1 to 2,419,200"),
+    (with_document(maxRuntimeInSeconds="86400"), "maxRuntimeInSeconds must be a whole number of seconds, got '86400'"),
+    (with_document(maxRuntimeInSeconds=True), "maxRuntimeInSeconds must be a whole number of seconds, got True"),
     (with_document(encryptInterContainerTraffic="yes"), "encryptInterContainerTraffic must be true or false"),
     (with_document(version=2), "TrainingJobConfig: version must be 1..1"),
     (with_document(roleArn=None), "TrainingJobConfig is missing 'roleArn'"),
@@ -670,3 +680,84 @@ def test_job_config_never_imports_aws_cdk():
                             env=cli_env(), timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "HEAVY:"
+
+
+# --- the maximum runtime (StoppingCondition) ----------------------------------------------------
+
+def _runtimes(config_id: str) -> tuple:
+    v2, v3, frag = (emitted(config_id, fmt) for fmt in ("v2", "v3", "boto3"))
+    return (v2["estimator"]["max_run"], v3["stopping_condition"]["max_runtime_in_seconds"],
+            frag["StoppingCondition"]["MaxRuntimeInSeconds"])
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_every_format_states_the_maximum_runtime(config_id):
+    """Emitted explicitly: SDK v3 would otherwise send 3600 s and stop a multi-node run after an hour."""
+    expected = 432000 if config_id == "p5-64-node" else DEFAULT_MAX_RUNTIME_SECONDS  # the p5 network sets 5 days
+    assert _runtimes(config_id) == (expected,) * 3
+
+
+def test_the_default_and_the_limit_are_the_apis_as_botocore_documents_them():
+    """Read from the pinned botocore's sagemaker model (its StoppingCondition documentation),
+    so a service change in the limit or the default fails here."""
+    import re
+
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    doc = model.shape_for("StoppingCondition").members["MaxRuntimeInSeconds"].documentation
+    assert re.search(r"The default value is 1 day\.", doc) and re.search(r"The maximum value is 28 days\.", doc), doc
+    assert (DEFAULT_MAX_RUNTIME_SECONDS, MAX_RUNTIME_LIMIT_SECONDS) == (86400, 28 * 86400)
+    assert model.shape_for("MaxRuntimeInSeconds").metadata.get("min") == 1
+
+
+@pytest.mark.parametrize("seconds", ["1", "172800", str(MAX_RUNTIME_LIMIT_SECONDS)])
+def test_the_flag_overrides_the_network_in_every_format(seconds):
+    outputs = OUTPUTS_DIR / "p5-64-node-two-groups.json"
+    found = set()
+    for fmt, path in (("v2", ("estimator", "max_run")), ("v3", ("stopping_condition", "max_runtime_in_seconds")),
+                      ("boto3", ("StoppingCondition", "MaxRuntimeInSeconds"))):
+        result = run_cli("--outputs", str(outputs), "--format", fmt, "--max-runtime-seconds", seconds)
+        assert (result.returncode, result.stderr) == (0, ""), result.stderr
+        found.add(json.loads(result.stdout)[path[0]][path[1]])
+    assert found == {int(seconds)}
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "2419201", "1.5", "24h", ""])
+def test_a_bad_max_runtime_flag_exits_2_naming_the_flag(value):
+    result = run_cli("--outputs", str(DEFAULT_FILE), "--format", "v3", "--max-runtime-seconds", value)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr  # one line: no argparse usage block
+    last = result.stderr.strip()
+    assert last.startswith("smddp-infra job-config: error: --max-runtime-seconds must be a whole number "
+                           "of seconds from 1 to 2,419,200"), last
+    assert last.endswith(f"got {int(value) if value.lstrip('-').isdigit() else value!r}")
+
+
+def test_the_notes_state_the_runtime_and_the_sdk_v3_default_it_replaces():
+    v3_notes = " ".join(emitted("default-p4d", "v3")["notes"])
+    assert "maximum runtime 86,400 s (1 day; smddp-infra's default" in v3_notes
+    assert "instead of the SDK's own 3600 s" in v3_notes
+    v2_notes = " ".join(emitted("p5-64-node", "v2")["notes"])
+    assert "maximum runtime 432,000 s (5 days; set by the network's max_runtime_seconds" in v2_notes
+    assert "3600" not in v2_notes  # SDK v2's own default is 24 h: nothing to warn about
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("432000", 432000), (604800, 604800), (None, None),
+])
+def test_the_context_key_sets_the_networks_runtime(value, expected):
+    from smddp_infra.settings import NetworkSettings
+
+    context = {"smddp:readMBpsPerGpu": 50} | ({} if value is None else {"smddp:maxRuntimeSeconds": value})
+    assert NetworkSettings.from_context(context).max_runtime_seconds == expected
+
+
+@pytest.mark.parametrize("value", ["0", "2419201", "abc", "1.5", True])
+def test_a_bad_context_key_is_one_line_naming_the_key(value):
+    from smddp_infra.settings import NetworkSettings
+
+    with pytest.raises(ConfigError) as caught:
+        NetworkSettings.from_context({"smddp:readMBpsPerGpu": 50, "smddp:maxRuntimeSeconds": value})
+    assert str(caught.value).startswith("smddp:maxRuntimeSeconds must be a whole number of seconds from 1 to 2,419,200")

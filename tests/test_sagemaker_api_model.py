@@ -70,6 +70,7 @@ def test_model_artifacts_go_to_the_prefix_the_stack_publishes(config_id):
 # API members; each piece maps onto one part of the CreateTrainingJob request.
 V3_TO_API = {
     "compute": "ResourceConfig",
+    "stopping_condition": "StoppingCondition",
     "checkpoint_config": "CheckpointConfig",
     "output_data_config": "OutputDataConfig",  # absent for an older stack
 }
@@ -129,6 +130,7 @@ def test_v2_kwargs_carry_the_same_network_as_the_request(config_id):
     estimator = v2["estimator"]
     assert estimator["subnets"] == request["VpcConfig"]["Subnets"]
     assert estimator["security_group_ids"] == request["VpcConfig"]["SecurityGroupIds"]
+    assert estimator["max_run"] == request["StoppingCondition"]["MaxRuntimeInSeconds"]
     assert estimator.get("output_path") == emitted(config_id, "boto3").get("OutputDataConfig", {}).get("S3OutputPath")
     (channel,) = v2["fit"]["inputs"].values()
     fs = request["InputDataConfig"][0]["DataSource"]["FileSystemDataSource"]

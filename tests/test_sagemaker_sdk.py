@@ -197,6 +197,15 @@ def test_sdk_request_has_the_vpc_and_checkpoint_config(sdk_requests, config_id):
 
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_sdk_request_carries_the_emitted_maximum_runtime(sdk_requests, config_id):
+    """``max_run`` reaches the request as StoppingCondition (v2's own default is also 24 h, so the
+    p5 network's 5 days is what shows the value is job-config's)."""
+    v2 = emitted(config_id, "v2")["estimator"]
+    assert sdk_requests[config_id]["StoppingCondition"]["MaxRuntimeInSeconds"] == v2["max_run"]
+    assert v2["max_run"] == (432000 if config_id == "p5-64-node" else 86400)
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
 def test_sdk_request_mounts_the_fsx_channel_in_file_mode(sdk_requests, config_id):
     request, fragment = sdk_requests[config_id], emitted(config_id, "boto3")
     channels = {c["ChannelName"]: c for c in request["InputDataConfig"]}

@@ -49,6 +49,11 @@ OLD_POLICY = "default-p4d/old-scoped-policy"
 UNTRUSTED = "default-p4d/trust-not-sagemaker"
 #: Control: the default job with the SDK's telemetry switch left on.
 TELEMETRY_ON = "default-p4d/telemetry-on"
+#: Control: the default job without the stopping_condition job-config emits (what users built
+#: before it did): the SDK fills in its own default.
+NO_STOPPING_CONDITION = "default-p4d/no-stopping-condition"
+#: sagemaker-train 1.27.0, sagemaker/train/defaults.py: DEFAULT_MAX_RUNTIME_IN_SECONDS.
+SDK_V3_DEFAULT_MAX_RUNTIME = 3600
 
 #: The earlier role statements that SDK v3's check refuses (resource-scoped ENI actions, a
 #: conditioned PutMetricData), as they were synthesized (account/region resolved).
@@ -119,6 +124,9 @@ def v3_run(default_app, tmp_path_factory) -> dict[str, Any]:
     untrusted = _job(default_app, "default-p4d", SIMULATES, UNTRUSTED)
     untrusted["trust"] = json.loads(json.dumps(untrusted["trust"]).replace("sagemaker.amazonaws.com", "ec2.amazonaws.com"))
     jobs.append(untrusted)
+    unstopped = _job(default_app, "default-p4d", SIMULATES, NO_STOPPING_CONDITION)
+    del unstopped["v3"]["stopping_condition"]
+    jobs.append(unstopped)
     spec = work / "spec.json"
     spec.write_text(json.dumps({"source_dir": str(source), "jobs": jobs}))
     config = work / "sagemaker-config.yaml"
@@ -235,6 +243,25 @@ def test_v3_job_runs_the_launcher_job_config_chose(v3_run, config_id):
     smddp = cfg["compute"]["instance_type"] in ("ml.p4d.24xlarge", "ml.p4de.24xlarge")
     backend = 'backend="smddp"' if smddp else 'backend="nccl"'
     assert any(backend in note for note in cfg["notes"]), cfg["notes"]
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_v3_request_carries_the_emitted_maximum_runtime_not_the_sdk_default(v3_run, config_id):
+    """The first real job must not die after an hour: the request the real SDK sends carries
+    job-config's StoppingCondition (24 h by default, the p5 network's own 5 days), not v3's 3600 s."""
+    request, cfg = _request(v3_run, config_id), emitted(config_id, "v3")
+    wanted = cfg["stopping_condition"]["max_runtime_in_seconds"]
+    assert request["StoppingCondition"]["MaxRuntimeInSeconds"] == wanted
+    assert wanted == (432000 if config_id == "p5-64-node" else 86400)
+    assert wanted != SDK_V3_DEFAULT_MAX_RUNTIME
+
+
+def test_without_the_stopping_condition_the_sdk_sends_its_one_hour_default(v3_run):
+    """Control: the same job without job-config's stopping_condition gets the SDK's 3600 s, so the
+    test above passes because of what job-config emits, not because the SDK keeps 24 h anyway."""
+    assert v3_run["defaults"]["max_runtime_in_seconds"] == SDK_V3_DEFAULT_MAX_RUNTIME
+    assert _request(v3_run, NO_STOPPING_CONDITION)["StoppingCondition"]["MaxRuntimeInSeconds"] == \
+        SDK_V3_DEFAULT_MAX_RUNTIME
 
 
 # --- code upload: under the code prefix, readable (never writable) by the role -----------------
@@ -370,7 +397,7 @@ def test_every_v3_key_job_config_emits_is_a_model_trainer_argument_or_a_job_conf
     for config_id in CONFIG_IDS:
         cfg = emitted(config_id, "v3")
         assert set(cfg) <= set(signatures["ModelTrainer"]) | set(known_keys.JOB_CONFIG_KEYS), config_id
-        for section in ("compute", "networking", "checkpoint_config", "output_data_config"):
+        for section in ("compute", "networking", "checkpoint_config", "output_data_config", "stopping_condition"):
             assert set(cfg.get(section, {})) <= set(signatures[section]), (config_id, section)
         assert set(cfg.get("session", {})) <= set(signatures["Session"])
         assert set(cfg["input_data_config"][0]["data_source"]) <= set(signatures["file_system_data_source"])

@@ -20,6 +20,7 @@ HELP = "Turn cdk-outputs.json into SageMaker training-job settings (SDK v2, SDK 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from smddp_infra.contract import DEFAULT_MAX_RUNTIME_SECONDS, MAX_RUNTIME_LIMIT_SECONDS
     from smddp_infra.jobconfig import DEFAULT_CHANNEL, FORMATS
 
     parser.add_argument("--outputs", default="cdk-outputs.json", metavar="FILE",
@@ -37,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override the stack's instance type (required without a TrainingJobConfig output)")
     parser.add_argument("--instance-count", default=None, metavar="N",
                         help="override the stack's instance count (required without a TrainingJobConfig output)")
+    parser.add_argument("--max-runtime-seconds", default=None, metavar="SECONDS",
+                        help="StoppingCondition.MaxRuntimeInSeconds for every format (v2 max_run, v3 "
+                             "stopping_condition, boto3 StoppingCondition); default: the network's "
+                             f"max_runtime_seconds, else {DEFAULT_MAX_RUNTIME_SECONDS} (24 h); at most "
+                             f"{MAX_RUNTIME_LIMIT_SECONDS} (28 days)")
 
 
 def _count(text: str) -> int:
@@ -53,6 +59,17 @@ def _count(text: str) -> int:
     return value
 
 
+def _runtime(text: str) -> int:
+    """--max-runtime-seconds parsed here, like --instance-count: one line naming the flag."""
+    from smddp_infra.jobconfig import check_max_runtime
+
+    try:
+        value: object = int(text)
+    except ValueError:
+        value = text
+    return check_max_runtime(value, setting="--max-runtime-seconds")
+
+
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.contract import read_outputs_file, select_network
     from smddp_infra.jobconfig import missing_locations_warning, render, validated
@@ -62,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
     if args.instance_type is not None:
         efa_instance(args.instance_type, setting="--instance-type")
     count = _count(args.instance_count) if args.instance_count is not None else None
+    runtime = _runtime(args.max_runtime_seconds) if args.max_runtime_seconds is not None else None
     network = select_network(read_outputs_file(args.outputs), network=args.network, stack=args.stack)
-    document = validated(network, instance_type=args.instance_type, instance_count=count)
+    document = validated(network, instance_type=args.instance_type, instance_count=count,
+                         max_runtime_seconds=runtime)
     text = json.dumps(render(document, args.fmt, channel=args.channel), indent=2) + "\n"
     # An older stack still renders, but the job would fail late in S3: say so on stderr
     # (stdout stays pure JSON for `> job.json`).

@@ -85,6 +85,7 @@ class SmddpTrainingNetwork(Construct):
         monthly_cost_warning_usd: Optional[float] = None,
         availability_zone_id_prefix: Optional[str] = None,
         monitoring: "bool | MonitoringOptions" = True,
+        max_runtime_seconds: Optional[int] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -165,10 +166,15 @@ class SmddpTrainingNetwork(Construct):
         :param monitoring: the file system's throughput and capacity alarms, dashboard and
             encrypted SNS topic (docs/observe.md); ``MonitoringOptions(checkpoint_gib=...,
             alarm_topic=..., training_job_name_prefix=...)`` to tune them, False for none. Default: True.
+        :param max_runtime_seconds: StoppingCondition.MaxRuntimeInSeconds for jobs on this network,
+            written into the job document; job-config emits it in every format (SDK v3 would
+            otherwise stop a job after one hour). 1 to 2,419,200 (28 days, the API's limit).
+            Default: none, job-config's 86,400 (24 h, the API's and SDK v2's default).
         """
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
         monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
+        self.max_runtime_seconds = _max_runtime_prop(max_runtime_seconds)
         super().__init__(scope, id)
         self._validate_props(props)
         stack = Stack.of(self)
@@ -408,6 +414,7 @@ class SmddpTrainingNetwork(Construct):
             kms_key_arn=self.encryption_key.key_arn if self.encryption_key is not None else None,
             sizing=self.lustre_plan.sizing_record(),
             monitoring=self.file_system.monitoring.settings() if self.file_system.monitoring is not None else None,
+            max_runtime_seconds=self.max_runtime_seconds,
         )
 
     def job_config_json(self) -> str:
@@ -453,3 +460,12 @@ class SmddpTrainingNetwork(Construct):
         output.override_logical_id(wanted)
         return output
 
+
+def _max_runtime_prop(value: Any) -> Optional[int]:
+    """The ``max_runtime_seconds`` prop: a literal number within the API's range, or None."""
+    from smddp_infra.constructs import _validation
+    from smddp_infra.contract import MAX_RUNTIME_LIMIT_SECONDS
+
+    return _validation.whole("max_runtime_seconds", value, minimum=1, maximum=MAX_RUNTIME_LIMIT_SECONDS,
+                             why=" (seconds; 28 days is the CreateTrainingJob StoppingCondition limit)",
+                             optional=True)

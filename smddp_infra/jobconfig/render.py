@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
-from smddp_infra.contract import JobDocument
+from smddp_infra.contract import MAX_RUNTIME_LIMIT_SECONDS, JobDocument
 from smddp_infra.errors import ConfigError
 from smddp_infra.sizing.catalog import SMDDP_INSTANCE_TYPES, efa_instance
 
@@ -104,6 +104,7 @@ def sdk_v2_kwargs(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
         "role": doc.role_arn,
         "instance_type": doc.instance_type,
         "instance_count": doc.instance_count,
+        "max_run": doc.max_runtime,
         "subnets": list(doc.subnets),
         "security_group_ids": list(doc.security_group_ids),
         "checkpoint_s3_uri": doc.checkpoint_s3_uri,
@@ -128,7 +129,8 @@ def sdk_v2_kwargs(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
         "directory_path": fs.directory_path,
         "file_system_access_mode": fs.access_mode,
     }}
-    return {"estimator": estimator, "fit": {"inputs": inputs}, "notes": [launcher.reason, icte_note(doc)]}
+    return {"estimator": estimator, "fit": {"inputs": inputs},
+            "notes": [launcher.reason, runtime_note(doc), icte_note(doc)]}
 
 
 def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
@@ -159,6 +161,7 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
     pieces: dict[str, Any] = {
         "role": doc.role_arn,
         "compute": {"instance_type": doc.instance_type, "instance_count": doc.instance_count},
+        "stopping_condition": {"max_runtime_in_seconds": doc.max_runtime},
         "networking": networking,
         "checkpoint_config": {"s3_uri": doc.checkpoint_s3_uri, "local_path": doc.checkpoint_local_path},
     }
@@ -178,7 +181,8 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
             },
         }],
         "distributed": {launcher.v3_distributed: {}},
-        "notes": [*SDK_V3_NOTES, launcher.reason, icte_note(doc)],
+        "notes": [*SDK_V3_NOTES, launcher.reason, runtime_note(doc, sdk_default=SDK_V3_DEFAULT_MAX_RUNTIME),
+                  icte_note(doc)],
     })
     return pieces
 
@@ -192,9 +196,10 @@ def v3_session(code_s3_uri: str) -> dict[str, Any]:
 
 
 def create_training_job_fragment(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
-    """The CreateTrainingJob request members this network decides; add TrainingJobName,
-    AlgorithmSpecification and StoppingCondition to make a request (and OutputDataConfig
-    for a stack without an output prefix).
+    """The CreateTrainingJob request members this network decides; add TrainingJobName and
+    AlgorithmSpecification to make a request (and OutputDataConfig for a stack without an
+    output prefix). StoppingCondition is emitted: the API's own default is 1 day, and a
+    request that states it means the same job under every format.
 
     ResourceConfig carries no VolumeSizeInGB: every EFA type in the catalog has NVMe
     instance storage, and SageMaker provisions no EBS volume for such instances.
@@ -203,6 +208,7 @@ def create_training_job_fragment(doc: JobDocument, *, channel: str = DEFAULT_CHA
     request: dict[str, Any] = {
         "RoleArn": doc.role_arn,
         "ResourceConfig": {"InstanceType": doc.instance_type, "InstanceCount": doc.instance_count},
+        "StoppingCondition": {"MaxRuntimeInSeconds": doc.max_runtime},
         "VpcConfig": {"SecurityGroupIds": list(doc.security_group_ids), "Subnets": list(doc.subnets)},
         "CheckpointConfig": {"S3Uri": doc.checkpoint_s3_uri, "LocalPath": doc.checkpoint_local_path},
     }
@@ -275,10 +281,12 @@ def missing_locations_warning(doc: JobDocument, fmt: str, *, where: str = "stack
 #: What a v3 user must know that the pieces cannot say.
 SDK_V3_NOTES = (
     "from sagemaker.core.training.configs import Compute, Networking, CheckpointConfig, OutputDataConfig, "
-    "InputData, FileSystemDataSource; from sagemaker.train import ModelTrainer; "
+    "StoppingCondition, InputData, FileSystemDataSource; from sagemaker.train import ModelTrainer; "
     "from sagemaker.train.distributed import Torchrun",
     "input_data_config: InputData(channel_name=..., data_source=FileSystemDataSource(**data_source))",
     "distributed: Torchrun() (the key names the class in sagemaker.train.distributed)",
+    "stopping_condition: StoppingCondition(**stopping_condition); without it ModelTrainer sends its own "
+    "default, 3600 s",
     "v3 sends no Debugger hook config, so nothing needs switching off",
     "output_data_config: OutputDataConfig(**output_data_config), the prefix the execution role can write",
     "session: Session(boto_session=..., **session) from sagemaker.core.helper.session_helper, passed as "
@@ -287,6 +295,24 @@ SDK_V3_NOTES = (
     "execution role reads (callers allowed iam:SimulatePrincipalPolicy get <output prefix>/<code prefix>/, "
     "which the role reads too); see docs/job-config.md",
 )
+
+#: sagemaker-train 1.27.0 (``sagemaker/train/defaults.py``, ``DEFAULT_MAX_RUNTIME_IN_SECONDS``):
+#: what ModelTrainer sends when it is given no ``stopping_condition``.
+SDK_V3_DEFAULT_MAX_RUNTIME = 3600
+
+
+def runtime_note(doc: JobDocument, *, sdk_default: Optional[int] = None) -> str:
+    """The maximum runtime, stated where it is emitted (and the SDK's default it replaces)."""
+    seconds = doc.max_runtime
+    days, rest = divmod(seconds, 86400)
+    hours = f"{days} day{'s' if days > 1 else ''}" if days and not rest else f"{seconds / 3600:g} h"
+    source = ("set by the network's max_runtime_seconds or --max-runtime-seconds" if doc.max_runtime_seconds is not None
+              else "smddp-infra's default, the same as CreateTrainingJob's and SDK v2's")
+    instead = f", instead of the SDK's own {sdk_default} s" if sdk_default is not None else ""
+    return (f"maximum runtime {seconds:,} s ({hours}; {source}{instead}): SageMaker then stops the job "
+            f"(SIGTERM, 120 s to save a checkpoint); change it with --max-runtime-seconds, at most "
+            f"{MAX_RUNTIME_LIMIT_SECONDS:,} s (28 days)")
+
 
 def icte_note(doc: JobDocument) -> str:
     """The inter-container traffic encryption trade-off, stated where the flag is emitted."""

@@ -11,9 +11,9 @@ document with unresolved CDK tokens; applied to every document the CLI reads.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
-from smddp_infra.contract import FILE_SYSTEM_ACCESS_MODES, FILE_SYSTEM_TYPE, JobDocument
+from smddp_infra.contract import FILE_SYSTEM_ACCESS_MODES, FILE_SYSTEM_TYPE, MAX_RUNTIME_LIMIT_SECONDS, JobDocument
 from smddp_infra.errors import ConfigError
 from smddp_infra.sizing.catalog import efa_instance
 
@@ -44,7 +44,27 @@ def validate_document(doc: JobDocument, *, where: str = "stack 'stack'") -> JobD
     _check_file_system(doc, prefix)
     efa_instance(doc.instance_type, setting=f"{prefix}instanceType")
     _check_count(doc.instance_count, prefix)
+    if doc.max_runtime_seconds is not None:
+        check_max_runtime(doc.max_runtime_seconds, setting=f"{prefix}maxRuntimeInSeconds")
     return doc
+
+
+def max_runtime_problem(value: Any) -> Optional[str]:
+    """What is wrong with ``value`` as StoppingCondition.MaxRuntimeInSeconds (None: nothing)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNTIME_LIMIT_SECONDS:
+        return (f"must be a whole number of seconds from 1 to {MAX_RUNTIME_LIMIT_SECONDS:,} (28 days, the "
+                f"CreateTrainingJob StoppingCondition.MaxRuntimeInSeconds limit), got {value!r}")
+    return None
+
+
+def check_max_runtime(value: Any, *, setting: str) -> int:
+    """``value``, or one line naming ``setting`` (the context key, prop or document key the user
+    wrote) and the API's range."""
+    problem = max_runtime_problem(value)
+    if problem is not None:
+        raise ConfigError(f"{setting} {problem}")
+    checked: int = value
+    return checked
 
 
 def _check_role(arn: Any, prefix: str) -> None:
