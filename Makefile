@@ -58,7 +58,7 @@ $(SDKV3_STAMP): requirements-sdkv3.txt
 # The lowest supported aws-cdk-lib/constructs (requirements-floor.txt), cdk-nag 3 at its floor and
 # cdk-nag 2, in one cached venv: tests/test_floors.py. Built once; a warm `make test` installs nothing.
 $(FLOOR_STAMP): requirements-floor.txt tools/floor_venv.sh
-	PYTHON=$(PYTHON) sh tools/floor_venv.sh .venv-floor
+	@PYTHON=$(PYTHON) $(STEP) "pip install .venv-floor (lowest supported versions, cdk-nag 2 and 3)" sh tools/floor_venv.sh .venv-floor
 
 # Any context for the app: make synth CONTEXT="-c smddp:instanceCount=8". A bad value is the app's
 # one line and exit 2 (tools/cdk_app_exit.py drops the cdk CLI's extra line; the CLI exits 1).
@@ -74,7 +74,7 @@ lint: $(STAMP)
 
 # What the suite needs besides .venv. Each is cached behind its stamp; a new cached venv (a
 # version-floor venv, ...) goes here, and is then built in parallel with lint.
-TEST_ENVS := $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP)
+TEST_ENVS := $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP) $(FLOOR_STAMP)
 test-envs: $(TEST_ENVS) graphviz
 
 # Graphviz for the review test's image branch (tools/install_graphviz.sh: apt-get as root where
