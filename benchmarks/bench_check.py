@@ -69,6 +69,35 @@ def _in_process(corpus: Path, runs: int) -> list[tuple[str, float, float, int]]:
     return out
 
 
+def _generated(groups: int) -> dict:
+    """tests/fixtures/templates/compliant.yaml plus ``groups`` security groups with their
+    all-traffic self rules (3 resources each): a few hundred resources at 100."""
+    from smddp_infra.rules.loader import load_template_file
+
+    template = load_template_file(str(ROOT / "tests" / "fixtures" / "templates" / "compliant.yaml"))
+    for i in range(groups):
+        ref = {"Fn::GetAtt": [f"Sg{i}", "GroupId"]}
+        template["Resources"][f"Sg{i}"] = {"Type": "AWS::EC2::SecurityGroup",
+                                           "Properties": {"GroupDescription": f"efa group {i}", "VpcId": "vpc-1"}}
+        for kind, peer in (("Ingress", "SourceSecurityGroupId"), ("Egress", "DestinationSecurityGroupId")):
+            template["Resources"][f"Sg{i}{kind}"] = {"Type": f"AWS::EC2::SecurityGroup{kind}",
+                                                     "Properties": {"GroupId": ref, peer: ref, "IpProtocol": "-1"}}
+    return template
+
+
+def _large_templates(runs: int) -> list[tuple[int, float]]:
+    """(resources, engine ms, best of runs) for generated templates of growing size: the figure
+    tests/test_rules_engine.py guards by counting reads instead of timing them."""
+    from smddp_infra.rules import check_template
+
+    out = []
+    for groups in (50, 100, 200):
+        template = _generated(groups)
+        best = min(_timed(lambda t=template: check_template(t))[0] for _ in range(runs))
+        out.append((len(template["Resources"]), best * 1000))
+    return out
+
+
 def _timed(call: object) -> tuple[float, object]:
     start = time.perf_counter()
     result = call()  # type: ignore[operator]
@@ -112,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
               f"total {sum(engines):.1f} ms")
         for name, read, engine, assignments in sorted(per_template, key=lambda r: -r[2])[:5]:
             print(f"  {name:<44} read {read:6.2f} ms  engine {engine:7.2f} ms  {assignments:4d} assignment(s)")
+    if per_template:
+        sizes = ", ".join(f"{n} resources {ms:.1f} ms" for n, ms in _large_templates(args.runs))
+        print(f"in process, engine on generated templates (compliant.yaml + security groups): {sizes}")
     if args.profile and per_template:
         from smddp_infra.rules import check_template
         from smddp_infra.rules.loader import load_template_file

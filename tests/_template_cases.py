@@ -22,12 +22,12 @@ CASES: dict[str, Expected] = {
         ("SMDDP-FSX1", "OldVersionFileSystem"),
         ("SMDDP-FSX1", "NoThroughputFileSystem"),
     }),
-    "fsx_efa_no_metadata.json": frozenset({("SMDDP-FSX1", "EfaFileSystem")}),
+    "fsx_efa_no_metadata.json": frozenset({("SMDDP-FSX1", "EfaFileSystem"), ("SMDDP-FSX6", "EfaFileSystem")}),
     "fsx_efa_ok.json": frozenset(),
     "fsx_throughput_low.yaml": frozenset({("SMDDP-FSX2", "FileSystem")}),
     "fsx_key_on_scratch.yaml": frozenset({("SMDDP-FSX5", "ScratchWithKey")}),
     "lustre_ports.yaml": frozenset({("SMDDP-FSX3", "BadFileSystem"), ("SMDDP-FSX4", "BadFileSystem")}),
-    "az_mismatch.yaml": frozenset({("SMDDP-NET1", "FileSystem")}),
+    "az_mismatch.yaml": frozenset({("SMDDP-NET4", "FileSystem")}),  # a warning: a mount failure is UNCONFIRMED
     "az_same_id.json": frozenset(),
     "no_s3_route.yaml": frozenset({("SMDDP-NET2", "TrainingSubnet"), ("SMDDP-NET3", "TrainingSubnet")}),
     "nat_subnet.yaml": frozenset(),
@@ -57,7 +57,7 @@ CASES: dict[str, Expected] = {
     "p4_training_job_bad.yaml": frozenset({("SMDDP-SG2", "TrainingJob")}),
     # point 5: FSx facts
     "p5_version_metadata_bad.yaml": frozenset({("SMDDP-FSX1", "FileSystem")}),
-    "p5_efa_if_bad.yaml": frozenset({("SMDDP-FSX1", "FileSystem")}),
+    "p5_efa_if_bad.yaml": frozenset({("SMDDP-FSX6", "FileSystem")}),  # the EFA step is UNCONFIRMED: a warning
     "p5_efa_if_ok.yaml": frozenset(),
     "p5_intelligent_tiering_ok.yaml": frozenset(),
     "p5_intelligent_tiering_bad.yaml": frozenset({("SMDDP-FSX1", "FileSystem")}),
@@ -87,7 +87,7 @@ INFOS: dict[str, Expected] = {
 WHEN: dict[tuple[str, str, str], str] = {
     ("p1_condition_resource_bad.yaml", "SMDDP-SG1", "NodeTemplate"): "when Environment=dev: ",
     ("p5_version_metadata_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when DeploymentType=PERSISTENT_2 (default) and LustreVersion=2.12: ",
-    ("p5_efa_if_bad.yaml", "SMDDP-FSX1", "FileSystem"): "when EnableEfa=true: ",
+    ("p5_efa_if_bad.yaml", "SMDDP-FSX6", "FileSystem"): "when EnableEfa=true: ",
 }
 
 #: Fixtures CfnInclude cannot read (it rejects what CloudFormation accepts), with why.

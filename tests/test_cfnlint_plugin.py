@@ -69,8 +69,10 @@ def test_matches_carry_the_smddp_id_level_and_a_line_number(matches: list[dict])
 
 
 def test_conditional_findings_name_their_assignment(matches: list[dict]) -> None:
-    (match,) = [m for m in matches if Path(m["Filename"]).name == "p5_efa_if_bad.yaml" and m["Rule"]["Id"] == "E9201"]
-    assert match["Message"].startswith("SMDDP-FSX1: when EnableEfa=true: ")
+    (match,) = [m for m in matches if Path(m["Filename"]).name == "p5_efa_if_bad.yaml" and m["Rule"]["Id"] == "W9206"]
+    assert match["Message"].startswith("SMDDP-FSX6: when EnableEfa=true: ")
+    (match,) = [m for m in matches if Path(m["Filename"]).name == "p5_version_metadata_bad.yaml" and m["Rule"]["Id"] == "E9201"]
+    assert match["Message"].startswith("SMDDP-FSX1: when DeploymentType=PERSISTENT_2 (default) and LustreVersion=2.12: ")
 
 
 def test_plugin_classes_are_only_the_rule_classes() -> None:

@@ -154,7 +154,7 @@ def test_the_installed_command_runs_without_cdk() -> None:
         "import sys; from smddp_infra.cli import main; rc = main(['check', sys.argv[1]]);"
         "bad=[m for m in sys.modules if m.split('.')[0] in ('aws_cdk','jsii','cdk_nag')]; sys.exit(rc if not bad else 99)"
     )
-    result = subprocess.run([sys.executable, "-c", code, str(FIXTURES / "az_mismatch.yaml")], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code, str(FIXTURES / "p6_hyperpod_spread_bad.yaml")], capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
     assert "SMDDP-NET1" in result.stdout
 

@@ -1,4 +1,4 @@
-"""SMDDP-FSX1..3: Lustre settings, recorded throughput and Lustre ports."""
+"""SMDDP-FSX1..4 and FSX6: Lustre settings, EFA steps, recorded throughput and Lustre ports."""
 
 from __future__ import annotations
 
@@ -137,12 +137,13 @@ def test_two_file_system_groups_may_open_the_ports_to_each_other() -> None:
 
 
 def test_an_efa_file_system_without_a_tier_is_told_the_efa_capacity_steps() -> None:
-    # 1200 GiB is a valid PERSISTENT_2 size, but never with EfaEnabled: the message must
-    # say what is (and not send the user to the non-EFA 1200/2400 rule).
+    # 1200 GiB is a valid PERSISTENT_2 size, but not a whole EFA step: the (UNCONFIRMED)
+    # step warning must say what is (and not send the user to the non-EFA 1200/2400 rule).
     template = resources(Fs=fs(1200, throughput=None, EfaEnabled=True, MetadataConfiguration={"Mode": "AUTOMATIC"}))
-    messages = [f.message for f in check_template(template) if f.rule_id == "SMDDP-FSX1"]
-    (capacity,) = [m for m in messages if "StorageCapacity" in m]
-    assert "with EfaEnabled" in capacity
+    found = check_template(template)
+    assert not [f for f in found if f.rule_id == "SMDDP-FSX1" and "StorageCapacity" in f.message]
+    (capacity,) = [f.message for f in found if f.rule_id == "SMDDP-FSX6"]
+    assert "with EfaEnabled" in capacity and "UNCONFIRMED" in capacity
     for step, tier in (("38,400", 125), ("19,200", 250), ("9,600", 500), ("4,800", 1000)):
         assert f"{step} GiB at {tier}" in capacity
     assert "MB/s/TiB" in capacity
@@ -158,3 +159,36 @@ def test_each_port_rule_runs_on_its_own_when_chosen_alone() -> None:
     assert {(f.rule_id, f.resource) for f in only_fsx4} == {("SMDDP-FSX4", "BadFileSystem")}
     only_fsx3 = check_template(template, rules=[RULES_BY_ID["SMDDP-FSX3"]])
     assert {(f.rule_id, f.resource) for f in only_fsx3} == {("SMDDP-FSX3", "BadFileSystem")}
+
+
+EFA = {"EfaEnabled": True, "MetadataConfiguration": {"Mode": "AUTOMATIC"}}
+
+
+@pytest.mark.parametrize(
+    "capacity,throughput,expected",
+    [
+        (2400, 125, {("SMDDP-FSX6", "Fs")}),  # a valid PERSISTENT_2 size, off the 38,400 GiB EFA step: a warning only
+        (4800, 500, {("SMDDP-FSX6", "Fs")}),
+        (1000, 125, {("SMDDP-FSX1", "Fs")}),  # the cited PERSISTENT_2 rule rejects it: one error, no step warning on top
+        (38400, 125, set()),
+        (9600, 500, set()),
+    ],
+)
+def test_a_finding_that_rests_only_on_the_unconfirmed_efa_step_is_a_warning(capacity: int, throughput: int, expected: set) -> None:
+    template = resources(Fs=fs(capacity, throughput=throughput, **EFA))
+    assert rule_hits(template, "SMDDP-FSX") == expected
+    for finding in check_template(template):
+        if finding.rule_id == "SMDDP-FSX6":
+            assert finding.severity.value == "warning"
+
+
+def test_a_hand_made_efa_plan_off_the_steps_is_not_refused_but_the_planner_keeps_them() -> None:
+    from dataclasses import replace
+
+    from smddp_infra.sizing.planner import plan_lustre
+
+    plan = plan_lustre(1, efa_enabled=True)
+    assert plan.storage_capacity_gib % 4800 == 0  # the planner still plans on the EFA steps
+    off_step = replace(plan, storage_capacity_gib=2400, per_unit_storage_throughput=125)
+    assert off_step.problems() == []  # UNCONFIRMED steps: no refusal in the constructs
+    assert replace(plan, storage_capacity_gib=1000).problems()  # the cited rule still refuses

@@ -1,4 +1,4 @@
-"""SMDDP-NET1..3: one AZ for storage and training, a route to S3, endpoints without NAT."""
+"""SMDDP-NET1..4: one AZ for training (and its file system), a route to S3, endpoints without NAT."""
 
 from __future__ import annotations
 
@@ -37,7 +37,23 @@ def lustre(subnet_name: str) -> dict:
 )
 def test_file_system_and_training_subnets_share_an_az_when_both_are_known(storage: dict, training: dict, mismatch: bool) -> None:
     template = {"Resources": {"Storage": subnet(training=False, **storage), "Train": subnet(**training), "Fs": lustre("Storage")}}
-    assert (("SMDDP-NET1", "Fs") in hits(template)) is mismatch
+    assert (("SMDDP-NET4", "Fs") in hits(template)) is mismatch
+
+
+@pytest.mark.parametrize("efa", [False, True])
+def test_a_file_system_in_another_az_is_a_warning_that_says_what_is_known(efa: bool) -> None:
+    fs = lustre("Storage")
+    if efa:
+        fs["Properties"]["LustreConfiguration"] = {"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 500,
+                                                   "EfaEnabled": True, "MetadataConfiguration": {"Mode": "AUTOMATIC"}}
+        fs["Properties"]["StorageCapacity"] = 9600
+    template = {"Resources": {"Storage": subnet(training=False, AvailabilityZone="us-east-1a"),
+                              "Train": subnet(AvailabilityZone="us-east-1b"), "Fs": fs}}
+    (finding,) = [f for f in check_template(template) if f.resource == "Fs" and f.rule_id.startswith("SMDDP-NET")]
+    assert (finding.rule_id, finding.severity.value) == ("SMDDP-NET4", "warning")
+    assert ("over EFA" in finding.message) is efa
+    assert ("data-transfer charges" in finding.message) is not efa
+    assert "mount" not in finding.message
 
 
 def test_the_guide_s3_failure_message_is_not_needed_with_a_nat_instance() -> None:
@@ -96,6 +112,6 @@ def test_training_subnets_of_another_vpc_are_another_network() -> None:
     vpc = {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}}
     template = {"Resources": {"Storage": subnet(training=False, AvailabilityZone="us-east-1a"), "Train": other,
                               "Fs": lustre("Storage"), "Vpc": vpc, "OtherVpc": vpc}}
-    assert ("SMDDP-NET1", "Fs") not in hits(template)
+    assert ("SMDDP-NET4", "Fs") not in hits(template)
     template["Resources"]["Train"]["Properties"]["VpcId"] = {"Ref": "Vpc"}
-    assert ("SMDDP-NET1", "Fs") in hits(template)
+    assert ("SMDDP-NET4", "Fs") in hits(template)

@@ -1,12 +1,15 @@
-"""SMDDP-FSX1..4: FSx for Lustre settings, throughput and ports.
+"""SMDDP-FSX1..4 and FSX6: FSx for Lustre settings, throughput and ports.
 
 * FSX1 (error): settings FSx or CloudFormation reject, judged by
   :func:`smddp_infra.sizing.lustre_rules.validate_lustre_settings` (the project's single
-  FSx rule table): capacity per tier and EFA steps, per-unit throughput, HDD cache,
+  FSx rule table): capacity per tier, per-unit throughput, HDD cache,
   ``FileSystemTypeVersion`` per deployment type and metadata configuration, EFA's
   requirements, Intelligent-Tiering's ``ThroughputCapacity``. Run for every judged
   parameter assignment, so an ``EfaEnabled: !If [...]`` or a ``LustreVersion`` parameter
   allowing 2.12 is judged for the assignment that triggers it.
+* FSX6 (warning): an EFA-enabled capacity that the cited PERSISTENT_2 rule accepts but that
+  is not a whole EFA step of its tier (``lustre_rules.EFA_STEP_GIB``). The steps are
+  UNCONFIRMED as a minimum at creation, so a finding resting only on them is no error.
 * FSX2 (warning): baseline throughput below the ``smddp:requiredThroughputMBps`` tag the
   sizing recorded: the guide's "scaling efficiency drops on larger clusters".
 * FSX3 (error) / FSX4 (warning): Lustre's TCP 988 / 1018-1023 between the file system's
@@ -53,6 +56,7 @@ class LustreSettings:
     throughput_capacity_mbps: Optional[int] = None
 
     def problems(self) -> list[str]:
+        """What CreateFileSystem rejects (cited): the EFA steps are :meth:`efa_step_problems`."""
         return lr.validate_lustre_settings(
             deployment_type=self.deployment_type,
             storage_capacity_gib=self.storage_capacity_gib,
@@ -63,6 +67,16 @@ class LustreSettings:
             file_system_type_version=self.file_system_type_version,
             has_metadata_configuration=self.has_metadata_configuration,
             throughput_capacity_mbps=self.throughput_capacity_mbps,
+            efa_steps=False,
+        )
+
+    def efa_step_problems(self) -> list[str]:
+        return lr.efa_step_problems(
+            deployment_type=self.deployment_type,
+            storage_capacity_gib=self.storage_capacity_gib,
+            per_unit_storage_throughput=self.per_unit_storage_throughput,
+            storage_type=self.storage_type,
+            efa_enabled=self.efa_enabled,
         )
 
     def tier(self) -> Optional[lr.Tier]:
@@ -146,6 +160,17 @@ def check_settings(world: World) -> list[Finding]:
             continue
         for problem in settings.problems():
             findings.append(SETTINGS.finding(fs.logical_id, f"file system {fs.logical_id}: {problem}", "Properties"))
+    return findings
+
+
+def check_efa_steps(world: World) -> list[Finding]:
+    findings: list[Finding] = []
+    for fs in lustre_file_systems(world):
+        settings = read_settings(world, fs)
+        for problem in settings.efa_step_problems() if settings is not None else ():
+            findings.append(EFA_STEPS.finding(
+                fs.logical_id, f"file system {fs.logical_id}: {problem} (the EFA steps are UNCONFIRMED as a minimum at "
+                "creation: check the FSx for Lustre user guide)", "Properties", "StorageCapacity"))
     return findings
 
 
@@ -330,9 +355,21 @@ SETTINGS = Rule(
     check=check_settings,
     source=("API behaviour: FSx CreateFileSystem rejects the request (Amazon FSx API Reference, CreateFileSystem: "
             "StorageCapacity, FileSystemTypeVersion; CreateFileSystemLustreConfiguration: DeploymentType, "
-            "PerUnitStorageThroughput, DriveCacheType, EfaEnabled, MetadataConfiguration, ThroughputCapacity). EFA capacity "
-            "multiples: FSx for Lustre User Guide, 'Increasing storage capacity' (the minimum at creation is taken to be "
-            "one step: UNCONFIRMED, docs/rules.md)."),
+            "PerUnitStorageThroughput, DriveCacheType, EfaEnabled, MetadataConfiguration, ThroughputCapacity). The EFA "
+            "capacity steps are SMDDP-FSX6 (UNCONFIRMED)."),
+)
+
+EFA_STEPS = Rule(
+    id="SMDDP-FSX6",
+    severity=Severity.WARNING,
+    cfn_lint_id="W9206",
+    title="EFA-enabled FSx for Lustre capacity not a whole EFA step of its tier",
+    explanation="Give an EFA-enabled PERSISTENT_2 file system a multiple of its tier's EFA step (docs/rules.md); check the FSx for Lustre user guide first.",
+    symptom="FSx may reject the capacity at creation (a stack failure ~20 minutes into the deploy)",
+    check=check_efa_steps,
+    source=("UNCONFIRMED: steps reported as 38,400 / 19,200 / 9,600 / 4,800 GiB at 125 / 250 / 500 / 1000 MB/s/TiB for "
+            "EFA-enabled file systems (FSx for Lustre User Guide, 'Increasing storage capacity', to be checked); that "
+            "creation needs a whole step is assumed, and the API reference does not state it: a warning."),
 )
 
 THROUGHPUT = Rule(
@@ -372,5 +409,5 @@ LUSTRE_EXTRA_PORTS_RULE = Rule(
             "Amazon VPC' lists them, but FSx does not validate them at creation: a warning."),
 )
 
-RULES = (SETTINGS, THROUGHPUT, LUSTRE_PORTS_RULE, LUSTRE_EXTRA_PORTS_RULE)
+RULES = (SETTINGS, THROUGHPUT, LUSTRE_PORTS_RULE, LUSTRE_EXTRA_PORTS_RULE, EFA_STEPS)
 

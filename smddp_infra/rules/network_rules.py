@@ -1,11 +1,14 @@
-"""SMDDP-NET1..3: where training runs and what it can reach.
+"""SMDDP-NET1..4: where training runs and what it can reach.
 
-* NET1: one job, one AZ. (a) A training resource whose subnets resolve to different AZs: a
-  HyperPod instance group of an EFA instance type, or a training job the template
-  describes (EFA does not cross AZs; SageMaker mounts FSx only from its AZ). (b) A Lustre
-  file system whose subnet is in another AZ than an EFA training subnet of the same VPC.
-  Subnets whose AZ is unknown (literal ids, parameters, imports) are never guessed, and AZs
-  are compared only when stated the same way (two names, two AZ ids, two GetAZs indexes).
+* NET1 (error): one job, one AZ. A training resource whose subnets resolve to different
+  AZs: a HyperPod instance group of an EFA instance type, or a training job the template
+  describes (EFA traffic cannot cross AZs: EC2 User Guide, EFA limitations).
+* NET4 (warning): a Lustre file system whose subnet is in another AZ than an EFA training
+  subnet of the same VPC. FSx file systems are reachable from every AZ of their VPC; what is
+  known is the cost (cross-AZ latency and data-transfer charges) and, for an EFA-enabled file
+  system, that EFA traffic cannot cross AZs. That a mount fails is UNCONFIRMED: no error.
+* NET1 and NET4 never guess a subnet whose AZ is unknown (literal ids, parameters, imports),
+  and compare AZs only when stated the same way (two names, two AZ ids, two GetAZs indexes).
 * NET2 (error): a subnet where SageMaker places training (a training job's VpcConfig, a
   HyperPod instance group, the project's tag) whose route tables have neither an S3 gateway
   endpoint nor a NAT route. AWS documents the S3 route for training in a private subnet;
@@ -27,7 +30,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.model import Resource, ResourceRef, World, is_known
+from smddp_infra.rules.model import Resource, ResourceRef, World, is_known, to_bool
 from smddp_infra.rules.training import SUBNET, TrainingSubnet, lustre_file_systems, placements, training_subnets
 from smddp_infra.rules.vpc import CALLER_SERVICES, Network, Zone, subnet_zone
 
@@ -96,11 +99,14 @@ def _file_system_zone(world: World) -> list[Finding]:
                 continue  # another network's subnet (two training networks in one template)
             zone = subnet_zone(world, world.resources[name])
             if zone is not None and zone.comparable(fs_zone) and zone != fs_zone:
+                efa = to_bool(world.get(fs, "LustreConfiguration", "EfaEnabled")) is True
+                cost = ("its clients there cannot reach it over EFA (EFA traffic does not cross AZs)" if efa else
+                        "its traffic crosses AZs (latency and cross-AZ data-transfer charges)")
                 findings.append(
-                    SAME_ZONE.finding(
+                    FILE_SYSTEM_ZONE.finding(
                         fs.logical_id,
                         f"file system {fs.logical_id} is in {fs_zone.describe()} (subnet {fs_subnet.logical_id}) but training subnet "
-                        f"{name} ({reason}) is in {zone.describe()}: put the file system and all training instances in one subnet/AZ",
+                        f"{name} ({reason}) is in {zone.describe()}: {cost}; put the file system in the training subnet's AZ",
                         "Properties",
                         "SubnetIds",
                     )
@@ -109,7 +115,11 @@ def _file_system_zone(world: World) -> list[Finding]:
 
 
 def check_same_zone(world: World) -> list[Finding]:
-    return _spread(world) + _file_system_zone(world)
+    return _spread(world)
+
+
+def check_file_system_zone(world: World) -> list[Finding]:
+    return _file_system_zone(world)
 
 
 def _judged_subnets(world: World) -> dict[str, TrainingSubnet]:
@@ -185,12 +195,24 @@ SAME_ZONE = Rule(
     id="SMDDP-NET1",
     severity=Severity.ERROR,
     cfn_lint_id="E9301",
-    title="A training resource (or its file system) spans Availability Zones",
-    explanation="Place the FSx file system and every EFA training subnet of one job in the same AZ.",
-    symptom="job cannot mount the file system (or EFA traffic crosses AZs and stalls)",
+    title="An EFA training resource spans Availability Zones",
+    explanation="Give every EFA training resource of one job subnets of one AZ.",
+    symptom="EFA traffic between the job's instances cannot cross AZs",
     check=check_same_zone,
-    source=("Amazon EC2 User Guide, 'Elastic Fabric Adapter', EFA limitations: EFA traffic cannot cross Availability "
-            "Zones. The file-system half (b) rests on the same fact for the EFA training subnets it compares."),
+    source="Amazon EC2 User Guide, 'Elastic Fabric Adapter', EFA limitations: EFA traffic cannot cross Availability Zones.",
+)
+
+FILE_SYSTEM_ZONE = Rule(
+    id="SMDDP-NET4",
+    severity=Severity.WARNING,
+    cfn_lint_id="W9304",
+    title="FSx for Lustre file system in another Availability Zone than an EFA training subnet of its VPC",
+    explanation="Put the file system in the training subnet's AZ.",
+    symptom="file-system traffic crosses AZs: latency and cross-AZ data-transfer charges (no EFA to an EFA-enabled file system)",
+    check=check_file_system_zone,
+    source=("UNCONFIRMED: that a mount fails. FSx file systems are reachable from every AZ of their VPC; cross-AZ "
+            "traffic adds latency and data-transfer charges. For an EFA-enabled file system: Amazon EC2 User Guide, "
+            "'Elastic Fabric Adapter', EFA limitations: EFA traffic cannot cross Availability Zones."),
 )
 
 S3_ROUTE = Rule(
@@ -222,4 +244,4 @@ ENDPOINTS = Rule(
             "the training image itself): a warning about callers."),
 )
 
-RULES = (SAME_ZONE, S3_ROUTE, ENDPOINTS)
+RULES = (SAME_ZONE, S3_ROUTE, ENDPOINTS, FILE_SYSTEM_ZONE)

@@ -261,12 +261,17 @@ def validate_lustre_settings(
     file_system_type_version: Optional[str] = None,
     has_metadata_configuration: Optional[bool] = None,
     throughput_capacity_mbps: Optional[int] = None,
+    efa_steps: bool = True,
 ) -> list[str]:
     """Every reason CloudFormation would reject these Lustre settings ([] when valid).
 
     One message per broken rule, each naming the property, the value and what is allowed,
     in the style of aws-cdk-lib's own validators. ``storage_capacity_gib`` is None only for
     INTELLIGENT_TIERING (whose throughput is ``throughput_capacity_mbps``).
+
+    ``efa_steps=False`` judges an EFA-enabled capacity by the cited PERSISTENT_2 SSD rule
+    only, leaving out the EFA steps (:data:`EFA_STEP_GIB`, UNCONFIRMED as a minimum at
+    creation): :func:`efa_step_problems` reports those on their own.
     """
     problems: list[str] = []
     if deployment_type not in DEPLOYMENT_TYPES:
@@ -311,15 +316,18 @@ def validate_lustre_settings(
                 f"{storage_type}, got {per_unit_storage_throughput}"
             )
 
+    if tier is not None and efa_enabled and not efa_steps:
+        tier = find_tier(deployment_type, per_unit_storage_throughput, storage_type=storage_type)
     if tier is not None and not tier.capacity.is_valid(storage_capacity_gib):
-        label = tier.key + (" with EfaEnabled" if efa_enabled else "")
+        label = tier.key + (" with EfaEnabled" if tier.efa_enabled else "")
         problems.append(
             f"StorageCapacity must be {tier.capacity.describe()} GiB for {label}, got {storage_capacity_gib}"
         )
     elif tier is None and settable:
-        rules = {t.capacity for t in tiers_for(deployment_type, storage_type=storage_type, efa_enabled=efa_enabled)}
+        by_steps = efa_enabled and efa_steps
+        rules = {t.capacity for t in tiers_for(deployment_type, storage_type=storage_type, efa_enabled=by_steps)}
         if not any(r.is_valid(storage_capacity_gib) for r in rules):
-            if efa_enabled:  # the EFA steps differ per tier: say which, or the fix is a guess
+            if by_steps:  # the EFA steps differ per tier: say which, or the fix is a guess
                 steps = [
                     f"{t.capacity.step:,} GiB at {t.per_unit_storage_throughput}"
                     for t in tiers_for(deployment_type, storage_type=storage_type, efa_enabled=True)
@@ -342,6 +350,33 @@ def validate_lustre_settings(
         if file_system_type_version is not None and file_system_type_version != FILE_SYSTEM_TYPE_VERSION:
             problems.append(f"EfaEnabled requires FileSystemTypeVersion {FILE_SYSTEM_TYPE_VERSION}, got {file_system_type_version}")
     return problems
+
+
+def efa_step_problems(
+    *,
+    deployment_type: str,
+    storage_capacity_gib: Optional[int],
+    per_unit_storage_throughput: Optional[int] = None,
+    storage_type: str = "SSD",
+    efa_enabled: bool = False,
+) -> list[str]:
+    """The capacity problem that rests ONLY on the EFA steps ([] when there is none).
+
+    UNCONFIRMED: the steps (:data:`EFA_STEP_GIB`) are reported for growing an EFA-enabled file
+    system; that creation needs a whole step is assumed. Empty when the capacity already fails
+    the cited PERSISTENT_2 rule (``validate_lustre_settings(..., efa_steps=False)`` says so).
+    """
+    if not efa_enabled or deployment_type != PERSISTENT_2 or storage_type != "SSD" or storage_capacity_gib is None:
+        return []
+
+    def capacity_problems(efa_steps: bool) -> list[str]:
+        problems = validate_lustre_settings(
+            deployment_type=deployment_type, storage_capacity_gib=storage_capacity_gib,
+            per_unit_storage_throughput=per_unit_storage_throughput, efa_enabled=True, efa_steps=efa_steps,
+        )
+        return [p for p in problems if p.startswith("StorageCapacity")]
+
+    return [] if capacity_problems(efa_steps=False) else capacity_problems(efa_steps=True)
 
 
 # --- In-place growth (UpdateFileSystem StorageCapacity; used by `smddp-infra guard`) --------

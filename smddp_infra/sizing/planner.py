@@ -64,8 +64,10 @@ CUSTOMER_KEY_WHY = ("a customer KMS key is used only by PERSISTENT_1 and PERSIST
 #: Template Metadata key on the file system resource holding :meth:`LustrePlan.record`.
 SIZING_METADATA = METADATA_SIZING
 
-#: With EFA only PERSISTENT_2 exists, on the EFA capacity steps.
+#: With EFA only PERSISTENT_2 exists, on the EFA capacity steps (UNCONFIRMED as a minimum).
 EFA_TIER_GROUPS: Mapping[str, tuple[Tier, ...]] = {rules.PERSISTENT_2: rules.EFA_TIERS}
+_EFA_STEPS_NOTE = (" with EFA, on the EFA capacity steps, which are UNCONFIRMED: a LustrePlan made by hand is not held "
+                   "to them")
 
 #: UNCONFIRMED: what one Lustre client without EFA reads at most, about 100 Gbps (ENA).
 #: Only used for a warning when the number of clients is known.
@@ -110,7 +112,9 @@ class LustrePlan:
 
     def problems(self) -> list[str]:
         """Every reason CloudFormation would reject this plan as the file-system construct emits
-        it (FileSystemTypeVersion 2.15, MetadataConfiguration on PERSISTENT_2); [] when valid."""
+        it (FileSystemTypeVersion 2.15, MetadataConfiguration on PERSISTENT_2); [] when valid.
+        The EFA capacity steps are UNCONFIRMED as a minimum at creation, so a hand-made EFA plan
+        off them is not refused here (the planner itself still plans on them)."""
         return rules.validate_lustre_settings(
             deployment_type=self.deployment_type,
             storage_capacity_gib=self.storage_capacity_gib,
@@ -120,6 +124,7 @@ class LustrePlan:
             drive_cache_type=self.drive_cache_type,
             file_system_type_version=rules.FILE_SYSTEM_TYPE_VERSION,
             has_metadata_configuration=self.deployment_type == rules.PERSISTENT_2,
+            efa_steps=False,
         )
 
     @property
@@ -443,7 +448,7 @@ class _Request:
             raise SizingError(
                 f"max_capacity_gib={self.max_capacity:,g} is too small: the smallest valid file system meeting "
                 f"{self.required:,g} MB/s and {self.min_capacity:,g} GiB is {smallest.capacity_gib:,} GiB "
-                f"({smallest.tier.key}{' with EFA' if self.efa_enabled else ''})"
+                f"({smallest.tier.key}{_EFA_STEPS_NOTE if self.efa_enabled else ''})"
             )
         return feasible
 
