@@ -20,6 +20,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names below are loa
     from smddp_infra.constructs.efa import EfaSecurityGroup as EfaSecurityGroup
     from smddp_infra.constructs.filesystem import LustreFileSystem as LustreFileSystem
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy as TrainingLaunchPolicy
+    from smddp_infra.constructs.monitoring import FileSystemMonitoring as FileSystemMonitoring
+    from smddp_infra.constructs.monitoring import MonitoringOptions as MonitoringOptions
     from smddp_infra.constructs.network import TrainingVpc as TrainingVpc
     from smddp_infra.constructs.role import TrainingExecutionRole as TrainingExecutionRole
     from smddp_infra.constructs.training_network import SmddpTrainingNetwork as SmddpTrainingNetwork
