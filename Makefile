@@ -82,12 +82,15 @@ test-envs: $(TEST_ENVS) graphviz
 graphviz:
 	@sh tools/install_graphviz.sh
 
+# pytest runs one test module per worker, a worker per core (PYTEST_WORKERS=1 for one process).
+PYTEST_WORKERS ?= auto
+
 # The slow parts run side by side on a fresh clone: .venv, .venv-checkov and .venv-sdkv3 at
 # once, then mypy next to npm ci and whatever venv is left; then the suite (docs/testing.md has
 # the figures). Warm, this is ruff + mypy (cached) + pytest.
 test:
 	@$(MAKE) --no-print-directory -j3 lint test-envs
-	@$(STEP) pytest $(BIN)/python -m pytest
+	@$(STEP) pytest $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 # Mutation testing of the pure rooms (NOT part of make test: minutes per room). See docs/testing.md.
 #   make mutation ROOMS="sizing guardrails" MUTATION_MINUTES=10
