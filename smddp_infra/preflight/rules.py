@@ -250,8 +250,10 @@ def _check_loaders(job_facts: JobFacts, world: Optional[int]) -> list[Finding]:
         out.append(finding(
             F.DATALOADER_SAMPLER, WARNING, location=facts.where(loader.line),
             message=(f"`{loader.code}` has no DistributedSampler and no drop_last=True and every rank iterates it "
-                     f"to the end (line {loader.use_line}); without num_samples, batch_size and world_size in the "
-                     "job file preflight cannot prove every rank runs the same number of batches"),
+                     f"to the end (line {loader.use_line}): ranks run different numbers of batches if their data "
+                     "differ in length (per-rank files or shards, a ShardedByS3Key channel), which preflight cannot "
+                     "check without num_samples, batch_size and world_size in the job file; with the same data on "
+                     "every rank, every rank trains on all of it"),
             fix=("pass sampler=DistributedSampler(dataset) (or batch_sampler=even_shards(...).batches(rank)), "
                  "or add num_samples, batch_size and world_size to the job file so preflight can count"),
         ))
