@@ -46,6 +46,10 @@ MAX_RUNTIME_LIMIT_SECONDS = 28 * 24 * 3600
 #: runs are a choice: the ``max_runtime_seconds`` prop, ``smddp:maxRuntimeSeconds`` or
 #: ``--max-runtime-seconds``.
 DEFAULT_MAX_RUNTIME_SECONDS = 24 * 3600
+#: sagemaker-train 1.27.0 (``sagemaker/train/defaults.py``, ``DEFAULT_MAX_RUNTIME_IN_SECONDS``):
+#: what ModelTrainer sends when it is given no ``stopping_condition`` (job-config's v3 note and
+#: preflight's PF-STOPPING-CONDITION both name it; tests/test_sagemaker_sdk_v3.py checks the SDK).
+SDK_V3_DEFAULT_MAX_RUNTIME = 3600
 
 # --- stack outputs --------------------------------------------------------------------------
 #: Suffix of every output that holds a job document. The default stack's output is exactly

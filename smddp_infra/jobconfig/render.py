@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
-from smddp_infra.contract import MAX_RUNTIME_LIMIT_SECONDS, JobDocument
+from smddp_infra.contract import MAX_RUNTIME_LIMIT_SECONDS, SDK_V3_DEFAULT_MAX_RUNTIME, JobDocument
 from smddp_infra.errors import ConfigError
 from smddp_infra.sizing.catalog import SMDDP_INSTANCE_TYPES, efa_instance
 
@@ -295,11 +295,6 @@ SDK_V3_NOTES = (
     "execution role reads (callers allowed iam:SimulatePrincipalPolicy get <output prefix>/<code prefix>/, "
     "which the role reads too); see docs/job-config.md",
 )
-
-#: sagemaker-train 1.27.0 (``sagemaker/train/defaults.py``, ``DEFAULT_MAX_RUNTIME_IN_SECONDS``):
-#: what ModelTrainer sends when it is given no ``stopping_condition``.
-SDK_V3_DEFAULT_MAX_RUNTIME = 3600
-
 
 def runtime_note(doc: JobDocument, *, sdk_default: Optional[int] = None) -> str:
     """The maximum runtime, stated where it is emitted (and the SDK's default it replaces)."""

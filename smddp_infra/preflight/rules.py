@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 from typing import Iterable, Optional, Sequence
 
+from smddp_infra.contract import MAX_RUNTIME_LIMIT_SECONDS, SDK_V3_DEFAULT_MAX_RUNTIME
 from smddp_infra.preflight import findings as F
 from smddp_infra.preflight.findings import ERROR, INFO, WARNING, Finding, finding
 from smddp_infra.preflight.job import (
@@ -543,9 +544,9 @@ def check_stopping_condition(job: JobDescription) -> list[Finding]:
     return [finding(
         F.STOPPING_CONDITION, WARNING, location=job.where("stopping_condition"),
         message=("the ModelTrainer sets no stopping_condition with max_runtime_in_seconds: SDK v3 (sagemaker-train 1.27.0) "
-                 "uses DEFAULT_MAX_RUNTIME_IN_SECONDS = 3600, so SageMaker stops the job after one hour"),
+                 f"uses DEFAULT_MAX_RUNTIME_IN_SECONDS = {SDK_V3_DEFAULT_MAX_RUNTIME}, so SageMaker stops the job after one hour"),
         fix=(("stopping_condition=StoppingCondition(max_runtime_in_seconds=...)" if job.kind != "job_file"
-              else "stopping_condition: {max_runtime_in_seconds: ...}") + " with the run time the job needs (at most 432000, 5 days)"),
+              else "stopping_condition: {max_runtime_in_seconds: ...}") + f" with the run time the job needs (at most {MAX_RUNTIME_LIMIT_SECONDS}, 28 days: the API's limit)"),
     )]
 
 
