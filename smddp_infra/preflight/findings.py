@@ -93,8 +93,8 @@ SMDDP_INSTANCE = Rule(
 SMDDP_LAUNCHER = Rule(
     "PF-SMDDP-LAUNCHER",
     "pytorchddp / smdistributed launcher on an instance type SMDDP does not support, without the smddp backend",
-    ("the job starts through mpirun and smddprun (SDK v2 2.257.7 rewrites pytorchddp into smdistributed.dataparallel) "
-     "although the script runs another backend; whether smddprun starts on this type is UNCONFIRMED"),
+    ("the job starts through mpirun and smddprun (the smdistributed launcher; SDK v2 2.257.7 rewrites pytorchddp into "
+     "it) although the script runs another backend; whether smddprun starts on this type is UNCONFIRMED"),
     "",  # REFERENCE: SDK v2 pytorch/estimator.py; AWS "Use the PyTorch framework estimators"
 )
 ENTRY_POINT_MISSING = Rule(
