@@ -64,7 +64,7 @@ def _headroom(text: str) -> float:
 def _client(service: str, region: str) -> Any:
     try:
         import boto3
-    except ImportError:  # pragma: no cover - boto3 is a dependency of the CLI extras
+    except ImportError:  # boto3 is not in the [cli] extra: observe reads CloudWatch with the caller's own boto3
         raise ConfigError("smddp-infra observe needs boto3 (pip install boto3)") from None
     return boto3.session.Session(region_name=region).client(service)
 
