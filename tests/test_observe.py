@@ -89,7 +89,7 @@ def test_percentile_does_not_depend_on_order(values: list[float], q: float, data
 @given(values=st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=1, max_size=100),
        q=st.floats(min_value=0, max_value=100))
 def test_percentile_agrees_with_numpy_linear(values: list[float], q: float) -> None:
-    numpy = pytest.importorskip("numpy")
+    import numpy  # a test dependency (requirements-dev.txt): a missing one fails, never skips
     assert m.percentile(values, q) == pytest.approx(float(numpy.percentile(values, q)), rel=1e-9, abs=1e-6)
 
 
@@ -261,7 +261,7 @@ def _put_day(cloudwatch: Any, share: float, baseline: float) -> None:
 
 @pytest.fixture()
 def moto_env(monkeypatch: pytest.MonkeyPatch) -> Any:
-    moto = pytest.importorskip("moto")
+    import moto  # a test dependency (requirements-dev.txt): a missing one fails, never skips
     for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
