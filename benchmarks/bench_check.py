@@ -8,7 +8,10 @@ Wall time, best and median of ``--runs`` cold starts, of:
 * ``python -c "import smddp_infra.commands.check"`` : what the command imports before reading;
 * ``smddp-infra check ONE`` for the corpus's smallest template and for its template with the
   most judged parameter assignments;
-* ``smddp-infra check CORPUS_DIR``: the whole corpus in one call (default tests/fixtures/corpus).
+* ``smddp-infra check CORPUS_DIR``: the whole corpus in one call (default tests/fixtures/corpus);
+* a directory of 50 templates (the corpus's single templates copied until there are 50, plus
+  each multi-template system once, so imports and nested stacks are linked), through
+  ``smddp-infra check DIR`` and through cfn-lint on the same files (issue 24: under 1 s).
 
 Then, in-process: per template, reading (the light loader) and the engine (best of runs), and
 with ``--profile`` a cProfile of the engine over the slowest template (top functions by
@@ -98,6 +101,26 @@ def _large_templates(runs: int) -> list[tuple[int, float]]:
     return out
 
 
+def _fifty(corpus: Path, target: Path) -> list[Path]:
+    """A directory of at least 50 templates made from the corpus (systems kept whole)."""
+    import shutil
+
+    target.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    for system in sorted(p for p in corpus.iterdir() if p.is_dir()):
+        shutil.copytree(system, target / system.name, dirs_exist_ok=True)
+        files += sorted((target / system.name).glob("*.yaml"))
+    singles = _templates(corpus)
+    copy = 0
+    while len(files) < 50:
+        source = singles[copy % len(singles)]
+        destination = target / f"{copy // len(singles)}_{source.name}"
+        shutil.copy(source, destination)
+        files.append(destination)
+        copy += 1
+    return files
+
+
 def _timed(call: object) -> tuple[float, object]:
     start = time.perf_counter()
     result = call()  # type: ignore[operator]
@@ -129,6 +152,17 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"check {busiest[0]} ({busiest[3]} assignments)", _wall([*cli, str(args.corpus / busiest[0])], args.runs)))
     rows.append((f"check {args.corpus.name}/ ({len(templates)} templates, one call)", _wall([*cli, str(args.corpus)], args.runs)))
     rows.append((f"check --json {args.corpus.name}/", _wall([*cli, "--json", str(args.corpus)], args.runs)))
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        fifty = _fifty(args.corpus, Path(scratch) / "fifty")
+        rows.append((f"check DIR ({len(fifty)} templates, one call)", _wall([*cli, str(Path(scratch) / "fifty")], args.runs)))
+        cfn_lint = Path(py).with_name("cfn-lint")
+        if cfn_lint.exists():
+            rows.append((f"cfn-lint on the same {len(fifty)} files", _wall([str(cfn_lint), "--", *map(str, fifty)], max(1, args.runs // 2))))
+        else:
+            rows.append(("cfn-lint (not installed beside this python)", (float("nan"), float("nan"))))
 
     print(f"wall time over {args.runs} cold starts after one warm-up (best / median), {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     for label, (best, median) in rows:

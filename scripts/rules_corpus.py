@@ -69,15 +69,23 @@ def decode(path: Path) -> dict[str, Any]:
 
 def measure(corpus: Path = DEFAULT_CORPUS, *, repeat: int = 5) -> CorpusResult:
     sys.path.insert(0, str(ROOT))
-    from smddp_infra.rules import Severity, check_template
+    from smddp_infra.rules import check_template
 
     manifest = json.loads((corpus / "manifest.json").read_text())["templates"]
     result = CorpusResult()
     for name, labels in sorted(manifest.items()):
-        template = decode(corpus / name)
-        result.templates += 1
         result.expected_errors |= {(name, rule, resource) for rule, resource in labels["errors"]}
         result.expected_warnings |= {(name, rule, resource) for rule, resource in labels.get("warnings", [])}
+        if (corpus / name).is_dir():  # a system: several templates judged together, labels "file:Resource"
+            findings_by_file, seconds = _judge_system(corpus / name, repeat)
+            result.templates += len(findings_by_file)
+            result.times_ms.append(seconds * 1000)
+            for path, findings in findings_by_file.items():
+                relative = Path(path).relative_to(corpus / name).as_posix()
+                _count(result, [(name, f.rule_id, f"{relative}:{f.resource}", f.severity) for f in findings])
+            continue
+        template = decode(corpus / name)
+        result.templates += 1
         best = float("inf")
         findings: list[Any] = []
         for _ in range(repeat):
@@ -85,15 +93,44 @@ def measure(corpus: Path = DEFAULT_CORPUS, *, repeat: int = 5) -> CorpusResult:
             findings = check_template(template)
             best = min(best, time.perf_counter() - start)
         result.times_ms.append(best * 1000)
-        for f in findings:
-            key = (name, f.rule_id, f.resource)
-            if f.severity is Severity.ERROR:
-                result.found_errors.add(key)
-            elif f.severity is Severity.WARNING:
-                result.found_warnings.add(key)
-            else:
-                result.infos += 1
+        _count(result, [(name, f.rule_id, f.resource, f.severity) for f in findings])
     return result
+
+
+def _count(result: CorpusResult, found: list[tuple[str, str, str, Any]]) -> None:
+    from smddp_infra.rules import Severity
+
+    for name, rule, resource, severity in found:
+        key = (name, rule, resource)
+        if severity is Severity.ERROR:
+            result.found_errors.add(key)
+        elif severity is Severity.WARNING:
+            result.found_warnings.add(key)
+        else:
+            result.infos += 1
+
+
+def _judge_system(directory: Path, repeat: int) -> tuple[dict[str, list[Any]], float]:
+    """Every template under ``directory`` read as `smddp-infra check DIR` reads it, judged as
+    one set (best of ``repeat`` runs, reading not counted)."""
+    from smddp_infra.commands.check import _assets, expand_inputs, judge, load_template
+    from smddp_infra.errors import ConfigError
+
+    templates: dict[str, dict[str, Any]] = {}
+    assets: dict[str, dict[str, str]] = {}
+    for path, _ in expand_inputs([str(directory)]):
+        try:
+            templates[path] = load_template(path)
+        except ConfigError:
+            if path.endswith(".assets.json"):
+                assets.setdefault(str(Path(path).parent), {}).update(_assets(path))
+    best = float("inf")
+    out: dict[str, list[Any]] = {}
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out, _systems = judge(templates, assets=assets)
+        best = min(best, time.perf_counter() - start)
+    return out, best
 
 
 def report(result: CorpusResult) -> str:

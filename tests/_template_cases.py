@@ -71,6 +71,11 @@ CASES: dict[str, Expected] = {
     "r18_hyperpod_fsx_group.yaml": frozenset(),  # a file system's group, whatever its Name tag says
     "r18_additional_group_on_efa.yaml": frozenset(),  # the union on the EFA interfaces has the self rules
     "r18_scratch2_throughput_param.yaml": frozenset({("SMDDP-FSX1", "Scratch")}),  # one finding, not seven
+    # issue 24: what a template hands to training outside it; ParallelCluster; the default group
+    "i24_handout_output.yaml": frozenset({("SMDDP-SG4", "LustreGroup")}),  # a warning: no resource carries it
+    "i24_handout_ssm.yaml": frozenset({("SMDDP-SG4", "JobsGroup"), ("SMDDP-NET5", "TrainSubnet")}),
+    "i24_pcluster_efa_queue.yaml": frozenset({("SMDDP-SG2", "Cluster")}),
+    "i24_fsx_default_group.yaml": frozenset(),  # not evaluated (INFOS), never a pass
 }
 
 #: Informational notes pinned where they are the point of the fixture.
@@ -81,6 +86,7 @@ INFOS: dict[str, Expected] = {
     "sg_inline.yaml": frozenset({("SMDDP-SG3", "EfaGroup")}),
     "sg_egress_missing.json": frozenset({("SMDDP-SG3", "TrainingGroup")}),
     "p4_named_only_warn.yaml": frozenset({("SMDDP-SG3", "EfaSecurityGroup")}),
+    "i24_fsx_default_group.yaml": frozenset({("SMDDP-INFO1", "Lustre")}),
 }
 
 #: The parameter assignment each conditional finding must name (point 7).

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from typing import Any
+from typing import Any, Optional
 
 from smddp_infra.commands._output import pipe_safe_stdout
 from smddp_infra.errors import ConfigError
@@ -49,7 +50,6 @@ _SHAPE = "a CloudFormation template must be a mapping with Resources"
 
 def load_template(path: str) -> dict[str, Any]:
     """Read one template with the light loader; raise ConfigError naming the file and the problem."""
-    import os
 
     from smddp_infra.rules.loader import TemplateSyntaxError, load_template_text
 
@@ -102,7 +102,6 @@ TEMPLATE_SUFFIXES = (".json", ".yaml", ".yml", ".template")
 
 def expand_inputs(paths: list[str]) -> list[tuple[str, bool]]:
     """(file, named explicitly?) for every input: directories recurse into template suffixes, sorted."""
-    import os
 
     out: list[tuple[str, bool]] = []
     for path in paths:
@@ -130,34 +129,77 @@ def _check_region(region: Any) -> None:
 
 
 def _is_dir(path: str) -> bool:
-    import os
 
     return os.path.isdir(path)
 
 
 def _under(path: str, directory: str) -> bool:
-    import os
 
     return os.path.commonpath([os.path.abspath(path), os.path.abspath(directory)]) == os.path.abspath(directory)
 
 
+def _assets(path: str) -> dict[str, str]:
+    """{S3 object key: local file} of a CDK ``*.assets.json`` (how a nested stack's TemplateURL
+    names the file beside it); {} for anything else."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            manifest = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, str] = {}
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    for entry in (files.values() if isinstance(files, dict) else ()):
+        source = entry.get("source", {}).get("path") if isinstance(entry, dict) else None
+        for destination in (entry.get("destinations") or {}).values() if isinstance(entry, dict) else ():
+            key = destination.get("objectKey") if isinstance(destination, dict) else None
+            if isinstance(key, str) and isinstance(source, str):
+                out[key] = source
+    return out
+
+
+def judge(
+    templates: dict[str, dict[str, Any]], *, region: Optional[str] = None, assets: Optional[dict[str, dict[str, str]]] = None
+) -> tuple[dict[str, list[Any]], list[Any]]:
+    """({file: findings}, systems): templates linked by exports, nested stacks or SSM parameters
+    are judged as one system (rules/system.py), each finding back on its own file; the rest alone."""
+    from smddp_infra.rules import check_template
+    from smddp_infra.rules.system import link_templates
+
+    systems, alone = link_templates(templates, assets=assets, region=region)
+    by_path = {os.path.normpath(p): p for p in templates}
+    out: dict[str, list[Any]] = {p: [] for p in templates}
+    for normal in alone:
+        out[by_path[normal]] = check_template(templates[by_path[normal]], region=region)
+    for system in systems:
+        for finding in check_template(system.template, region=region):
+            normal, placed = system.place(finding)
+            out[by_path[normal]].append(placed)
+    return out, systems
+
+
 def run(args: argparse.Namespace) -> int:
-    from smddp_infra.rules import Severity, check_template
+    from smddp_infra.rules import Severity
 
     _check_region(args.region)
     results: list[tuple[str, list[Any]]] = []
     unreadable: list[tuple[str, str]] = []
     skipped: list[str] = []
+    templates: dict[str, dict[str, Any]] = {}
+    assets: dict[str, dict[str, str]] = {}
     for path, explicit in expand_inputs(args.templates):
+        if path in templates:
+            continue
         try:
-            template = load_template(path)
+            templates[path] = load_template(path)
         except ConfigError as exc:
             if explicit:
                 unreadable.append((path, str(exc)))
             else:
                 skipped.append(path)
-            continue
-        findings = check_template(template, region=args.region)
+                if path.endswith(".assets.json"):
+                    assets.setdefault(os.path.dirname(os.path.normpath(path)), {}).update(_assets(path))
+    judged_findings, systems = judge(templates, region=args.region, assets=assets)
+    for path, findings in judged_findings.items():
         if args.no_info:
             findings = [f for f in findings if f.severity is not Severity.INFO]
         results.append((path, findings))
@@ -176,6 +218,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             payload = {
                 "templates": [{"template": path, "findings": [f.as_dict() for f in findings]} for path, findings in results],
+                "systems": [
+                    {"templates": list(system.paths), "links": [link.describe() for link in system.links]} for system in systems
+                ],
                 "unreadable": [{"template": path, "error": message} for path, message in unreadable],
                 "skipped": skipped,
                 "errors": count(Severity.ERROR),
@@ -190,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
                 for f in findings:
                     total += 1
                     print(f"{path}: {f.resource} {f.rule_id} {f.severity.value}: {f.message}")
+            for system in systems:
+                print(f"judged as one system: {' + '.join(system.paths)} ("
+                      + "; ".join(link.describe() for link in system.links) + ")", file=sys.stderr)
             for _path, message in unreadable:
                 print(f"smddp-infra check: error: {message}", file=sys.stderr)
             checked = len(results)

@@ -64,7 +64,8 @@ class Replacement:
     property: str  # dotted path, "(logical id)" or "(type)"
     reason: str
     certainty: str = "yes"  # "yes" or "maybe" (the spec's "conditional")
-    kind: str = "replace"  # "replace", "delete" (logical id gone) or "fails" (an update FSx refuses)
+    kind: str = "replace"  # "replace", "delete" (logical id gone), "fails" (an update FSx refuses) or "fixed"
+    # (a property FSx fixes at creation that the replacement data does not mark)
     caused_by: tuple[str, ...] = ()  # replaced resources whose new id forces this one
 
     def message(self) -> str:
@@ -354,7 +355,7 @@ class GuardFinding:
 
     @property
     def verb(self) -> str:
-        return {"replace": "REPLACE", "delete": "DELETE", "fails": "FAILS"}.get(self.first.kind, "REPLACE")
+        return {"replace": "REPLACE", "delete": "DELETE", "fails": "FAILS", "fixed": "CANNOT CHANGE"}.get(self.first.kind, "REPLACE")
 
     def lines(self) -> list[str]:
         r = self.first
@@ -407,6 +408,7 @@ def guard(old: Mapping[str, Any], new: Mapping[str, Any], *, data: Optional[Repl
     found = find_replacements(old, new, data=data)
     replaced_ids = {r.logical_id for r in found}
     found += _capacity_failures(old_resources, new_resources, skip=replaced_ids)
+    found += _create_time_changes(old_resources, new_resources, skip=replaced_ids)
     grouped: dict[tuple[str, str], list[Replacement]] = {}
     for r in sorted(found, key=lambda r: (_ORDER.get(r.resource_type, 9), r.logical_id, r.kind, r.property)):
         grouped.setdefault((r.logical_id, r.kind), []).append(r)
@@ -450,6 +452,48 @@ def _capacity_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, M
     return found
 
 
+#: What an absent create-time property means (so "absent" -> its default is no change).
+_CREATE_TIME_DEFAULTS: dict[tuple[str, ...], Any] = {("StorageType",): "SSD", ("LustreConfiguration", "EfaEnabled"): False}
+
+
+def _create_time_changes(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]],
+                         *, skip: set[str]) -> list[Replacement]:
+    """Changes to what FSx fixes at creation that the replacement data does not mark
+    (``lustre_rules.CREATE_TIME_PROPERTIES``), and an Intelligent-Tiering throughput decrease."""
+    from smddp_infra.sizing.lustre_rules import CREATE_TIME_PROPERTIES, throughput_capacity_update_problem
+
+    found = []
+    for logical_id, after in new.items():
+        before = old.get(logical_id)
+        if after.get("Type") != FILE_SYSTEM_TYPE or not before or before.get("Type") != FILE_SYSTEM_TYPE or logical_id in skip:
+            continue
+        before_props, after_props = before.get("Properties") or {}, after.get("Properties") or {}
+        if after_props.get("FileSystemType") != "LUSTRE":
+            continue
+        for fact in CREATE_TIME_PROPERTIES:
+            default = _CREATE_TIME_DEFAULTS.get(fact.path)
+            a, b = _at(before_props, fact.path), _at(after_props, fact.path)
+            if fact.path not in _CREATE_TIME_DEFAULTS and (a is None or b is None):
+                continue  # a mode that appears or goes with its whole configuration: judged elsewhere
+            a = default if a is None else a
+            b = default if b is None else b
+            if _plain(a).lower() != _plain(b).lower():
+                found.append(Replacement(
+                    logical_id, FILE_SYSTEM_TYPE, _label(after, logical_id), ".".join(fact.path),
+                    f"{_short(a)} -> {_short(b)}: FSx fixes it when the file system is created ({fact.source}); neither "
+                    "cfn-lint's schema nor CDK's service spec marks it, and whether CloudFormation then replaces the file "
+                    "system or fails the update is UNCONFIRMED", kind="fixed"))
+        storage = str(after_props.get("StorageType") or "SSD")
+        a_mbps = _as_int((before_props.get("LustreConfiguration") or {}).get("ThroughputCapacity"))
+        b_mbps = _as_int((after_props.get("LustreConfiguration") or {}).get("ThroughputCapacity"))
+        if a_mbps is not None and b_mbps is not None:
+            problem = throughput_capacity_update_problem(storage, a_mbps, b_mbps)
+            if problem:
+                found.append(Replacement(logical_id, FILE_SYSTEM_TYPE, _label(after, logical_id),
+                                         "LustreConfiguration.ThroughputCapacity", problem, kind="fails"))
+    return found
+
+
 def _as_int(value: Any) -> Optional[int]:
     """A whole number from a template value (JSON int or a digit string); None for intrinsics."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -465,6 +509,9 @@ def _retained(resource: Mapping[str, Any], kind: str) -> bool:
 
 
 def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
+    if r.kind == "fixed":
+        return ("FSx cannot change this on the deployed file system: CloudFormation either replaces it with an EMPTY "
+                "one or fails the update and rolls back (which one is UNCONFIRMED); refused before deploy either way")
     if r.kind == "fails":
         return "CloudFormation tries the update, FSx refuses it, and the whole stack update rolls back: nothing is lost"
     kept = _retained(before, r.kind)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.groups import ALL, EGRESS, INGRESS, SecurityGroups, security_groups
+from smddp_infra.rules.handoff import launch_targets
 from smddp_infra.rules.model import World
 from smddp_infra.rules.training import Attachment, attachments
 from smddp_infra.rules.unresolved import UNRESOLVED
@@ -116,9 +117,10 @@ def check_self_egress(world: World) -> list[Finding]:
 
 def check_named_groups(world: World) -> list[Finding]:
     groups = security_groups(world)
+    handed_out = launch_targets(world)  # SG4 judges those: one finding per problem
     findings = []
     for attachment in attachments(world):
-        if attachment.evidence != "weak":
+        if attachment.evidence != "weak" or attachment.resource in handed_out:
             continue
         missing = [d for d in ("ingress", "egress") if self_verdict(groups, attachment, d)[0] == FAIL]
         if missing:

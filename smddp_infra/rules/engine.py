@@ -20,12 +20,15 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
 from typing import Any, Iterable, Optional, Sequence
 
-from smddp_infra.rules import efa_rules, fsx_key_rules, fsx_rules, network_rules, unresolved
+from smddp_infra.rules import efa_rules, fsx_key_rules, fsx_rules, launch_rules, network_rules, unresolved
 from smddp_infra.rules.findings import Finding, Rule
 from smddp_infra.rules.model import TemplateModel, is_known
 
 #: Every rule, in report order. Ids are stable: they are what users acknowledge.
-RULES: tuple[Rule, ...] = efa_rules.RULES + fsx_rules.RULES + fsx_key_rules.RULES + network_rules.RULES + unresolved.RULES
+RULES: tuple[Rule, ...] = (
+    efa_rules.RULES + launch_rules.RULES[:1] + fsx_rules.RULES + fsx_key_rules.RULES + network_rules.RULES
+    + launch_rules.RULES[1:] + unresolved.RULES
+)
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
 
 #: Resource types the rules read, and the top-level properties they read (None: all).
@@ -43,6 +46,7 @@ READ_PROPERTIES: dict[str, Optional[tuple[str, ...]]] = {
     "AWS::EC2::SubnetRouteTableAssociation": None,
     "AWS::EC2::Route": None,
     "AWS::EC2::VPCEndpoint": None,
+    "AWS::SSM::Parameter": ("Name", "Value", "Description"),
 }
 
 
@@ -73,6 +77,8 @@ def _mentions_training_job(node: Any) -> bool:
         current = stack.pop()
         if isinstance(current, Mapping):
             if "VpcConfig" in current and ("ResourceConfig" in current or "AlgorithmSpecification" in current):
+                return True
+            if "ClusterConfiguration" in current:  # a ParallelCluster custom resource (rules/pcluster.py)
                 return True
             stack.extend(current.values())
         elif isinstance(current, list):

@@ -316,9 +316,16 @@ def _lustre_ports(world: World, checked: tuple[tuple[int, int], Rule]) -> list[F
     for fs in lustre_file_systems(world):
         raw = fs.properties.get("SecurityGroupIds")
         refs = group_list(world, raw) if raw is not None else []
-        if refs is None or not refs or world.exists(fs) is not True:
-            if refs is None or world.exists(fs) is not True:
-                findings.append(UNRESOLVED.finding(fs.logical_id, f"{checked[1].id} not judged for file system {fs.logical_id}: its security groups or its Condition are not decided by the template", "Properties", "SecurityGroupIds"))
+        if refs is None or world.exists(fs) is not True:
+            findings.append(UNRESOLVED.finding(fs.logical_id, f"{checked[1].id} not judged for file system {fs.logical_id}: its security groups or its Condition are not decided by the template", "Properties", "SecurityGroupIds"))
+            continue
+        if not refs:  # no SecurityGroupIds: FSx uses the VPC's default group, whose rules are not in the template
+            findings.append(UNRESOLVED.finding(
+                fs.logical_id,
+                f"{checked[1].id} not judged for file system {fs.logical_id}: it lists no SecurityGroupIds, so the VPC's default "
+                f"security group applies, and its rules are not in the template (check that it allows {_describe(checked[0])} "
+                f"from itself in and out)",
+                "Properties"))
             continue
         names = ", ".join(r.describe() for r in refs)
         for ports, rule in (checked,):

@@ -52,6 +52,7 @@ from smddp_infra.rules.groups import (
     template_groups_mentioned,
 )
 from smddp_infra.rules.model import UNKNOWN, Resource, ResourceRef, TemplateModel, World, describe_value, to_bool
+from smddp_infra.rules import pcluster
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 ROLE_TAG = TAG_ROLE
@@ -131,6 +132,7 @@ class Placement:
     subnets: Optional[tuple[Any, ...]]  # resolved entries; None when unresolved
     efa: Any  # True / False / UNKNOWN: does it use EFA (instance type or interface)
     path: tuple[str | int, ...] = ("Properties",)
+    sagemaker: bool = True  # SageMaker places it (a training job, HyperPod); False: ParallelCluster
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -268,6 +270,36 @@ def _efa_file_system_attachments(world: World) -> Iterator[Attachment]:
                              world.exists(fs) is True, "strong", ("Properties", "SecurityGroupIds"))
 
 
+def _pcluster_attachments(world: World) -> Iterator[Attachment]:
+    """EFA queues of ParallelCluster custom resources (see :mod:`.pcluster`); a cluster whose
+    configuration the template does not state is an attachment with unresolved groups, so
+    SG1/SG2 say "not judged" instead of passing in silence."""
+    for resource in world.model.resources.values():
+        if not pcluster.is_cluster(resource) or world.exists(resource) is False:
+            continue
+        why = pcluster.unread_configuration(world, resource)
+        if why is not None:
+            yield Attachment(resource.logical_id, f"ParallelCluster cluster {resource.logical_id}", None, why, False, "strong",
+                             ("Properties", "ClusterConfiguration"))
+    for queue in pcluster.queues(world):
+        if queue.efa is False:
+            continue
+        networking = queue.networking
+        if "SecurityGroups" in networking:
+            groups, unresolved = _groups_at(world, networking.get("SecurityGroups"))
+        else:
+            groups, unresolved = (GroupRef(None, pcluster.MANAGED_GROUP),), None
+        if groups is not None and "AdditionalSecurityGroups" in networking:
+            extra, extra_unresolved = _groups_at(world, networking.get("AdditionalSecurityGroups"))
+            if extra is None:
+                groups, unresolved = None, extra_unresolved
+            else:
+                groups = groups + extra
+        certain = world.exists(queue.cluster) is True and queue.efa is True
+        yield Attachment(queue.cluster.logical_id, f"ParallelCluster queue {queue.name} (EFA) of {queue.cluster.logical_id}",
+                         groups, unresolved, certain, "strong", queue.path)
+
+
 def is_training_tagged(world: World, resource: Resource) -> bool:
     value = world.tags(resource).get(ROLE_TAG)
     return isinstance(value, str) and value.strip().lower() == ROLE_TRAINING
@@ -345,6 +377,7 @@ def attachments(world: World) -> list[Attachment]:
             *_hyperpod_attachments(w),
             *_efa_file_system_attachments(w),
             *_training_job_attachments(w),
+            *_pcluster_attachments(w),
             *_tagged_group_attachments(w),
         ]
         return strong + list(_weak_attachments(w, strong))
@@ -377,6 +410,13 @@ def _placements(world: World) -> list[Placement]:
         out.append(Placement(resource.logical_id, f"training job in {resource.logical_id}",
                              tuple(subnets) if isinstance(subnets, list) else None, True if instance_type is UNKNOWN else is_efa_instance_type(instance_type),
                              (*path, "Subnets")))
+    for queue in pcluster.queues(world):
+        if world.exists(queue.cluster) is not True or queue.efa is False:
+            continue
+        subnets = world.resolve(queue.networking.get("SubnetIds"))
+        out.append(Placement(queue.cluster.logical_id, f"ParallelCluster queue {queue.name} (EFA)",
+                             tuple(subnets) if isinstance(subnets, list) else None, queue.efa, (*queue.path, "SubnetIds"),
+                             sagemaker=False))
     return out
 
 
@@ -544,7 +584,7 @@ def training_subnets(world: World, *, efa_only: bool = False) -> dict[str, Train
         if efa_only and placement.efa is not True:
             continue
         for ref in placement.subnets or ():
-            add(ref, f"used by {placement.what}", sagemaker=True, efa=placement.efa is True)
+            add(ref, f"used by {placement.what}", sagemaker=placement.sagemaker, efa=placement.efa is True)
     for compute in _compute(world):
         if world.exists(compute.resource) is not True or not (compute.efa or (compute.accelerated and not efa_only)):
             continue

@@ -408,3 +408,49 @@ def capacity_update_problem(deployment_type: str, old_gib: int, new_gib: int) ->
         return (f"StorageCapacity {old_gib:,} -> {new_gib:,} GiB: a {deployment_type} file system cannot grow "
                 f"(only {', '.join(CAPACITY_GROWS_IN_PLACE)} do), so the update fails and rolls back")
     return None
+
+
+# --- Create-time properties the replacement data does not mark ---------------------------------
+# Neither cfn-lint's createOnlyProperties nor the CDK service spec lists these for
+# AWS::FSx::FileSystem, yet FSx cannot change them on an existing file system. What
+# CloudFormation does on such an update (replace the file system, or fail and roll back) is
+# UNCONFIRMED, so the guard refuses it before deploy either way (review/replacement.py).
+
+@dataclass(frozen=True)
+class CreateTimeProperty:
+    """A file-system property FSx fixes at creation, and where that is written."""
+
+    path: tuple[str, ...]  # property path under Properties
+    source: str
+
+
+CREATE_TIME_PROPERTIES = (
+    CreateTimeProperty(
+        ("StorageType",),
+        "FSx for Lustre User Guide, 'Deployment and storage class options' (the storage class is chosen at creation); "
+        "FSx API Reference, UpdateFileSystem (no StorageType parameter for Lustre)",
+    ),
+    CreateTimeProperty(
+        ("LustreConfiguration", "EfaEnabled"),
+        "FSx for Lustre User Guide, 'Working with EFA-enabled file systems' (EFA cannot be enabled or disabled on an "
+        "existing file system)",
+    ),
+    CreateTimeProperty(
+        ("LustreConfiguration", "MetadataConfiguration", "Mode"),
+        "FSx API Reference, UpdateFileSystemLustreMetadataConfiguration (metadata mode changes are limited; "
+        "UNCONFIRMED which directions are refused)",
+    ),
+)
+
+#: An EFA-enabled file system's throughput tier is fixed at creation (FSx for Lustre User Guide,
+#: 'Working with EFA-enabled file systems').
+EFA_TIER_FIXED_SOURCE = "FSx for Lustre User Guide, 'Working with EFA-enabled file systems' (the throughput tier cannot change)"
+
+
+def throughput_capacity_update_problem(storage_type: str, old_mbps: int, new_mbps: int) -> Optional[str]:
+    """Why an Intelligent-Tiering ThroughputCapacity change cannot be done in place (None when it can):
+    the FSx API reference (UpdateFileSystemLustreConfiguration.ThroughputCapacity) lets it only grow."""
+    if storage_type != INTELLIGENT_TIERING or new_mbps >= old_mbps:
+        return None
+    return (f"ThroughputCapacity {old_mbps:,} -> {new_mbps:,} MB/s: an INTELLIGENT_TIERING file system's throughput "
+            "can only grow (FSx API Reference, UpdateFileSystemLustreConfiguration), so the update fails and rolls back")
