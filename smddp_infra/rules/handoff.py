@@ -14,8 +14,10 @@ A group or subnet is a **launch target** when both are true:
    it (``Ref``/``GetAtt``, alone or inside ``Fn::Join``/``Fn::If``/a list);
 2. the template says what for: the output's key, ``Description`` or export name, the SSM
    parameter's name or description, or the resource's own description, name or ``Name`` tag
-   names SageMaker, training, EFA, HyperPod or SMDDP, and does not name another role that
-   would explain the hand-out (Studio, a notebook, endpoints, inference, processing ...).
+   names training, EFA, HyperPod or SMDDP, or names SageMaker and no role that runs no
+   collectives (Studio, a notebook, a domain, inference, processing ...). A text that names
+   endpoints never counts: an endpoint group serves the training subnet, it is not the
+   training group.
 
 Handed out without such words (a generic VPC exporting its groups), or named but not handed
 out: not a launch target (the name-only note SMDDP-SG3 still applies). Both pieces of
@@ -36,25 +38,36 @@ SUBNET = "AWS::EC2::Subnet"
 SSM_PARAMETER = "AWS::SSM::Parameter"
 
 #: Words that say a hand-out is for training compute (whole words, after camel-case splitting).
-_PURPOSE = re.compile(r"(?<![a-z0-9])(sagemaker|sage maker|training|efa|hyperpod|hyper pod|smddp)(?![a-z0-9])")
-#: Words that say the hand-out serves something that does not run collectives.
+_TRAINING = re.compile(r"(?<![a-z0-9])(training|efa|hyperpod|hyper pod|smddp)(?![a-z0-9])")
+#: SageMaker alone names the service, not what runs: it counts when nothing else is named.
+_SAGEMAKER = re.compile(r"(?<![a-z0-9])(sagemaker|sage maker)(?![a-z0-9])")
+#: A group for endpoints serves whatever trains: never a training group, whatever else it says.
+_ENDPOINTS = re.compile(r"(?<![a-z0-9])(endpoints?|vpce|privatelink)(?![a-z0-9])")
+#: Roles that run no collectives: they outweigh a bare "SageMaker", not an explicit "training".
 _OTHER_PURPOSE = re.compile(
-    r"(?<![a-z0-9])(studio|notebooks?|domains?|endpoints?|vpce|inference|hosting|processing|lambda|bastion|"
+    r"(?<![a-z0-9])(studio|notebooks?|domains?|inference|hosting|processing|lambda|bastion|"
     r"alb|elb|nat|databases?|rds|redis|canvas|mlflow)(?![a-z0-9])"
 )
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def purpose_word(text: Any) -> Optional[str]:
-    """The training word ``text`` names (``sagemaker``, ``training``, ``efa`` ...), unless it
-    also names a role that does not run training collectives; else None."""
+    """The training word ``text`` names (``training``, ``efa``, ``hyperpod``, ``smddp``, or
+    ``sagemaker`` when it names no role that runs no collectives), else None. Endpoints never
+    count: their group serves the training subnet, it is not the training group."""
     if not isinstance(text, str) or not text.strip():
         return None
-    spaced = _CAMEL.sub(" ", text).lower().replace("_", " ").replace("-", " ")
-    match = _PURPOSE.search(spaced) or _PURPOSE.search(text.lower())
-    if match is None or _OTHER_PURPOSE.search(spaced):
+    spaced = _CAMEL.sub(" ", text).lower().replace("_", " ").replace("-", " ").replace("/", " ")
+    lowered = text.lower()
+    if _ENDPOINTS.search(spaced):
         return None
-    return match.group(1).replace(" ", "")
+    match = _TRAINING.search(spaced) or _TRAINING.search(lowered)
+    if match is not None:
+        return match.group(1).replace(" ", "")
+    match = _SAGEMAKER.search(spaced) or _SAGEMAKER.search(lowered)
+    if match is not None and not _OTHER_PURPOSE.search(spaced):
+        return match.group(1).replace(" ", "")
+    return None
 
 
 @dataclass(frozen=True)
