@@ -17,7 +17,9 @@ over it, and in ``check_resource`` reports the findings whose logical id is that
 resource's. Templates brought in with ``CfnInclude`` are judged the same way: their
 resources are ordinary ``CfnResource`` children with their original logical ids.
 Findings are cached by template content, so repeated synths of an unchanged app cost a
-file read and a hash. Informational SMDDP-INFO1 notes (a value the template does not
+file read and a hash. CDK hands the pack one stack's template at a time, so a group another
+stack creates (a cross-stack reference, a nested stack) is "not evaluated" here;
+``smddp-infra check cdk.out`` judges the stacks together (rules/system.py). Informational SMDDP-INFO1 notes (a value the template does not
 resolve) are not violations and are left out here; ``smddp-infra check`` prints them.
 """
 

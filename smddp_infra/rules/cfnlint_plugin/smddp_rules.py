@@ -6,7 +6,9 @@ directory (``--append-rules <dir>``, where this file is loaded by path, hence th
 imports). Each class reports one SMDDP rule under its cfn-lint id (E9xxx errors,
 W9xxx warnings: cfn-lint reads severity from the first letter); the message starts with
 the SMDDP id so both names are visible. The engine runs once per template and the
-classes share its findings.
+classes share its findings. cfn-lint hands rules one template at a time: imports, nested
+stacks and SSM hand-offs between templates are "not evaluated" here; ``smddp-infra check
+DIR`` judges the templates together (rules/system.py).
 """
 
 from __future__ import annotations
