@@ -26,6 +26,7 @@ template group (a literal ``sg-...``, an import, a parameter) is listed by what 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
 from typing import Any, Iterable, Optional
@@ -105,22 +106,49 @@ def template_groups_mentioned(world: World | TemplateModel, raw: Any) -> tuple[s
     """Template security groups named anywhere inside a raw value (both branches of an
     undecided ``Fn::If``, for instance): what an unresolved reference might be; over a
     resource's whole properties, every group it may carry under any assignment."""
+    return tuple(sorted(resources_mentioned(world, raw, (SECURITY_GROUP,))))
+
+
+def resources_mentioned(
+    world: World | TemplateModel, raw: Any, types: tuple[str, ...], *, attributes: Optional[tuple[Optional[str], ...]] = None,
+    in_sub: bool = False,
+) -> list[str]:
+    """Logical ids of template resources of ``types`` that ``Ref``/``Fn::GetAtt`` name anywhere in
+    ``raw``, in the order met; ``attributes`` limits the GetAtt attributes that count (None: any),
+    ``in_sub`` also reads ``${Name}`` / ``${Name.Attribute}`` in ``Fn::Sub`` text."""
     found: list[str] = []
+
+    def add(name: str, attribute: Optional[str]) -> None:
+        resource = world.resources.get(name)
+        if resource is not None and resource.type in types and (attributes is None or attribute in attributes):
+            if resource.logical_id not in found:
+                found.append(resource.logical_id)
+
     stack = [raw]
     while stack:
         node = stack.pop()
         if isinstance(node, Mapping):
             if len(node) == 1 and ("Ref" in node or "Fn::GetAtt" in node):
                 target = node.get("Ref") or node.get("Fn::GetAtt")
-                name = target[0] if isinstance(target, list) and target else str(target).split(".")[0]
-                resource = world.resources.get(str(name))
-                if resource is not None and resource.type == SECURITY_GROUP and resource.logical_id not in found:
-                    found.append(resource.logical_id)
+                parts = target if isinstance(target, list) else str(target).split(".", 1)
+                if parts:
+                    add(str(parts[0]), str(parts[1]) if len(parts) > 1 else None)
+                continue
+            if in_sub and len(node) == 1 and "Fn::Sub" in node:
+                arg = node["Fn::Sub"]
+                text = arg[0] if isinstance(arg, list) and arg else arg
+                for name, attribute in _SUB_NAMES.findall(text) if isinstance(text, str) else ():
+                    add(name.strip(), attribute or None)
+                if isinstance(arg, list) and len(arg) > 1:
+                    stack.append(arg[1])
                 continue
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return tuple(sorted(found))
+    return found
+
+
+_SUB_NAMES = re.compile(r"\$\{([^}!.][^}.]*)(?:\.([^}]+))?\}")
 
 
 def group_ref(world: World, raw: Any, resolved: Any = None) -> GroupRef:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any, Iterator, Optional
 
-from smddp_infra.rules.groups import SECURITY_GROUP
+from smddp_infra.rules.groups import SECURITY_GROUP, resources_mentioned
 from smddp_infra.rules.model import Resource, TemplateModel, World
 
 SUBNET = "AWS::EC2::Subnet"
@@ -94,36 +94,8 @@ class LaunchTarget:
 
 
 def _named(model: TemplateModel, value: Any, types: tuple[str, ...]) -> list[str]:
-    """Logical ids of template resources of ``types`` named by Ref/GetAtt anywhere in ``value``."""
-    found: list[str] = []
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            if len(node) == 1 and ("Ref" in node or "Fn::GetAtt" in node):
-                target = node.get("Ref") or node.get("Fn::GetAtt")
-                name = target[0] if isinstance(target, list) and target else str(target).split(".")[0]
-                attribute = target[1] if isinstance(target, list) and len(target) > 1 else None
-                resource = model.resources.get(str(name))
-                if resource is not None and resource.type in types and attribute in (None, "GroupId", "SubnetId"):
-                    if resource.logical_id not in found:
-                        found.append(resource.logical_id)
-                continue
-            if len(node) == 1 and "Fn::Sub" in node:
-                arg = node["Fn::Sub"]
-                text = arg[0] if isinstance(arg, list) and arg else arg
-                if isinstance(text, str):
-                    for var in re.findall(r"\$\{([^}!.][^}.]*)(?:\.(GroupId|SubnetId))?\}", text):
-                        resource = model.resources.get(var[0].strip())
-                        if resource is not None and resource.type in types and resource.logical_id not in found:
-                            found.append(resource.logical_id)
-                if isinstance(arg, list) and len(arg) > 1:
-                    stack.append(arg[1])
-                continue
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return found
+    """Logical ids of template groups and subnets named anywhere in ``value`` (also in Fn::Sub)."""
+    return resources_mentioned(model, value, types, attributes=(None, "GroupId", "SubnetId"), in_sub=True)
 
 
 def _text(world: World, value: Any) -> Optional[str]:
