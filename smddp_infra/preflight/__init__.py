@@ -65,6 +65,7 @@ def _judge(path: Path, found: Input, explicit: Sequence[Path], outputs: Optional
             *rules.check_debugger(facts),
             *rules.check_smddp_instance(facts),
             *rules.check_smddp_launcher(facts),
+            *rules.check_sdk_refusal(facts),
             *rules.check_api_shape(job, found.shape_problems),
             *rules.check_stopping_condition(job),
             *rules.check_deprecated_api(facts),

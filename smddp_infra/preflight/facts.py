@@ -53,6 +53,8 @@ class SmddpUse:
     #: the backend the program initialises when known ("nccl", "gloo", "smddp")
     backend: Optional[str] = None
     backend_site: Optional[str] = None
+    #: "tensorflow" when the evidence is the TensorFlow SMDDP API, else None (PyTorch)
+    framework: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -290,8 +292,22 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
                 yes = yes or where
             elif unknown is None:
                 unknown = (where, f"whether {why} holds")
-    if yes:
-        return SmddpUse(YES, yes, backend="smddp", backend_site=yes)
+    tf_yes: Optional[str] = None
+    for facts in files:
+        for use in facts.tf_smddp:
+            state, why = env.guards(use.guards)
+            where = f"{facts.where(use.line)} `{use.code}` ({use.module})"
+            if state == NO:
+                continue
+            if use.optional:
+                optional = optional or where
+            elif state == YES:
+                tf_yes = tf_yes or where
+            elif unknown is None:
+                unknown = (where, f"whether {why} holds")
+    if yes or tf_yes:
+        framework = "tensorflow" if tf_yes and not yes else None
+        return SmddpUse(YES, yes or tf_yes, backend="smddp", backend_site=yes or tf_yes, framework=framework)
     if imports_smddp and sites == 0 and unknown is None:
         first_file, first = next((f, u) for f in files for u in f.smddp_imports)
         where = f"{first_file.where(first.line)} `{first.code}`"
@@ -304,8 +320,10 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
         unknown = (f"{hf[0][0].name} ({hf[0][1]})",
                    "the Hugging Face Trainer, which may start the smddp backend itself when SageMaker's "
                    "smdistributed launcher is on (UNCONFIRMED for this transformers version)")
+    tf = "tensorflow" if any(f.tf_smddp for f in files) else None
     if unknown:
-        return SmddpUse(UNKNOWN, unknown[0], depends_on=unknown[1], backend=backend, backend_site=backend_site)
+        return SmddpUse(UNKNOWN, unknown[0], depends_on=unknown[1], backend=backend, backend_site=backend_site,
+                        framework=tf)
     if optional:
         return SmddpUse(OPTIONAL, optional, backend=backend, backend_site=backend_site)
     return SmddpUse(NO, backend=backend, backend_site=backend_site)

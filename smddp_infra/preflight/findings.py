@@ -115,6 +115,13 @@ NON_PYTHON_ENTRY_POINT = Rule(
     "the scripts it runs are what the guide's failures live in; preflight follows its `python x.py` lines",
     "",
 )
+SDK_REFUSES = Rule(
+    "PF-SDK-REFUSES",
+    "SDK v2 refuses an smdistributed distribution on p5 without torch_distributed",
+    "fit() raises before anything is uploaded: ValueError: SMModelParallel and SMDataParallel currently do not "
+    "support p5 instances.",
+    "",  # sagemaker 2.257.7 sagemaker/estimator.py Framework._distribution_configuration
+)
 API_SHAPE = Rule(
     "PF-API-SHAPE",
     "SageMaker API JSON that botocore's service model rejects",
@@ -140,6 +147,7 @@ RULES: dict[str, Rule] = {
         STOPPING_CONDITION,
         NON_PYTHON_ENTRY_POINT,
         API_SHAPE,
+        SDK_REFUSES,
     )
 }
 

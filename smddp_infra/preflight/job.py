@@ -47,6 +47,16 @@ DEBUGGER_UNSUPPORTED_REGIONS = frozenset({
     "me-central-1", "ap-south-2", "eu-central-2", "us-gov-east-1",
 })
 
+#: sagemaker 2.257.7 ``sagemaker/estimator.py`` ``Framework._distribution_configuration``, which
+#: ``hyperparameters()`` calls when ``fit()`` builds the job: with ``"smdistributed"`` in
+#: ``distribution``, an instance type containing ``p5.48xlarge`` and ``torch_distributed`` not
+#: enabled it raises ``ValueError`` with this message (PyTorch first rewrites ``pytorchddp`` into
+#: ``smdistributed``; HuggingFace does not, and TensorFlow always calls it).
+SDK_V2_P5_REFUSAL = "SMModelParallel and SMDataParallel currently do not support p5 instances."
+SDK_V2_P5_MARKER = "p5.48xlarge"
+SDK_V2_SOURCE = "sagemaker 2.257.7 sagemaker/estimator.py, Framework._distribution_configuration"
+SDK_V2_DISTRIBUTING_ESTIMATORS = frozenset({"PyTorch", "TensorFlow", "HuggingFace"})
+
 V2_KEYS = frozenset({"entry_point", "instance_type", "instance_count", "checkpoint_s3_uri",
                      "checkpoint_local_path", "debugger_hook_config", "distribution"})
 MODEL_TRAINER_KEYS = frozenset({"compute", "source_code", "checkpoint_config", "networking"})
@@ -181,6 +191,27 @@ class JobDescription:
             if isinstance(value, Mapping) and value.get("enabled"):
                 return key, f'distribution={{"{key}": {{"enabled": True}}}}'
         return None
+
+
+def sdk_v2_p5_refusal(job: JobDescription) -> Optional[str]:
+    """The ``distribution`` the SDK v2 refuses on this instance type (as written), or None.
+
+    Only for SDK v2 framework estimators with a known distribution and instance type: the
+    refusal is the SDK's own code (:data:`SDK_V2_P5_REFUSAL`), so it is certain when it applies.
+    """
+    if job.shape != "estimator" or job.estimator not in SDK_V2_DISTRIBUTING_ESTIMATORS:
+        return None
+    if job.instance_type is None or "instance_type" in job.unknown or "distribution" in job.unknown:
+        return None
+    dist = job.distribution or {}
+    key = "smdistributed" if "smdistributed" in dist else "pytorchddp" if (
+        "pytorchddp" in dist and job.estimator == "PyTorch") else None
+    if key is None or SDK_V2_P5_MARKER not in job.instance_type:
+        return None
+    torch_distributed = dist.get("torch_distributed")
+    if isinstance(torch_distributed, Mapping) and torch_distributed.get("enabled"):
+        return None
+    return key
 
 
 def read_document(path: Path, *, what: str) -> Any:

@@ -25,6 +25,15 @@ DEPRECATED_MODULES = (
     "smdistributed.dataparallel.torch.dist",
     "smdistributed.dataparallel.torch.parallel",
 )
+#: The TensorFlow SMDDP API (``import smdistributed.dataparallel.tensorflow as sdp``): ``sdp.init()``
+#: starts the library, ``DistributedGradientTape`` all-reduces every step's gradients and
+#: ``broadcast_variables`` syncs the initial weights. Unlike the PyTorch modules above it is not
+#: deprecated: it is how TensorFlow scripts use the SMDDP collectives.
+TF_SMDDP_MODULE = "smdistributed.dataparallel.tensorflow"
+TF_SMDDP_CALLS = frozenset({"init", "DistributedGradientTape", "broadcast_variables", "DistributedOptimizer",
+                            "allreduce", "oob_allreduce"})
+TF_SMDDP_COLLECTIVES = frozenset({"DistributedGradientTape", "broadcast_variables", "DistributedOptimizer",
+                                  "allreduce", "oob_allreduce"})
 _NON_DISTRIBUTED_SAMPLERS = {"RandomSampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler"}
 _OPEN_FUNCTIONS = {"open", "builtins.open", "io.open", "codecs.open"}
 _SAVE_FUNCTIONS = {"torch.save"}
@@ -190,6 +199,9 @@ class ScriptFacts:
     iterated_calls: tuple[str, ...] = ()
     #: Hugging Face / Lightning trainer classes this file builds (``transformers.Trainer``...)
     trainers: tuple[str, ...] = ()
+    #: calls of the TensorFlow SMDDP API (``sdp.init()``, ``sdp.DistributedGradientTape(tape)``...),
+    #: each with its guards: the TensorFlow way of using the SMDDP collectives (not deprecated)
+    tf_smddp: tuple["GuardedUse", ...] = ()
 
     @property
     def name(self) -> str:
@@ -274,6 +286,7 @@ class _Analyser:
         runs: list[str] = []
         argparse: dict[str, ArgDefault] = {}
         trainers: set[str] = set()
+        tf_smddp: list[GuardedUse] = []
         dist_sampler = even = False
 
         for node in self.nodes:
@@ -314,6 +327,10 @@ class _Analyser:
                         imports.append(ImportUse(node.lineno, target, (), 0))
                         if target.endswith("torch_smddp"):
                             smddp_imports.append(self._use(node, target))
+                if callee.startswith(TF_SMDDP_MODULE + ".") and leaf in TF_SMDDP_CALLS:
+                    tf_smddp.append(self._use(node, TF_SMDDP_MODULE))
+                    if leaf in TF_SMDDP_COLLECTIVES:
+                        collectives.append((node.lineno, leaf))
                 if leaf == "init_process_group":
                     backends.append(self._backend_site(node, self._arg(node, "backend", 0)))
                 for kw in node.keywords:
@@ -377,6 +394,7 @@ class _Analyser:
             collectives=tuple(sorted(set(collectives))),
             iterated_calls=tuple(iterated),
             trainers=tuple(sorted(trainers)),
+            tf_smddp=tuple(tf_smddp),
         )
 
     # ------------------------------------------------------------------ job-level facts

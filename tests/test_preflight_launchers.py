@@ -1,0 +1,149 @@
+"""Preflight on the launchers people write today (issue 26): TensorFlow SMDDP, the SDK's own
+refusals, launcher facts that stand without the program, guards the job decides, values that
+flow through copies and joins, missing things, recipes and launcher command lines.
+
+Fixtures are written here or live in tests/fixtures/preflight-corpus (c27 onwards).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from smddp_infra.preflight import PreflightReport, run_preflight
+from smddp_infra.preflight.job import SDK_V2_P5_MARKER, SDK_V2_P5_REFUSAL, SDK_V2_SOURCE
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "fixtures" / "preflight-corpus"
+
+
+def by_rule(report: PreflightReport, rule: str) -> list:
+    return [f for f in report.findings if f.rule_id == rule]
+
+
+def write(tmp_path: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+# ---------------------------------------------------------------- TensorFlow SMDDP
+
+
+def test_the_tensorflow_smddp_api_is_smddp_in_use_and_not_deprecated():
+    report = run_preflight(CORPUS / "c27_tf_smddp" / "launch_p4d.py")
+    smddp = report.jobs[0].facts.smddp
+    assert (smddp.state, smddp.framework) == ("yes", "tensorflow")
+    assert "sdp.init()" in (smddp.evidence or "")
+    assert report.findings == ()
+
+
+def test_tensorflow_smddp_on_legacy_p3dn_is_the_tables_warning():
+    [f] = run_preflight(CORPUS / "c27_tf_smddp" / "launch_p3dn.py").findings
+    assert (f.rule_id, f.severity) == ("PF-SMDDP-INSTANCE", "warning") and "legacy" in f.message
+
+
+def test_tensorflow_smddp_on_g5_is_an_error_whose_fix_is_not_torchrun():
+    [f] = run_preflight(CORPUS / "c27_tf_smddp" / "launch_g5.py").findings
+    assert (f.rule_id, f.severity) == ("PF-SMDDP-INSTANCE", "error")
+    assert "uses the SMDDP collectives" in f.message
+    assert "multi_worker_mirrored_strategy" in f.fix and "torch" not in f.fix.lower()
+
+
+def test_a_tensorflow_script_without_smddp_under_the_smdistributed_launcher_gets_a_tensorflow_fix(tmp_path):
+    write(tmp_path, {
+        "src/train.py": """
+            import tensorflow as tf
+            strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        """,
+        "launch.py": """
+            from sagemaker.tensorflow import TensorFlow
+            TensorFlow(entry_point="train.py", source_dir="src", instance_type="ml.g5.12xlarge", instance_count=2,
+                       framework_version="2.14", py_version="py310",
+                       distribution={"smdistributed": {"dataparallel": {"enabled": True}}})
+        """,
+    })
+    [f] = run_preflight(tmp_path / "launch.py").findings
+    assert (f.rule_id, f.severity) == ("PF-SMDDP-LAUNCHER", "warning")
+    assert "multi_worker_mirrored_strategy" in f.fix and "torch" not in f.fix
+
+
+def test_a_guarded_tensorflow_smddp_init_follows_the_hyperparameter(tmp_path):
+    write(tmp_path, {"src/train.py": """
+        import argparse
+        import smdistributed.dataparallel.tensorflow as sdp
+        p = argparse.ArgumentParser()
+        p.add_argument("--use-smddp", type=int, default=1)
+        args = p.parse_args()
+        if args.use_smddp:
+            sdp.init()
+    """})
+    for hp, expected in (({"use-smddp": 0}, []), ({}, ["error"])):
+        (tmp_path / "launch.py").write_text(
+            "from sagemaker.tensorflow import TensorFlow\n"
+            f"TensorFlow(entry_point='train.py', source_dir='src', instance_type='ml.g5.12xlarge', instance_count=2, "
+            f"hyperparameters={hp!r})\n")
+        assert [f.severity for f in by_rule(run_preflight(tmp_path / "launch.py"), "PF-SMDDP-INSTANCE")] == expected
+
+
+# ---------------------------------------------------------------- the SDK's own refusal
+
+
+def test_the_installed_sdk_v2_still_refuses_smdistributed_on_p5_with_this_message():
+    """The refusal preflight reports is read from the installed SDK's source (not imported)."""
+    spec = importlib.util.find_spec("sagemaker")
+    assert spec is not None and spec.submodule_search_locations
+    source = (Path(next(iter(spec.submodule_search_locations))) / "estimator.py").read_text()
+    [framework] = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Framework"]
+    [method] = [n for n in framework.body if isinstance(n, ast.FunctionDef) and n.name == "_distribution_configuration"]
+    body = ast.get_source_segment(source, method) or ""
+    assert f"sagemaker {importlib.metadata.version('sagemaker')} " in SDK_V2_SOURCE  # the version the message cites
+    assert f'"{SDK_V2_P5_REFUSAL}"' in body
+    assert f'"{SDK_V2_P5_MARKER}" in self.instance_type' in body
+    assert '"smdistributed" in distribution' in body and "not torch_distributed_enabled and p5_enabled" in body
+
+
+def test_smdistributed_on_p5_is_an_error_citing_the_sdk_and_the_launcher_warning_is_not_repeated():
+    [f] = run_preflight(CORPUS / "c28_p5_smdistributed" / "launch.py").findings
+    assert (f.rule_id, f.severity, f.location) == ("PF-SDK-REFUSES", "error", "launch.py:15: distribution")
+    assert "sagemaker/estimator.py" in f.message and SDK_V2_P5_REFUSAL in f.message
+
+
+@pytest.mark.parametrize("estimator, distribution, instance_type, refused", [
+    ("PyTorch", '{"pytorchddp": {"enabled": True}}', "ml.p5.48xlarge", True),  # rewritten into smdistributed
+    ("PyTorch", '{"smdistributed": {"dataparallel": {"enabled": True}}, "torch_distributed": {"enabled": True}}',
+     "ml.p5.48xlarge", False),
+    ("HuggingFace", '{"pytorchddp": {"enabled": True}}', "ml.p5.48xlarge", False),  # HF does not rewrite it
+    ("HuggingFace", '{"smdistributed": {"dataparallel": {"enabled": True}}}', "ml.p5.48xlarge", True),
+    ("TensorFlow", '{"smdistributed": {"dataparallel": {"enabled": True}}}', "ml.p5.48xlarge", True),
+    ("PyTorch", '{"smdistributed": {"dataparallel": {"enabled": True}}}', "ml.p5e.48xlarge", False),
+    ("PyTorch", '{"torch_distributed": {"enabled": True}}', "ml.p5.48xlarge", False),
+])
+def test_the_refusal_follows_the_sdks_condition(tmp_path, estimator, distribution, instance_type, refused):
+    module = {"PyTorch": "pytorch", "HuggingFace": "huggingface", "TensorFlow": "tensorflow"}[estimator]
+    write(tmp_path, {"launch.py": f"""
+        from sagemaker.{module} import {estimator}
+        {estimator}(entry_point="train.py", instance_type="{instance_type}", instance_count=2,
+                    distribution={distribution})
+    """})
+    found = by_rule(run_preflight(tmp_path / "launch.py"), "PF-SDK-REFUSES")
+    assert [f.severity for f in found] == (["error"] if refused else [])
+
+
+# ---------------------------------------------------------------- launcher facts standing alone
+
+
+def test_an_opaque_program_under_the_smdistributed_launcher_is_judged_from_distribution_and_type():
+    report = run_preflight(CORPUS / "c29_opaque_backend" / "launch.py")
+    local, git = report.jobs
+    assert [(f.rule_id, f.severity) for f in local.findings] == [("PF-SMDDP-INSTANCE", "warning")]
+    assert "ml.p3.16xlarge" in local.findings[0].message and "TRAINING_BACKEND" in local.findings[0].message
+    [f] = git.findings
+    assert (f.rule_id, f.severity) == ("PF-SMDDP-INSTANCE", "warning")
+    assert "ml.p3dn.24xlarge" in f.message and "could not read the program" in f.message
