@@ -147,3 +147,55 @@ def test_an_opaque_program_under_the_smdistributed_launcher_is_judged_from_distr
     [f] = git.findings
     assert (f.rule_id, f.severity) == ("PF-SMDDP-INSTANCE", "warning")
     assert "ml.p3dn.24xlarge" in f.message and "could not read the program" in f.message
+
+
+# ---------------------------------------------------------------- guards the job decides
+
+
+def test_the_hugging_face_guard_is_decided_by_the_jobs_distribution_and_environment():
+    on_p4d = run_preflight(CORPUS / "c30_hf_guard" / "launch_p4d.py")
+    assert on_p4d.jobs[0].facts.smddp.state == "yes"  # smdistributed sets sagemaker_distributed_dataparallel_enabled
+    assert {f.rule_id for f in on_p4d.findings} == {"PF-DEPRECATED-SMDDP-API"}
+    on_g5 = run_preflight(CORPUS / "c30_hf_guard" / "launch_g5.py")  # environment={"SDP_ENABLED": "1"}
+    [f] = by_rule(on_g5, "PF-SMDDP-INSTANCE")
+    assert f.severity == "error" and "run_clm.py:9" in f.message
+
+
+GUARDED = """
+    import json
+    import os
+    from transformers.utils import is_sagemaker_dp_enabled, is_sagemaker_mp_enabled
+    if {test}:
+        import smdistributed.dataparallel.torch.torch_smddp
+        import torch.distributed as dist
+        dist.init_process_group(backend="smddp")
+"""
+
+
+@pytest.mark.parametrize("test, distribution, environment, expected", [
+    ("is_sagemaker_dp_enabled()", '{"torch_distributed": {"enabled": True}}', "{}", []),
+    ("is_sagemaker_dp_enabled()", '{"smdistributed": {"dataparallel": {"enabled": True}}}', "{}", ["error"]),
+    ("is_sagemaker_dp_enabled()", '{"pytorchddp": {"enabled": True}}', "{}", ["error"]),  # rewritten into smdistributed
+    ("is_sagemaker_mp_enabled()", '{"torch_distributed": {"enabled": True}}', "{}", []),
+    ('json.loads(os.environ["SM_FRAMEWORK_PARAMS"]).get("sagemaker_distributed_dataparallel_enabled", False)',
+     '{"torch_distributed": {"enabled": True}}', "{}", []),
+    ('"sagemaker_distributed_dataparallel_enabled" in json.loads(os.environ.get("SM_FRAMEWORK_PARAMS", "{}"))',
+     '{"smdistributed": {"dataparallel": {"enabled": True}}}', "{}", ["error"]),
+    ('len(json.loads(os.environ["SM_HOSTS"])) > 1', '{"torch_distributed": {"enabled": True}}', "{}", ["error"]),
+    ('os.environ.get("SMDATAPARALLEL_LMC_ENABLE")', '{"torch_distributed": {"enabled": True}}', "{}", []),
+    ('os.environ.get("USE_SMDDP") == "1"', '{"torch_distributed": {"enabled": True}}', '{"USE_SMDDP": "1"}', ["error"]),
+    ('os.environ.get("USE_SMDDP") == "1"', '{"torch_distributed": {"enabled": True}}', '{"USE_SMDDP": "0"}', []),
+    ('os.environ.get("USE_SMDDP")', '{"torch_distributed": {"enabled": True}}', '{"USE_SMDDP": "0"}', ["error"]),  # "0" is true
+    # a name the job does not set stays unknown: a warning at most
+    ('os.environ.get("USE_SMDDP") or is_sagemaker_dp_enabled()', '{"torch_distributed": {"enabled": True}}', "{}",
+     ["warning"]),
+    ('os.environ.get("USE_SMDDP") and is_sagemaker_dp_enabled()', '{"torch_distributed": {"enabled": True}}', "{}", []),
+])
+def test_guards_are_evaluated_against_the_job(tmp_path, test, distribution, environment, expected):
+    write(tmp_path, {"src/train.py": GUARDED.format(test=test), "launch.py": f"""
+        from sagemaker.pytorch import PyTorch
+        PyTorch(entry_point="train.py", source_dir="src", instance_type="ml.g5.48xlarge", instance_count=2,
+                distribution={distribution}, environment={environment})
+    """})
+    found = by_rule(run_preflight(tmp_path / "launch.py"), "PF-SMDDP-INSTANCE")
+    assert [f.severity for f in found] == expected

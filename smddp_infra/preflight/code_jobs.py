@@ -184,7 +184,9 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
         framework=framework,
         base_dir=path.parent,
         dependencies=_dependencies(kw.get("dependencies")),
+        git_config="git_config" in kw,
         **_hyperparameters(job, kw),
+        **_environment(job, kw),
     )
     if "instance_groups" in kw and "instance_type" not in kw:
         description = _with_unknown(description, "instance_type", "instance_groups is used (heterogeneous cluster)")
@@ -271,6 +273,7 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
         distributed=_distributed(kw.get("distributed")),
         stopping_condition=_stopping_condition(job, kw),
         **_hyperparameters(job, kw),
+        **_environment(job, kw),
     )
 
 
@@ -284,6 +287,18 @@ def _hyperparameters(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]
         return {"hyperparameters": dict(raw), "hyperparameters_unknown": None}
     reason = raw.reason if isinstance(raw, Unknown) else "not a dict"
     return {"hyperparameters": {}, "hyperparameters_unknown": f"hyperparameters is {reason}"}
+
+
+def _environment(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
+    """The known ``environment=`` variables (a value preflight cannot resolve stays :class:`Unknown`)."""
+    raw = kw.get("environment")
+    if raw is None:
+        why = f"environment may be set by {job.opaque_unpack}" if job.opaque_unpack else None
+        return {"environment": {}, "environment_unknown": why}
+    if isinstance(raw, Mapping) and all(isinstance(k, str) for k in raw):
+        return {"environment": dict(raw), "environment_unknown": None}
+    reason = raw.reason if isinstance(raw, Unknown) else "not a dict"
+    return {"environment": {}, "environment_unknown": f"environment is {reason}"}
 
 
 def _stopping_condition(job: ExtractedJob, kw: Mapping[str, Any]) -> Optional[bool]:

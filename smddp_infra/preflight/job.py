@@ -118,6 +118,12 @@ class JobDescription:
     stopping_condition: Optional[bool] = None
     #: SDK v2 ``dependencies=[...]``: folders copied beside the entry point
     dependencies: tuple[str, ...] = ()
+    #: ``environment=``: variables the job sets in the container, as far as they are known
+    environment: Mapping[str, Any] = field(default_factory=dict)
+    #: why some of ``environment`` cannot be known; None when all of it is
+    environment_unknown: Optional[str] = None
+    #: SDK v2 ``git_config=``: source_dir and entry_point are paths in a repository cloned at fit()
+    git_config: bool = False
 
     def where(self, setting: str) -> str:
         """Where ``setting`` was written: the cell/line for code, ``file: key`` for documents."""
@@ -258,6 +264,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         subnet_availability_zones=_str_map(doc, "subnet_availability_zones"),
         unknown_keys=unknown_keys(doc, model_trainer=True if mt else False if v2 else None),
         hyperparameters=_hyperparameters(doc),
+        environment=_environment(doc),
     )
     if mt:
         compute = _section(doc, "compute")
@@ -295,6 +302,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         debugger_hook=_debugger_hook(doc),
         subnets=_str_list(doc, "subnets"),
         dependencies=_str_list(doc, "dependencies", what="a list of folder paths such as [lib]"),
+        git_config="git_config" in doc,
         **common,
     )
 
@@ -409,6 +417,15 @@ def _hyperparameters(doc: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise PreflightInputError(f"hyperparameters must be a mapping such as {{epochs: 3, backend: nccl}}, got {value!r}")
+    return dict(value)
+
+
+def _environment(doc: Mapping[str, Any]) -> dict[str, Any]:
+    value = doc.get("environment")
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise PreflightInputError(f"environment must be a mapping of variable names to values such as {{NCCL_DEBUG: INFO}}, got {value!r}")
     return dict(value)
 
 
