@@ -199,3 +199,62 @@ def test_guards_are_evaluated_against_the_job(tmp_path, test, distribution, envi
     """})
     found = by_rule(run_preflight(tmp_path / "launch.py"), "PF-SMDDP-INSTANCE")
     assert [f.severity for f in found] == expected
+
+
+# ---------------------------------------------------------------- values on the way
+
+
+def test_deepcopied_and_updated_settings_reach_the_job():
+    p5, p4d = run_preflight(CORPUS / "c31_deepcopy_hp" / "launch.py").jobs
+    assert (p5.job.instance_type, p5.job.hyperparameters["distributed_backend"]) == ("ml.p5.48xlarge", "nccl")
+    assert p5.facts.smddp.state == "no" and p5.facts.smddp.backend == "nccl"
+    assert (p4d.job.instance_type, p4d.facts.smddp.state) == ("ml.p4d.24xlarge", "yes")
+    assert p5.findings == () and p4d.findings == ()
+
+
+def test_an_f_string_inside_os_path_join_keeps_the_literal_tail():
+    [f] = run_preflight(CORPUS / "c32_fstring_join" / "launch.py").findings
+    assert (f.rule_id, f.severity) == ("PF-CHECKPOINT-URI-SLASH", "warning")
+    assert "s3://{bucket}/resnet-ddp/checkpoints " in f.message
+
+
+@pytest.mark.parametrize("lines, backend", [
+    ('hp = dict(base)\nhp["backend"] = "nccl"', "nccl"),
+    ('hp = {**base}\nhp.update(backend="nccl")', "nccl"),
+    ('hp = base.copy()\nhp.update({"backend": "nccl"})', "nccl"),
+    ('hp = copy.deepcopy(base)\nhp |= {"backend": "nccl"}', "nccl"),
+    ('hp = copy.copy(base)\nhp.setdefault("backend", "nccl")', "smddp"),  # already set: setdefault keeps it
+    ('cfg = {"hp": dict(base)}\ncfg["hp"]["backend"] = "nccl"\nhp = cfg["hp"]', "nccl"),
+    ('hp = dict(base)\nhp.update(make_overrides())', None),  # unknown: not guessed
+])
+def test_dict_copies_and_changes_are_followed(tmp_path, lines, backend):
+    body = "\n".join(["import copy", "from sagemaker.pytorch import PyTorch", 'base = {"backend": "smddp"}', lines,
+                      'PyTorch(entry_point="t.py", instance_type="ml.p5.48xlarge", hyperparameters=hp)'])
+    (tmp_path / "launch.py").write_text(body + "\n")
+    from smddp_infra.preflight.inputs import read_input
+
+    [job] = read_input(tmp_path / "launch.py").jobs
+    if backend is None:
+        assert job.hyperparameters_unknown is not None
+    else:
+        assert job.hyperparameters == {"backend": backend}
+
+
+def test_a_helper_called_twice_builds_two_jobs_each_judged_once(tmp_path):
+    write(tmp_path, {"src/train.py": """
+        import smdistributed.dataparallel.torch.torch_smddp
+        import torch.distributed as dist
+        dist.init_process_group(backend="smddp")
+    """, "launch.py": """
+        from sagemaker.pytorch import PyTorch
+        def make(instance_type):
+            return PyTorch(entry_point="train.py", source_dir="src", instance_type=instance_type, instance_count=2)
+        a = make("ml.p4d.24xlarge")
+        b = make("ml.g5.48xlarge")
+        c = make("ml.g5.48xlarge")
+    """})
+    report = run_preflight(tmp_path / "launch.py")
+    assert [j.job.instance_type for j in report.jobs] == ["ml.p4d.24xlarge", "ml.g5.48xlarge", "ml.g5.48xlarge"]
+    assert [(j.job.label, [f.severity for f in j.findings]) for j in report.jobs] == [
+        ("a (launch.py:3)", []), ("b (launch.py:3)", ["error"]), ("c (launch.py:3)", ["error"])]
+    assert [f.rule_id for f in report.findings] == ["PF-SMDDP-INSTANCE"]  # the same finding twice is said once
