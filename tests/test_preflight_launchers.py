@@ -258,3 +258,61 @@ def test_a_helper_called_twice_builds_two_jobs_each_judged_once(tmp_path):
     assert [(j.job.label, [f.severity for f in j.findings]) for j in report.jobs] == [
         ("a (launch.py:3)", []), ("b (launch.py:3)", ["error"]), ("c (launch.py:3)", ["error"])]
     assert [f.rule_id for f in report.findings] == ["PF-SMDDP-INSTANCE"]  # the same finding twice is said once
+
+
+# ---------------------------------------------------------------- missing things are errors
+
+
+def test_a_source_dir_nothing_creates_is_an_error_and_a_cloned_one_is_not():
+    [f] = run_preflight(CORPUS / "c33_missing_source_dir" / "finetune.ipynb").findings
+    assert (f.rule_id, f.severity, f.location) == ("PF-SOURCE-DIR-MISSING", "error", "finetune.ipynb cell 3 line 3: source_dir")
+    assert 'No file named "train.py" was found in directory "scripts"' in f.message
+    cloned = run_preflight(CORPUS / "c33_missing_source_dir" / "cloned.ipynb")
+    assert cloned.findings == () and any("examples/training" in n for n in cloned.not_evaluated)
+
+
+def test_source_dir_missing_cases(tmp_path):
+    write(tmp_path, {"repo/src/train.py": "print(1)\n", "repo/launch/a.py": """
+        from sagemaker.pytorch import PyTorch
+        PyTorch(entry_point="train.py", source_dir="src", instance_type="ml.p4d.24xlarge")  # run from repo/
+    """, "repo/launch/b.py": """
+        from sagemaker.pytorch import PyTorch
+        PyTorch(entry_point="train.py", source_dir="code", instance_type="ml.p4d.24xlarge",
+                git_config={"repo": "https://git.example.com/x.git"})
+    """, "repo/launch/c.py": """
+        import os
+        from sagemaker.pytorch import PyTorch
+        os.makedirs("generated", exist_ok=True)
+        PyTorch(entry_point="train.py", source_dir="generated", instance_type="ml.p4d.24xlarge")
+    """, "repo/launch/d.py": """
+        from sagemaker.modules.configs import Compute, SourceCode, StoppingCondition
+        from sagemaker.modules.train import ModelTrainer
+        ModelTrainer(source_code=SourceCode(source_dir="nowhere", entry_script="train.py"),
+                     compute=Compute(instance_type="ml.p5.48xlarge", instance_count=1),
+                     stopping_condition=StoppingCondition(max_runtime_in_seconds=3600))
+    """})
+    for name in ("a", "b", "c"):
+        assert by_rule(run_preflight(tmp_path / "repo" / "launch" / f"{name}.py"), "PF-SOURCE-DIR-MISSING") == [], name
+    [f] = run_preflight(tmp_path / "repo" / "launch" / "d.py").findings
+    assert (f.rule_id, f.location) == ("PF-SOURCE-DIR-MISSING", "d.py:3: source_code.source_dir")
+    assert "Invalid 'source_dir' path: nowhere" in f.message
+
+
+def test_a_misspelled_instance_type_is_an_error_from_botocores_enum_and_nothing_else_is_said_about_it():
+    [f] = run_preflight(CORPUS / "c34_misspelled_type" / "launch.py").findings
+    assert (f.rule_id, f.severity) == ("PF-INSTANCE-TYPE-UNKNOWN", "error")
+    assert "TrainingInstanceType" in f.message and f.fix == "instance_type='ml.p4d.24xlarge'"
+
+
+@pytest.mark.parametrize("instance_type, expected", [
+    ("ml.g5.12xlarge", []), ("ml.trn2.48xlarge", []), ("local_gpu", []),
+    ("ml.p4dn.24xlarge", ["PF-INSTANCE-TYPE-UNKNOWN"]), ("ml.g5.96xlarge", ["PF-INSTANCE-TYPE-UNKNOWN"]),
+    ("p4d.24xlarge", ["PF-INSTANCE-TYPE-UNKNOWN"]),
+])
+def test_instance_types_are_checked_against_the_enum(tmp_path, instance_type, expected):
+    import botocore.session
+
+    enum = set(botocore.session.get_session().get_service_model("sagemaker").shape_for("TrainingInstanceType").enum)
+    assert (instance_type in enum or instance_type.startswith("local")) == (expected == [])  # the fixture's own check
+    (tmp_path / "job.yaml").write_text(f"instance_type: {instance_type}\ninstance_count: 1\n")
+    assert [f.rule_id for f in run_preflight(tmp_path / "job.yaml").findings] == expected

@@ -122,6 +122,19 @@ SDK_REFUSES = Rule(
     "support p5 instances.",
     "",  # sagemaker 2.257.7 sagemaker/estimator.py Framework._distribution_configuration
 )
+SOURCE_DIR_MISSING = Rule(
+    "PF-SOURCE-DIR-MISSING",
+    "source_dir does not exist where the job is built, and nothing in the input creates it",
+    'the SDK refuses the job before upload: ValueError: No file named "..." was found in directory "..." '
+    "(SDK v2 fit()), or Invalid 'source_dir' path (ModelTrainer)",
+    "",  # sagemaker 2.257.7 fw_utils.validate_source_dir; sagemaker-train 1.27.0 ModelTrainer._validate_source_code
+)
+INSTANCE_TYPE_UNKNOWN = Rule(
+    "PF-INSTANCE-TYPE-UNKNOWN",
+    "instance_type is not a SageMaker training instance type",
+    "CreateTrainingJob fails with a ValidationException: the value is not in the TrainingInstanceType enum",
+    "",  # botocore's SageMaker service model, ResourceConfig.InstanceType
+)
 API_SHAPE = Rule(
     "PF-API-SHAPE",
     "SageMaker API JSON that botocore's service model rejects",
@@ -148,6 +161,8 @@ RULES: dict[str, Rule] = {
         NON_PYTHON_ENTRY_POINT,
         API_SHAPE,
         SDK_REFUSES,
+        SOURCE_DIR_MISSING,
+        INSTANCE_TYPE_UNKNOWN,
     )
 }
 

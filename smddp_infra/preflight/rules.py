@@ -608,6 +608,24 @@ def check_entry_point(facts: JobFacts) -> list[Finding]:
                      f'(ValueError: No file named "{missing.entry_point}" was found in directory "{missing.directory}")'),
             fix=f"put {missing.entry_point} in {missing.directory}, or set {job.key('entry_point')} to a script that is there",
         ))
+    absent = program.missing_source_dir
+    if absent is not None:
+        where = "the notebook's folder" if job.kind == "notebook" else "the launcher's folder (or any folder above it)"
+        if job.shape == "model_trainer":
+            refusal = (f"ModelTrainer refuses it when it is built (sagemaker-train 1.27.0 ModelTrainer._validate_source_code: "
+                       f"ValueError: Invalid 'source_dir' path: {absent.source_dir}. Must be a valid local directory, "
+                       "s3 uri or path to tar.gz file stored locally or in s3.)")
+        else:
+            refusal = ("fit() refuses the job before upload (sagemaker 2.257.7 fw_utils.validate_source_dir: "
+                       f'ValueError: No file named "{absent.entry_point}" was found in directory "{absent.source_dir}".)')
+        out.append(finding(
+            F.SOURCE_DIR_MISSING, ERROR, location=job.where("source_dir"),
+            message=(f"{job.key('source_dir')} {absent.source_dir} does not exist ({absent.directory}) relative to "
+                     f"{where}, and no step in {job.path.name} creates it (mkdir, clone, copy, download, %%writefile): "
+                     f"{refusal}"),
+            fix=(f"create {absent.source_dir}/ with {absent.entry_point} in it beside {job.path.name}, or set "
+                 f"{job.key('source_dir')} to the folder that holds the training code"),
+        ))
     shell = program.shell
     if shell is not None and shell.setting == "entry_point":
         parts = []
@@ -622,6 +640,37 @@ def check_entry_point(facts: JobFacts) -> list[Finding]:
             fix="nothing to fix; pass the scripts it runs to check them: smddp-infra preflight INPUT path/to/script.py",
         ))
     return out
+
+
+def check_instance_type(job: JobDescription) -> list[Finding]:
+    """An ``instance_type`` outside botocore's ``TrainingInstanceType`` enum
+    (:mod:`smddp_infra.preflight.instance_types`): CreateTrainingJob rejects it. Catalogued EFA
+    types are in the enum (tests/test_instance_catalog.py), so they never load the model."""
+    from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
+
+    value = job.instance_type
+    if value is None or "instance_type" in job.unknown or job.kind == "describe_training_job":
+        return []
+    if value.startswith("local") or value in EFA_INSTANCE_TYPES:
+        return []
+    from smddp_infra.preflight.instance_types import training_instance_types
+
+    known = training_instance_types()
+    if known is None or value in known[1]:
+        return []
+    import difflib
+
+    version, enum = known
+    near = difflib.get_close_matches(value, sorted(enum), n=1, cutoff=0.8)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    return [finding(
+        F.INSTANCE_TYPE_UNKNOWN, ERROR, location=job.where("instance_type"),
+        message=(f"{job.key('instance_type')} {value} is not a SageMaker training instance type: the TrainingInstanceType "
+                 f"enum of botocore {version}'s SageMaker service model ({len(enum)} types, ResourceConfig.InstanceType) "
+                 f"does not list it, so CreateTrainingJob rejects the job{hint}"),
+        fix=(job.assign("instance_type", near[0]) if near else
+             f"set {job.key('instance_type')} to a training instance type (ml.p4d.24xlarge, ml.p5.48xlarge, ...)"),
+    )]
 
 
 def check_stopping_condition(job: JobDescription) -> list[Finding]:
@@ -658,6 +707,7 @@ RULE_NEEDS: dict[str, tuple[str, ...]] = {
     F.SMDDP_INSTANCE.id: ("instance_type",),
     F.SMDDP_LAUNCHER.id: ("instance_type", "distribution"),
     F.SDK_REFUSES.id: ("instance_type", "distribution"),
+    F.INSTANCE_TYPE_UNKNOWN.id: ("instance_type",),
     F.UNEVEN_BATCHES.id: ("instance_type", "instance_count"),
     F.CHECKPOINT_URI_SLASH.id: ("checkpoint_s3_uri", "checkpoint_s3_uri_end"),
     F.CHECKPOINT_LOCAL_PATH.id: ("checkpoint_s3_uri", "checkpoint_local_path"),
