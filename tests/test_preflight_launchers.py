@@ -316,3 +316,37 @@ def test_instance_types_are_checked_against_the_enum(tmp_path, instance_type, ex
     assert (instance_type in enum or instance_type.startswith("local")) == (expected == [])  # the fixture's own check
     (tmp_path / "job.yaml").write_text(f"instance_type: {instance_type}\ninstance_count: 1\n")
     assert [f.rule_id for f in run_preflight(tmp_path / "job.yaml").findings] == expected
+
+
+# ---------------------------------------------------------------- recipes
+
+
+def test_a_from_recipe_job_is_a_job_and_its_local_recipe_is_read():
+    report = run_preflight(CORPUS / "c35_recipe" / "launch_v3.py")
+    [job] = report.jobs
+    assert (job.job.estimator, job.job.instance_count, job.job.launcher[0]) == ("ModelTrainer", 4, "torchrun")
+    [f] = report.findings
+    assert (f.rule_id, f.severity) == ("PF-SMDDP-INSTANCE", "error")
+    assert "llama3_8b_pretrain.yaml:17" in f.message and "distributed_backend: nccl" in f.fix
+
+
+def test_a_recipe_name_is_not_fetched_and_that_is_said_once():
+    report = run_preflight(CORPUS / "c35_recipe" / "launch_v2.py")
+    assert report.findings == ()
+    assert [n for n in report.not_evaluated if "recipe" in n] == [
+        "recipe rules not evaluated: training_recipe training/llama/hf_llama3_8b_seq8k_gpu_p5x16_pretrain is a recipe "
+        "from the SDK's recipe repository; preflight does not fetch it (pass a local copy of the YAML to have its "
+        "backend and node count read)"]
+
+
+def test_recipe_overrides_decide_the_backend_and_a_missing_stopping_condition_is_the_one_hour_default(tmp_path):
+    recipe = (CORPUS / "c35_recipe" / "recipes" / "llama3_8b_pretrain.yaml").read_text()
+    write(tmp_path, {"r.yaml": recipe, "launch.py": """
+        from sagemaker.train import ModelTrainer
+        from sagemaker.train.configs import Compute
+        t = ModelTrainer.from_recipe("r.yaml", compute=Compute(instance_type="ml.p5.48xlarge", instance_count=2),
+                                     recipe_overrides={"distributed_backend": "nccl"})
+    """})
+    report = run_preflight(tmp_path / "launch.py")
+    assert [f.rule_id for f in report.findings] == ["PF-STOPPING-CONDITION"]
+    assert report.jobs[0].facts.smddp.backend == "nccl" and report.jobs[0].job.instance_count == 2

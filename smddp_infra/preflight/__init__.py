@@ -89,6 +89,8 @@ def _judge(path: Path, found: Input, explicit: Sequence[Path], outputs: Optional
             *rules.check_subnets(job, stacks, outputs_name=Path(outputs).name if outputs else None),
         ]
         not_evaluated = [*rules.not_evaluated(job), *facts.program.notes]
+        if job.recipe_note:
+            not_evaluated.append(f"recipe rules not evaluated: {job.recipe_note}")
         if _instance_type_unchecked(job):
             not_evaluated.append("PF-INSTANCE-TYPE-UNKNOWN not evaluated: botocore is not installed (pip install 'smddp-infra[api]')")
         if job.shape == "api" and found.shape_problems is None:

@@ -175,6 +175,8 @@ class ExtractedJob:
     runs: list[tuple[str, dict[str, Any], Site]] = field(default_factory=list)
     #: argument -> where its value is a guess: "argparse default of --instance-type"
     provenance: dict[str, str] = field(default_factory=dict)
+    #: the class method that built it ("from_recipe"), None for the constructor
+    factory: Optional[str] = None
 
     @property
     def is_trainer(self) -> bool:
@@ -769,6 +771,12 @@ class Extractor:
     def _call_ref(self, func: Ref, node: ast.Call, args: list[Any], kwargs: dict[str, Any],
                   sites: dict[str, Site], opaque: Optional[str], site: Site) -> Any:
         dotted, leaf = func.dotted, func.leaf
+        factory = None
+        if func.is_sagemaker and leaf == "from_recipe" and Ref(dotted.rsplit(".", 1)[0]).leaf in TRAINERS:
+            factory, dotted, leaf = "from_recipe", dotted.rsplit(".", 1)[0], Ref(dotted.rsplit(".", 1)[0]).leaf
+            if args and "training_recipe" not in kwargs:
+                kwargs = {"training_recipe": args[0], **kwargs}
+                sites = {"training_recipe": site, **sites}
         if func.is_sagemaker and (leaf in V2_ESTIMATORS or leaf in TRAINERS):
             key = (id(site.unit), node.lineno, node.col_offset, *self._stack)
             if key in self._seen_calls:
@@ -778,7 +786,7 @@ class Extractor:
                 kwargs = {"entry_point": args[0], **kwargs}  # Framework's first positional parameter
                 sites = {"entry_point": site, **sites}
             job = ExtractedJob(cls=leaf, module=dotted.rsplit(".", 1)[0], site=site, kwargs=kwargs,
-                               sites=sites, opaque_unpack=opaque, provenance=dict(self._provenance))
+                               sites=sites, opaque_unpack=opaque, provenance=dict(self._provenance), factory=factory)
             self.jobs.append(job)
             return _JobHandle(job)
         if func.is_sagemaker and leaf in SDK_OBJECTS:
@@ -960,7 +968,7 @@ def _builds_job(node: ast.AST) -> bool:
         if isinstance(child, ast.Call):
             func = child.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name in V2_ESTIMATORS or name in TRAINERS:
+            if name in V2_ESTIMATORS or name in TRAINERS or name == "from_recipe":
                 return True
     return False
 

@@ -432,6 +432,13 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
                 tf_yes = tf_yes or where
             elif unknown is None:
                 unknown = (where, f"whether {why} holds")
+    recipe = env.job.recipe_backend
+    if recipe is not None:
+        where = f"{recipe[1]} `distributed_backend: {recipe[0]}` (the training recipe)"
+        if recipe[0].lower() == "smddp":
+            yes = yes or where
+        elif backend is None:
+            backend, backend_site = recipe[0], where
     if yes or tf_yes:
         framework = "tensorflow" if tf_yes and not yes else None
         return SmddpUse(YES, yes or tf_yes, backend="smddp", backend_site=yes or tf_yes, framework=framework)

@@ -124,6 +124,12 @@ class JobDescription:
     environment_unknown: Optional[str] = None
     #: SDK v2 ``git_config=``: source_dir and entry_point are paths in a repository cloned at fit()
     git_config: bool = False
+    #: ``training_recipe=`` (``ModelTrainer.from_recipe``, SDK v2 ``PyTorch(training_recipe=...)``)
+    recipe: Optional[str] = None
+    #: the recipe's ``distributed_backend`` and where it is written (``recipe.yaml:12``), when read
+    recipe_backend: Optional[tuple[str, str]] = None
+    #: why the recipe was not read (a recipe name the SDK fetches, a missing file...): said once
+    recipe_note: Optional[str] = None
 
     def where(self, setting: str) -> str:
         """Where ``setting`` was written: the cell/line for code, ``file: key`` for documents."""
@@ -205,8 +211,8 @@ def sdk_v2_p5_refusal(job: JobDescription) -> Optional[str]:
     Only for SDK v2 framework estimators with a known distribution and instance type: the
     refusal is the SDK's own code (:data:`SDK_V2_P5_REFUSAL`), so it is certain when it applies.
     """
-    if job.shape != "estimator" or job.estimator not in SDK_V2_DISTRIBUTING_ESTIMATORS:
-        return None
+    if job.shape != "estimator" or job.estimator not in SDK_V2_DISTRIBUTING_ESTIMATORS or job.recipe:
+        return None  # a recipe job's distribution is the SDK's own (torch_distributed with SMP on GPUs)
     if job.instance_type is None or "instance_type" in job.unknown or "distribution" in job.unknown:
         return None
     dist = job.distribution or {}

@@ -533,6 +533,10 @@ def tensorflow_job(facts: JobFacts) -> bool:
 
 def _nccl_launch(facts: JobFacts) -> str:
     """How the same job runs without SMDDP on the same EFA network, for its framework."""
+    recipe = facts.job.recipe_backend
+    if recipe is not None and recipe[0].lower() == "smddp":
+        return (f"set distributed_backend: nccl in the recipe ({recipe[1]}), or override it with "
+                'recipe_overrides (NCCL uses the same EFA network)')
     if tensorflow_job(facts):
         return ("replace smdistributed.dataparallel.tensorflow with tf.distribute.MultiWorkerMirroredStrategy "
                 '(NCCL), launched with distribution={"multi_worker_mirrored_strategy": {"enabled": True}} '
