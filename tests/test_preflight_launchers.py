@@ -350,3 +350,63 @@ def test_recipe_overrides_decide_the_backend_and_a_missing_stopping_condition_is
     report = run_preflight(tmp_path / "launch.py")
     assert [f.rule_id for f in report.findings] == ["PF-STOPPING-CONDITION"]
     assert report.jobs[0].facts.smddp.backend == "nccl" and report.jobs[0].job.instance_count == 2
+
+
+# ---------------------------------------------------------------- scripts started by launchers
+
+
+def test_a_deepspeed_command_list_in_subprocess_is_followed():
+    report = run_preflight(CORPUS / "c36_deepspeed_subprocess" / "launch.py")
+    assert [s.name for s in report.scripts] == ["launcher.py", "train_ds.py"]
+    assert [(f.rule_id, f.location) for f in report.findings] == [("PF-DATALOADER-SAMPLER", "train_ds.py:11")]
+
+
+def test_an_accelerate_command_on_the_code_channel_path_maps_back_to_source_dir():
+    report = run_preflight(CORPUS / "c37_accelerate_command" / "submit.py")
+    assert [s.name for s in report.scripts] == ["train_acc.py"]
+    [f] = report.findings  # environment={"USE_SMDDP": "1"} decides the guard
+    assert (f.rule_id, f.severity) == ("PF-SMDDP-INSTANCE", "error") and "train_acc.py:10" in f.message
+
+
+def test_torchrun_dash_m_after_cd_opt_ml_code_is_followed():
+    report = run_preflight(CORPUS / "c38_module_launch" / "launch.py")
+    assert [s.name for s in report.scripts] == ["trainer/main.py"]
+    assert {f.rule_id for f in report.findings} == {"PF-DEPRECATED-SMDDP-API", "PF-NON-PYTHON-ENTRY-POINT"}
+
+
+@pytest.mark.parametrize("line, script", [
+    ("python -m torch.distributed.run --nproc_per_node 8 train.py", "train.py"),
+    ("torchrun --nproc_per_node=8 -m pkg.train --lr 3", "pkg/train.py"),
+    ("python3 -m deepspeed.launcher.runner --num_gpus 8 ds.py", "ds.py"),
+    ("accelerate launch --config_file acc.yaml run.py", "run.py"),
+    ("python -m pip install -r requirements.txt", "pip.py"),  # not in source_dir: an installed module, not noted
+])
+def test_launcher_lines_name_their_script(line, script):
+    from smddp_infra.preflight.shell import python_calls
+
+    [call] = python_calls(line)
+    assert call.script == script
+
+
+@pytest.mark.parametrize("call", [
+    'subprocess.run(["accelerate", "launch", "--num_processes", str(n), "t.py"])',
+    'subprocess.check_call(f"torchrun --nproc_per_node {n} t.py --epochs {e}", shell=True)',
+    'os.system("deepspeed --num_gpus " + str(n) + " t.py")',
+    'subprocess.Popen(args=["python", "-m", "t"])',
+])
+def test_subprocess_command_lines_with_unknown_parts_still_name_the_script(tmp_path, call):
+    write(tmp_path, {"src/t.py": "import smdistributed.dataparallel.torch.distributed as sdp\n", "src/go.py": f"""
+        import os
+        import subprocess
+        n, e = os.environ["N"], 3
+        {call}
+    """, "job.yaml": "entry_point: go.py\nsource_dir: src\n"})
+    report = run_preflight(tmp_path / "job.yaml")
+    assert [s.name for s in report.scripts] == ["go.py", "t.py"]
+
+
+def test_an_installed_module_started_with_dash_m_is_not_a_missing_script(tmp_path):
+    write(tmp_path, {"code/run.sh": "python -m pip install -r requirements.txt\npython train.py\n",
+                     "code/train.py": "print(1)\n", "job.yaml": "entry_point: run.sh\nsource_dir: code\n"})
+    report = run_preflight(tmp_path / "job.yaml")
+    assert [s.name for s in report.scripts] == ["train.py"] and not any("pip" in n for n in report.not_evaluated)

@@ -93,6 +93,21 @@ class Program:
     missing_source_dir: Optional[MissingSourceDir] = None
 
 
+#: Where SageMaker puts source_dir in the container: ``/opt/ml/code`` (SDK v2 framework
+#: containers) and the ``code`` channel ``/opt/ml/input/data/code`` (SDK v3 ModelTrainer).
+CODE_DIRS = ("/opt/ml/code", "/opt/ml/input/data/code")
+
+
+def in_code_dir(root: Path, cwd: str, script: str) -> Path:
+    """The local file a command line names: relative to ``cwd`` (a preceding ``cd``) in the code
+    directory, with the container's code directory paths mapped back to ``source_dir``."""
+    path = script if script.startswith("/") else posixpath.join(cwd, script) if cwd else script
+    for code_dir in CODE_DIRS:
+        if path == code_dir or path.startswith(code_dir + "/"):
+            return root / path[len(code_dir):].lstrip("/")
+    return Path(path) if path.startswith("/") else root / path
+
+
 def _is_archive(value: str) -> bool:
     return value.startswith("s3://") or value.endswith((".tar.gz", ".tgz"))
 
@@ -297,7 +312,11 @@ class _Resolver:
 
         followed, missing = [], []
         for call in python_calls(text):
-            target = _normal(Path(call.script) if call.script.startswith("/") else root / call.cwd / call.script)
+            target = _normal(in_code_dir(root, call.cwd, call.script))
+            if call.module and not (target in self.virtual or target.is_file()):
+                target = target.with_suffix("") / "__main__.py"  # python -m pkg: pkg/__main__.py
+                if not (target in self.virtual or target.is_file()):
+                    continue  # an installed module (python -m pip ...): not the job's code
             shown = f"{(Path(call.cwd) / call.script).as_posix()} (line {call.line})"
             if target in self.virtual or target.is_file():
                 self.mains.append(target.parent)
@@ -317,7 +336,10 @@ class _Resolver:
             facts = self.facts[path]
             self.extra_paths.extend(Path(p) for p in facts.sys_path if Path(p) not in self.extra_paths)
             for script in facts.runs:
-                target = _normal(Path(script) if script.startswith("/") else self.root / script)
+                target = _normal(in_code_dir(self.root, "", script))
+                if script.endswith(".py") and not self.exists(target) and "/" in script and not script.startswith("/"):
+                    module_main = target.with_suffix("") / "__main__.py"
+                    target = module_main if self.exists(module_main) else target
                 if self.exists(target):
                     self.mains.append(target.parent)
                     self.read(target, required=False)

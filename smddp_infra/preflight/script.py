@@ -564,20 +564,41 @@ class _Analyser:
         from smddp_infra.preflight.shell import python_calls
 
         if callee in {"os.system", "os.popen"} and node.args:
-            text = self._const(node.args[0])
-        elif callee.startswith("subprocess.") and node.args:
-            first = node.args[0]
-            if isinstance(first, (ast.List, ast.Tuple)):
-                words = [e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-                text = " ".join(words) if len(words) == len(first.elts) or any(w.endswith(".py") for w in words) else None
-            else:
-                text = self._const(first)
+            text = self._command_text(self._inline(node.args[0], node))
+        elif callee.startswith("subprocess.") and (node.args or self._arg(node, "args", None) is not None):
+            first = node.args[0] if node.args else self._arg(node, "args", None)
+            text = self._command_text(self._inline(first, node)) if isinstance(first, ast.expr) else None
         elif callee == "runpy.run_path" and node.args:
             value = self._const(node.args[0])
             return [value] if value else []
         else:
             return []
         return [call.script for call in python_calls(text)] if text else []
+
+    def _command_text(self, node: ast.AST, depth: int = 0) -> Optional[str]:
+        """A command line as far as it is constant: ``["deepspeed", "--num_gpus", str(n), "train.py"]``,
+        ``f"torchrun --nproc_per_node {gpus} train.py"``; unknown parts become a placeholder word."""
+        if depth > 4:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.constants.get(node.id)
+        if isinstance(node, ast.JoinedStr):
+            return "".join(str(p.value) if isinstance(p, ast.Constant) else
+                           (self._command_text(p.value, depth + 1) if isinstance(p, ast.FormattedValue) else None) or "ARG"
+                           for p in node.values)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self._command_text(node.left, depth + 1), self._command_text(node.right, depth + 1)
+            if isinstance(node.left, (ast.List, ast.Tuple)) or isinstance(node.right, (ast.List, ast.Tuple)):
+                return " ".join(w or "ARG" for w in (left, right))
+            return (left or "ARG") + (right or "ARG") if left is not None or right is not None else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            words = [self._command_text(e, depth + 1) for e in node.elts]
+            if not any(words):
+                return None
+            return " ".join(shlex_quote(w) if w is not None else "ARG" for w in words)
+        return None
 
     # ------------------------------------------------------------------ names
 
@@ -1107,6 +1128,12 @@ _DIST_MODULES = ("torch.distributed", "smdistributed", "deepspeed.comm", "horovo
 #: Lightning / Hugging Face hooks whose loaders the trainer re-creates with a distributed sampler.
 _LOADER_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader",
                            "get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
+
+
+def shlex_quote(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
 
 
 def _copy(node: ast.expr) -> ast.expr:
