@@ -34,6 +34,7 @@ TF_SMDDP_CALLS = frozenset({"init", "DistributedGradientTape", "broadcast_variab
                             "allreduce", "oob_allreduce"})
 TF_SMDDP_COLLECTIVES = frozenset({"DistributedGradientTape", "broadcast_variables", "DistributedOptimizer",
                                   "allreduce", "oob_allreduce"})
+_TF_SMDDP_PREFIX = TF_SMDDP_MODULE + "."
 _NON_DISTRIBUTED_SAMPLERS = {"RandomSampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler"}
 _OPEN_FUNCTIONS = {"open", "builtins.open", "io.open", "codecs.open"}
 _SAVE_FUNCTIONS = {"torch.save"}
@@ -327,7 +328,7 @@ class _Analyser:
                         imports.append(ImportUse(node.lineno, target, (), 0))
                         if target.endswith("torch_smddp"):
                             smddp_imports.append(self._use(node, target))
-                if callee.startswith(TF_SMDDP_MODULE + ".") and leaf in TF_SMDDP_CALLS:
+                if leaf in TF_SMDDP_CALLS and callee.startswith(_TF_SMDDP_PREFIX):
                     tf_smddp.append(self._use(node, TF_SMDDP_MODULE))
                     if leaf in TF_SMDDP_COLLECTIVES:
                         collectives.append((node.lineno, leaf))
