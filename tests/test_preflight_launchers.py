@@ -291,7 +291,18 @@ def test_source_dir_missing_cases(tmp_path):
                      compute=Compute(instance_type="ml.p5.48xlarge", instance_count=1),
                      stopping_condition=StoppingCondition(max_runtime_in_seconds=3600))
     """})
-    for name in ("a", "b", "c"):
+    write(tmp_path, {"repo/launch/e.py": """
+        import os
+        from sagemaker.pytorch import PyTorch
+        PyTorch(entry_point="train.py", source_dir="/home/ec2-user/SageMaker/project/src", instance_type="ml.p4d.24xlarge")
+        PyTorch(entry_point="train.py", source_dir=os.path.join(os.getcwd(), "src"), instance_type="ml.p4d.24xlarge")
+    """, "repo/launch/f.py": """
+        import os
+        from sagemaker.pytorch import PyTorch
+        PyTorch(entry_point="train.py", source_dir=os.path.join(os.getcwd(), "missing"), instance_type="ml.p4d.24xlarge")
+    """})
+    assert [f.rule_id for f in run_preflight(tmp_path / "repo" / "launch" / "f.py").findings] == ["PF-SOURCE-DIR-MISSING"]
+    for name in ("a", "b", "c", "e"):
         assert by_rule(run_preflight(tmp_path / "repo" / "launch" / f"{name}.py"), "PF-SOURCE-DIR-MISSING") == [], name
     [f] = run_preflight(tmp_path / "repo" / "launch" / "d.py").findings
     assert (f.rule_id, f.location) == ("PF-SOURCE-DIR-MISSING", "d.py:3: source_code.source_dir")

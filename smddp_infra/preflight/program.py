@@ -246,9 +246,17 @@ class _Resolver:
             return None
         if created_in(self.source_text, job.source_dir):
             return None
-        if job.kind == "launcher" and not job.source_dir.startswith("/"):
-            for parent in list(self.root.parents)[:6]:
-                if (parent / job.source_dir).is_dir():
+        folder = os.path.abspath(self.root)
+        written = job.source_dir
+        if written.startswith("/"):
+            # os.getcwd() / Path(__file__).parent joins resolve under the input's folder; any other
+            # absolute path is another machine's (a Studio home) and is not judged here
+            if not written.startswith(folder.rstrip("/") + "/"):
+                return None
+            written = os.path.relpath(written, folder)
+        if job.kind == "launcher":
+            for parent in Path(folder).parents:
+                if (parent / written).is_dir():
                     return None
         return MissingSourceDir(job.source_dir, str(root), job.entry_point)
 
