@@ -473,6 +473,14 @@ def test_check_estimator_reads_a_live_sdk_v2_estimator_and_model_trainer(tmp_pat
 
     with pytest.raises(ValueError, match=re.escape(SDK_V2_P5_REFUSAL)):
         estimator.hyperparameters()
+    # the live object's environment decides a guard in the script
+    (tmp_path / "guarded.py").write_text('import os\nif os.environ.get("USE_SMDDP") == "1":\n'
+                                         '    import torch.distributed as dist\n    dist.init_process_group(backend="smddp")\n')
+    for value, expected in (("1", ["PF-SMDDP-INSTANCE"]), ("0", [])):
+        guarded = PyTorch(entry_point="guarded.py", source_dir=str(tmp_path), role="arn:aws:iam::123456789012:role/R",
+                          instance_type="ml.g5.48xlarge", instance_count=2, framework_version="2.2.0", py_version="py310",
+                          distribution={"torch_distributed": {"enabled": True}}, environment={"USE_SMDDP": value})
+        assert [f.rule_id for f in check_estimator(guarded).findings] == expected
     assert [s.path for s in report.scripts] == [tmp_path / "train.py"]
     # its post-init asks STS for a default bucket: the one AWS call, replaced (preflight makes none)
     monkeypatch.setattr(ModelTrainer, "_fetch_bucket_name_and_prefix", lambda self, *a, **k: None)
