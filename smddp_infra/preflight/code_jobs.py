@@ -324,28 +324,25 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
     return description
 
 
-def _hyperparameters(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
-    """The known hyperparameters (a value preflight cannot resolve stays :class:`Unknown`)."""
-    raw = kw.get("hyperparameters")
+def _known_mapping(job: ExtractedJob, kw: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``{name: the known entries, name_unknown: why some are not (or None)}`` for ``hyperparameters=``
+    / ``environment=``: a value preflight cannot resolve stays :class:`Unknown`."""
+    raw = kw.get(name)
     if raw is None:
-        why = f"hyperparameters may be set by {job.opaque_unpack}" if job.opaque_unpack else None
-        return {"hyperparameters": {}, "hyperparameters_unknown": why}
+        why = f"{name} may be set by {job.opaque_unpack}" if job.opaque_unpack else None
+        return {name: {}, f"{name}_unknown": why}
     if isinstance(raw, Mapping) and all(isinstance(k, str) for k in raw):
-        return {"hyperparameters": dict(raw), "hyperparameters_unknown": None}
+        return {name: dict(raw), f"{name}_unknown": None}
     reason = raw.reason if isinstance(raw, Unknown) else "not a dict"
-    return {"hyperparameters": {}, "hyperparameters_unknown": f"hyperparameters is {reason}"}
+    return {name: {}, f"{name}_unknown": f"{name} is {reason}"}
+
+
+def _hyperparameters(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
+    return _known_mapping(job, kw, "hyperparameters")
 
 
 def _environment(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
-    """The known ``environment=`` variables (a value preflight cannot resolve stays :class:`Unknown`)."""
-    raw = kw.get("environment")
-    if raw is None:
-        why = f"environment may be set by {job.opaque_unpack}" if job.opaque_unpack else None
-        return {"environment": {}, "environment_unknown": why}
-    if isinstance(raw, Mapping) and all(isinstance(k, str) for k in raw):
-        return {"environment": dict(raw), "environment_unknown": None}
-    reason = raw.reason if isinstance(raw, Unknown) else "not a dict"
-    return {"environment": {}, "environment_unknown": f"environment is {reason}"}
+    return _known_mapping(job, kw, "environment")
 
 
 def _stopping_condition(job: ExtractedJob, kw: Mapping[str, Any]) -> Optional[bool]:

@@ -407,31 +407,26 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
                 yes = where
             elif unknown is None:
                 unknown = (where, f"whether {why} holds")
-    for facts in files:
-        for use in facts.deprecated:
-            state, why = env.guards(use.guards)
-            where = f"{facts.where(use.line)} `{use.code}` (the deprecated {use.module})"
-            if state == NO:
-                continue
-            if use.optional:
-                optional = optional or where
-            elif state == YES:
-                yes = yes or where
-            elif unknown is None:
-                unknown = (where, f"whether {why} holds")
-    tf_yes: Optional[str] = None
-    for facts in files:
-        for use in facts.tf_smddp:
-            state, why = env.guards(use.guards)
-            where = f"{facts.where(use.line)} `{use.code}` ({use.module})"
-            if state == NO:
-                continue
-            if use.optional:
-                optional = optional or where
-            elif state == YES:
-                tf_yes = tf_yes or where
-            elif unknown is None:
-                unknown = (where, f"whether {why} holds")
+    # the deprecated PyTorch APIs, then the TensorFlow API: each use decides by its guards
+    first_use: dict[str, Optional[str]] = {}
+    for kind in ("deprecated", "tf_smddp"):
+        first_yes: Optional[str] = None
+        for facts in files:
+            for use in getattr(facts, kind):
+                state, why = env.guards(use.guards)
+                label = f"the deprecated {use.module}" if kind == "deprecated" else use.module
+                where = f"{facts.where(use.line)} `{use.code}` ({label})"
+                if state == NO:
+                    continue
+                if use.optional:
+                    optional = optional or where
+                elif state == YES:
+                    first_yes = first_yes or where
+                elif unknown is None:
+                    unknown = (where, f"whether {why} holds")
+        first_use[kind] = first_yes
+    yes = yes or first_use["deprecated"]
+    tf_yes = first_use["tf_smddp"]
     recipe = env.job.recipe_backend
     if recipe is not None:
         where = f"{recipe[1]} `distributed_backend: {recipe[0]}` (the training recipe)"
