@@ -9,7 +9,12 @@ no job runs, guarded ``torch_smddp`` imports with a backend hyperparameter, ``py
 g5 with NCCL, loaders sharded by Fabric / Accelerate / HF and Lightning Trainers / DeepSpeed,
 two entry points in one source_dir, optimizer checkpoints, ``model_fn`` loaders, a notebook's
 ``os.path.join(os.getcwd(), "../scripts")``, a missing entry point, a ModelTrainer without
-stopping_condition. Findings are compared as (launcher, rule, file), the file being the one
+stopping_condition; and (issue 26, c27 onwards) the TensorFlow SMDDP API on p4d, p3dn and g5,
+smdistributed on p5 (SDK v2's own refusal), an opaque backend or a git_config program under the
+smdistributed launcher, the Hugging Face ``is_sagemaker_dp_enabled()`` guard, deep-copied
+hyperparameters, f-strings inside ``os.path.join``, a missing source_dir, a misspelt instance
+type, recipe jobs, and scripts started by deepspeed / accelerate / ``torchrun -m`` in subprocess
+calls and ``command=`` strings. Findings are compared as (launcher, rule, file), the file being the one
 the finding's location names. For each severity: precision = expected found / all found,
 recall = expected found / all expected. Figures are printed, never asserted here (the test
 ``tests/test_preflight_corpus.py`` holds the bar).

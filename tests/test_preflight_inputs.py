@@ -8,6 +8,7 @@ Python API (run_preflight) and through the CLI (exit code, --json).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -151,7 +152,9 @@ def test_a_shell_entry_point_is_noted_and_the_scripts_it_runs_are_followed(launc
 def test_launcher_through_the_cli(capsys):
     code, report = cli_json(capsys, str(FIXTURES / "launcher" / "launch.py"))
     assert code == 1 and report["kind"] == "launcher"
-    assert {f["rule_id"] for f in report["findings"]} == {"PF-SMDDP-INSTANCE", "PF-DATALOADER-SAMPLER", "PF-NON-PYTHON-ENTRY-POINT"}
+    # smdistributed on the argparse default ml.p5.48xlarge: SDK v2 refuses it at fit() as well
+    assert {f["rule_id"] for f in report["findings"]} == {"PF-SMDDP-INSTANCE", "PF-DATALOADER-SAMPLER", "PF-NON-PYTHON-ENTRY-POINT",
+                                                          "PF-SDK-REFUSES"}
 
 
 # ---------------------------------------------------------------- ModelTrainer with SourceCode(command=...)
@@ -462,8 +465,22 @@ def test_check_estimator_reads_a_live_sdk_v2_estimator_and_model_trainer(tmp_pat
                         distribution={"smdistributed": {"dataparallel": {"enabled": True}}},
                         checkpoint_s3_uri="s3://b/ckpt/")
     report = check_estimator(estimator)
-    assert {f.rule_id: f.severity for f in report.findings} == {"PF-DEBUGGER-CHECKPOINT": "error", "PF-SMDDP-INSTANCE": "error"}
+    assert {f.rule_id: f.severity for f in report.findings} == {"PF-DEBUGGER-CHECKPOINT": "error", "PF-SMDDP-INSTANCE": "error",
+                                                                "PF-SDK-REFUSES": "error"}
     assert by_rule(report, "PF-SMDDP-INSTANCE")[0].location == "PyTorch object: instance_type"
+    # the refusal PF-SDK-REFUSES reports is the SDK's own, raised when fit() builds the hyperparameters
+    from smddp_infra.preflight.job import SDK_V2_P5_REFUSAL
+
+    with pytest.raises(ValueError, match=re.escape(SDK_V2_P5_REFUSAL)):
+        estimator.hyperparameters()
+    # the live object's environment decides a guard in the script
+    (tmp_path / "guarded.py").write_text('import os\nif os.environ.get("USE_SMDDP") == "1":\n'
+                                         '    import torch.distributed as dist\n    dist.init_process_group(backend="smddp")\n')
+    for value, expected in (("1", ["PF-SMDDP-INSTANCE"]), ("0", [])):
+        guarded = PyTorch(entry_point="guarded.py", source_dir=str(tmp_path), role="arn:aws:iam::123456789012:role/R",
+                          instance_type="ml.g5.48xlarge", instance_count=2, framework_version="2.2.0", py_version="py310",
+                          distribution={"torch_distributed": {"enabled": True}}, environment={"USE_SMDDP": value})
+        assert [f.rule_id for f in check_estimator(guarded).findings] == expected
     assert [s.path for s in report.scripts] == [tmp_path / "train.py"]
     # its post-init asks STS for a default bucket: the one AWS call, replaced (preflight makes none)
     monkeypatch.setattr(ModelTrainer, "_fetch_bucket_name_and_prefix", lambda self, *a, **k: None)

@@ -54,17 +54,31 @@ def check_estimator(estimator: Any, scripts: Sequence[Path] = (), *, outputs: Op
     return _judge(job.path, Input("live", (job,)), [Path(s) for s in scripts], outputs)
 
 
+def _instance_type_unchecked(job: JobDescription) -> bool:
+    from smddp_infra.preflight.instance_types import training_instance_types
+    from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
+
+    value = job.instance_type
+    if value is None or value.startswith("local") or value in EFA_INSTANCE_TYPES or "instance_type" in job.unknown:
+        return False
+    return training_instance_types() is None
+
+
 def _judge(path: Path, found: Input, explicit: Sequence[Path], outputs: Optional[Path]) -> PreflightReport:
     stacks: tuple[StackSubnets, ...] = read_outputs(Path(outputs)) if outputs else ()
     reports = []
     for job in found.jobs:
-        facts = derive(job, resolve_program(job, found.files, explicit))
+        facts = derive(job, resolve_program(job, found.files, explicit, source_text=found.source_text))
+        bad_type = rules.check_instance_type(job)
         findings = [
             *rules.check_unknown_keys(job),
             *rules.check_entry_point(facts),
+            *bad_type,
             *rules.check_debugger(facts),
-            *rules.check_smddp_instance(facts),
-            *rules.check_smddp_launcher(facts),
+            # a type that does not exist: what SMDDP supports there is moot
+            *([] if bad_type else rules.check_smddp_instance(facts)),
+            *([] if bad_type else rules.check_smddp_launcher(facts)),
+            *([] if bad_type else rules.check_sdk_refusal(facts)),
             *rules.check_api_shape(job, found.shape_problems),
             *rules.check_stopping_condition(job),
             *rules.check_deprecated_api(facts),
@@ -75,6 +89,10 @@ def _judge(path: Path, found: Input, explicit: Sequence[Path], outputs: Optional
             *rules.check_subnets(job, stacks, outputs_name=Path(outputs).name if outputs else None),
         ]
         not_evaluated = [*rules.not_evaluated(job), *facts.program.notes]
+        if job.recipe_note:
+            not_evaluated.append(f"recipe rules not evaluated: {job.recipe_note}")
+        if _instance_type_unchecked(job):
+            not_evaluated.append("PF-INSTANCE-TYPE-UNKNOWN not evaluated: botocore is not installed (pip install 'smddp-infra[api]')")
         if job.shape == "api" and found.shape_problems is None:
             not_evaluated.append("PF-API-SHAPE not evaluated: botocore is not installed (pip install 'smddp-infra[api]')")
         reports.append(JobReport(facts, ordered(findings), tuple(dict.fromkeys(not_evaluated))))

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Optional
 from smddp_infra.preflight.extract import ExtractedJob, Partial, SdkObject, Site, Unknown, plain
 from smddp_infra.preflight.job import JobDescription, framework_from_image
 from smddp_infra.preflight.known_keys import (
+    FROM_RECIPE_ARGS,
     MODEL_TRAINER_ARGS,
     MODEL_TRAINER_SECTIONS,
     SDK_V2_ESTIMATOR_ARGS,
@@ -184,11 +185,52 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
         framework=framework,
         base_dir=path.parent,
         dependencies=_dependencies(kw.get("dependencies")),
+        git_config="git_config" in kw,
         **_hyperparameters(job, kw),
+        **_environment(job, kw),
     )
     if "instance_groups" in kw and "instance_type" not in kw:
         description = _with_unknown(description, "instance_type", "instance_groups is used (heterogeneous cluster)")
+    if "training_recipe" in kw:
+        description = _with_recipe(description, job, kw, path=path)
     return description
+
+
+def _override(value: Any, key: str) -> Any:
+    """The value ``recipe_overrides`` gives ``key`` at any depth (None: not there)."""
+    if isinstance(value, Mapping):
+        if key in value:
+            return value[key]
+        for inner in value.values():
+            found = _override(inner, key)
+            if found is not None:
+                return found
+    return None
+
+
+def _with_recipe(job: JobDescription, extracted: ExtractedJob, kw: Mapping[str, Any], *, path: Path) -> JobDescription:
+    """What the recipe sets (the node count when the job gives none, its backend, as
+    ``recipe_overrides`` leave them), or why it was not read."""
+    from dataclasses import replace
+
+    from smddp_infra.preflight.recipe import read_recipe
+
+    raw = kw.get("training_recipe")
+    facts = read_recipe(raw, base_dir=path.parent, written="training_recipe")
+    count = job.instance_count
+    if count is None and facts.num_nodes is not None and "instance_count" not in job.unknown:
+        count = facts.num_nodes
+    backend, note = facts.backend, facts.note
+    overrides = kw.get("recipe_overrides")
+    if isinstance(overrides, Unknown) or _contains_unknown(overrides):
+        backend, note = None, note or "recipe_overrides holds a value preflight cannot resolve"
+    else:
+        override = _override(overrides, "distributed_backend")
+        if isinstance(override, str):
+            site = extracted.sites.get("recipe_overrides", extracted.site)
+            backend = (override, f"{site}: recipe_overrides")
+    return replace(job, recipe=raw if isinstance(raw, str) else "?", recipe_backend=backend,
+                   recipe_note=note, instance_count=count)
 
 
 def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
@@ -196,7 +238,7 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
     kw = job.kwargs
     sections: dict[str, Optional[Mapping[str, Any]]] = {}
     section_sites: dict[str, dict[str, Site]] = {}
-    unknown_keys = list(unknown_arguments(list(kw), MODEL_TRAINER_ARGS))
+    unknown_keys = list(unknown_arguments(list(kw), FROM_RECIPE_ARGS if job.factory == "from_recipe" else MODEL_TRAINER_ARGS))
     for u in unknown_keys:
         if u.key in job.sites:
             r.locations[u.key] = f"{job.sites[u.key]}: {u.key}"
@@ -248,7 +290,7 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
     subnets = () if "subnets" in r.unknown else r.strings("subnets", "networking.subnets", subnets_raw, subnets_site)
     image = kw.get("training_image")
     r.locations["stopping_condition"] = f"{job.sites.get('stopping_condition', job.site)}: stopping_condition"
-    return JobDescription(
+    description = JobDescription(
         path=path,
         shape="model_trainer",
         estimator="ModelTrainer",
@@ -271,19 +313,36 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
         distributed=_distributed(kw.get("distributed")),
         stopping_condition=_stopping_condition(job, kw),
         **_hyperparameters(job, kw),
+        **_environment(job, kw),
     )
+    if job.factory == "from_recipe":
+        # the SDK clones its training adapter for the script and launches it with Torchrun(smp=SMP(...))
+        from dataclasses import replace
+
+        description = replace(description, distributed="Torchrun", hyperparameters={}, hyperparameters_unknown=None)
+        description = _with_recipe(description, job, kw, path=path)
+    return description
+
+
+def _known_mapping(job: ExtractedJob, kw: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``{name: the known entries, name_unknown: why some are not (or None)}`` for ``hyperparameters=``
+    / ``environment=``: a value preflight cannot resolve stays :class:`Unknown`."""
+    raw = kw.get(name)
+    if raw is None:
+        why = f"{name} may be set by {job.opaque_unpack}" if job.opaque_unpack else None
+        return {name: {}, f"{name}_unknown": why}
+    if isinstance(raw, Mapping) and all(isinstance(k, str) for k in raw):
+        return {name: dict(raw), f"{name}_unknown": None}
+    reason = raw.reason if isinstance(raw, Unknown) else "not a dict"
+    return {name: {}, f"{name}_unknown": f"{name} is {reason}"}
 
 
 def _hyperparameters(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
-    """The known hyperparameters (a value preflight cannot resolve stays :class:`Unknown`)."""
-    raw = kw.get("hyperparameters")
-    if raw is None:
-        why = f"hyperparameters may be set by {job.opaque_unpack}" if job.opaque_unpack else None
-        return {"hyperparameters": {}, "hyperparameters_unknown": why}
-    if isinstance(raw, Mapping) and all(isinstance(k, str) for k in raw):
-        return {"hyperparameters": dict(raw), "hyperparameters_unknown": None}
-    reason = raw.reason if isinstance(raw, Unknown) else "not a dict"
-    return {"hyperparameters": {}, "hyperparameters_unknown": f"hyperparameters is {reason}"}
+    return _known_mapping(job, kw, "hyperparameters")
+
+
+def _environment(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
+    return _known_mapping(job, kw, "environment")
 
 
 def _stopping_condition(job: ExtractedJob, kw: Mapping[str, Any]) -> Optional[bool]:

@@ -79,6 +79,41 @@ def _partial(left: Any, right: Any, left_text: str, right_text: str) -> Optional
     return Partial(reason, a[0] + b[0], prefix, b[3] if not b[2] or b[0] else a[3])
 
 
+def _joined(parts: Sequence[Any], texts: Sequence[str], glue: Callable[[str, str], str]) -> Any:
+    """``os.path.join(f"s3://{bucket}", "checkpoints")`` / ``"/".join([...])`` with unknown parts:
+    a :class:`Partial` keeping the constant text (and whether the end is constant), else None."""
+    if not parts or not any(isinstance(p, Unknown) for p in parts):
+        return None
+    if not all(isinstance(p, (str, Unknown)) for p in parts):
+        return None
+    result: Any = None
+    for part, text in zip(parts, texts):
+        if result is None:
+            result = part if not (isinstance(part, Unknown) and not isinstance(part, Partial)) else \
+                Partial(part.reason, "{" + text + "}", "", False)
+            continue
+        if isinstance(result, str) and isinstance(part, str):
+            result = glue(result, part)
+            continue
+        # the glue between the two (a "/" for a path join unless one side already has it)
+        left_template = result if isinstance(result, str) else result.template
+        right_template = part if isinstance(part, str) else part.template if isinstance(part, Partial) else "{" + text + "}"
+        joined = glue(left_template, right_template)
+        if not (joined.startswith(left_template) and joined.endswith(right_template)):
+            return None  # an absolute part replaces what came before: not followed
+        seam = joined[len(left_template):len(joined) - len(right_template)]
+        left = result + seam if isinstance(result, str) else _partial(result, seam, "", "") if seam else result
+        combined = _partial(left, part, "", text)
+        if combined is None:
+            return None
+        result = combined
+    return result
+
+
+def _path_glue(a: str, b: str) -> str:
+    return posixpath.join(a, b)
+
+
 @dataclass(frozen=True)
 class Ref:
     """A module, class or function reached through an import (``sagemaker.pytorch.PyTorch``)."""
@@ -140,6 +175,8 @@ class ExtractedJob:
     runs: list[tuple[str, dict[str, Any], Site]] = field(default_factory=list)
     #: argument -> where its value is a guess: "argparse default of --instance-type"
     provenance: dict[str, str] = field(default_factory=dict)
+    #: the class method that built it ("from_recipe"), None for the constructor
+    factory: Optional[str] = None
 
     @property
     def is_trainer(self) -> bool:
@@ -237,7 +274,9 @@ class Extractor:
         if file is not None:
             self.env["__file__"] = file
         self.jobs: list[ExtractedJob] = []
-        self._seen_calls: set[tuple[int, int, int]] = set()
+        self._seen_calls: set[tuple[Any, ...]] = set()
+        #: the call sites of the local functions being evaluated: a helper called twice builds two jobs
+        self._stack: list[tuple[int, int, int]] = []
         self._functions: list[_Function] = []
         self._depth = 0
         self._provenance: dict[str, str] = {}
@@ -292,7 +331,8 @@ class Extractor:
             else:
                 self._eval(stmt.value, env)
         elif isinstance(stmt, ast.Expr):
-            self._eval(stmt.value, env)
+            if not self._mutation(stmt.value, env):
+                self._eval(stmt.value, env)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             function = _Function(stmt, self.unit)
             self._functions.append(function)
@@ -332,6 +372,40 @@ class Extractor:
         elif type(stmt).__name__ == "Match":
             self._eval(stmt.subject, env)  # type: ignore[attr-defined]
             self._maybe_one_of([case.body for case in stmt.cases], env)  # type: ignore[attr-defined]
+
+    def _mutation(self, node: ast.expr, env: dict[str, Any]) -> bool:
+        """``hp.update({...})`` / ``hp.update(k=v)`` / ``hp.setdefault(k, v)`` on a dict bound to a
+        name: the name is rebound to the changed dict (an unknown change makes it unknown)."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("update", "setdefault") and isinstance(node.func.value, ast.Name)):
+            return False
+        name = node.func.value.id
+        current = env.get(name)
+        if not isinstance(current, dict):
+            return False
+        args, kwargs, sites, opaque = self._arguments(node, env)
+        updated = _LocDict(current)
+        updated.sites = dict(getattr(current, "sites", {}))
+        if node.func.attr == "setdefault":
+            if args and _scalar(args[0]):
+                if args[0] not in updated:
+                    updated[args[0]] = args[1] if len(args) > 1 else None
+                    if isinstance(args[0], str):
+                        updated.sites[args[0]] = Site(self.unit, node.lineno)
+                env[name] = updated
+            else:
+                env[name] = Unknown(f"{name}.setdefault() with an unknown key")
+            return True
+        if opaque or len(args) > 1 or (args and not isinstance(args[0], dict)):
+            env[name] = Unknown(f"{name}.update() with a value preflight cannot resolve (line {node.lineno})")
+            return True
+        for source in (*args, kwargs):
+            updated.update(source)
+            for key in source:
+                if isinstance(key, str):
+                    updated.sites[key] = getattr(source, "sites", {}).get(key) or sites.get(key) or Site(self.unit, node.lineno)
+        env[name] = updated
+        return True
 
     def _maybe_one_of(self, bodies: list[list[ast.stmt]], env: dict[str, Any]) -> None:
         """Handlers or match cases: at most one body runs, or none; merge what they bind."""
@@ -376,6 +450,25 @@ class Extractor:
                 env[target.value.id] = updated
             elif target.value.id in env:
                 env[target.value.id] = Unknown(f"{target.value.id}[...] assigned with an unknown key")
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Subscript) \
+                and isinstance(target.value.value, ast.Name):
+            # cfg["hyperparameters"]["backend"] = "nccl": rebuild the inner dict, then the outer one
+            outer_name = target.value.value.id
+            outer = env.get(outer_name)
+            outer_key = self._eval(target.value.slice, env)
+            inner = outer.get(outer_key) if isinstance(outer, dict) and _scalar(outer_key) else None
+            key = self._eval(target.slice, env)
+            if isinstance(outer, dict) and isinstance(inner, dict) and isinstance(key, str):
+                new_inner = _LocDict(inner)
+                new_inner.sites = dict(getattr(inner, "sites", {}))
+                new_inner[key] = value
+                new_inner.sites[key] = Site(self.unit, target.lineno)
+                new_outer = _LocDict(outer)
+                new_outer.sites = dict(getattr(outer, "sites", {}))
+                new_outer[outer_key] = new_inner
+                env[outer_name] = new_outer
+            elif outer_name in env:
+                env[outer_name] = Unknown(f"{outer_name}[...][...] assigned where preflight cannot follow")
         elif isinstance(target, ast.Attribute):
             if isinstance(value, _JobHandle) and value.job.variable is None:
                 value.job.variable = target.attr
@@ -552,6 +645,10 @@ class Extractor:
                 return PathText(posixpath.join(left, right))  # Path / "x" (a str / str never runs)
             if isinstance(op, ast.Add) and type(left) is type(right) and isinstance(left, (str, int, float, list, tuple)):
                 return left + right
+            if isinstance(op, ast.BitOr) and isinstance(left, dict) and isinstance(right, dict):
+                merged = _LocDict({**left, **right})
+                merged.sites = {**getattr(left, "sites", {}), **getattr(right, "sites", {})}
+                return merged
             if isinstance(op, ast.Mod) and isinstance(left, str):
                 if _contains_unknown(right):
                     return Unknown("%-formatting with an unknown value")
@@ -619,11 +716,13 @@ class Extractor:
                 return Unknown(f"{func.node.name}() nested too deeply")
             func.called = True
             saved = self.unit
+            self._stack.append((id(saved), node.lineno, node.col_offset))
             self.unit = func.unit
             try:
                 return self._call_function(func, args, kwargs, env, site_line=node.lineno)
             finally:
                 self.unit = saved
+                self._stack.pop()
         return Unknown(f"{shown(node)} (line {node.lineno})")
 
     def _call_function(self, func: _Function, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any], *, site_line: int) -> Any:
@@ -672,8 +771,14 @@ class Extractor:
     def _call_ref(self, func: Ref, node: ast.Call, args: list[Any], kwargs: dict[str, Any],
                   sites: dict[str, Site], opaque: Optional[str], site: Site) -> Any:
         dotted, leaf = func.dotted, func.leaf
+        factory = None
+        if func.is_sagemaker and leaf == "from_recipe" and Ref(dotted.rsplit(".", 1)[0]).leaf in TRAINERS:
+            factory, dotted, leaf = "from_recipe", dotted.rsplit(".", 1)[0], Ref(dotted.rsplit(".", 1)[0]).leaf
+            if args and "training_recipe" not in kwargs:
+                kwargs = {"training_recipe": args[0], **kwargs}
+                sites = {"training_recipe": site, **sites}
         if func.is_sagemaker and (leaf in V2_ESTIMATORS or leaf in TRAINERS):
-            key = (id(site.unit), node.lineno, node.col_offset)
+            key = (id(site.unit), node.lineno, node.col_offset, *self._stack)
             if key in self._seen_calls:
                 return Unknown("a job built twice")
             self._seen_calls.add(key)
@@ -681,7 +786,7 @@ class Extractor:
                 kwargs = {"entry_point": args[0], **kwargs}  # Framework's first positional parameter
                 sites = {"entry_point": site, **sites}
             job = ExtractedJob(cls=leaf, module=dotted.rsplit(".", 1)[0], site=site, kwargs=kwargs,
-                               sites=sites, opaque_unpack=opaque, provenance=dict(self._provenance))
+                               sites=sites, opaque_unpack=opaque, provenance=dict(self._provenance), factory=factory)
             self.jobs.append(job)
             return _JobHandle(job)
         if func.is_sagemaker and leaf in SDK_OBJECTS:
@@ -701,7 +806,12 @@ class Extractor:
         if dotted in {"os.path.join", "posixpath.join"}:
             if all(isinstance(a, str) for a in args) and args:
                 return PathText(posixpath.join(*args))
+            joined = _joined(args, [shown(a) for a in node.args], _path_glue)
+            if joined is not None:
+                return joined
             return next((a for a in args if _is_unknown(a)), Unknown("os.path.join of a non-string"))
+        if dotted in {"copy.copy", "copy.deepcopy"} and len(args) == 1:
+            return _copied(args[0])
         if dotted == "argparse.ArgumentParser":
             return _ArgParser()
         if dotted in {"dict", "builtins.dict"}:
@@ -758,6 +868,12 @@ class Extractor:
                     return owner.format(*args, **kwargs)
                 if name == "join" and len(args) == 1 and isinstance(args[0], (list, tuple)) and all(isinstance(a, str) for a in args[0]):
                     return owner.join(args[0])
+                if name == "join" and len(args) == 1 and isinstance(args[0], (list, tuple)):
+                    sep = str(owner)
+                    joined = _joined(list(args[0]), [f"item {i}" for i in range(len(args[0]))],
+                                     lambda a, b: a + sep + b)
+                    if joined is not None:
+                        return joined
                 if name in {"strip", "rstrip", "lstrip", "lower", "upper"} and all(isinstance(a, str) for a in args):
                     return getattr(owner, name)(*args)
                 if name == "replace" and len(args) == 2 and all(isinstance(a, str) for a in args):
@@ -769,10 +885,20 @@ class Extractor:
             if name == "get" and args and _scalar(args[0]):
                 return owner.get(args[0], args[1] if len(args) > 1 else None)
             if name == "copy":
-                copied = _LocDict(owner)
-                copied.sites = dict(getattr(owner, "sites", {}))
-                return copied
+                return _copied(owner)
         return Unknown(f".{name}()")
+
+
+def _copied(value: Any) -> Any:
+    """``copy.copy(x)`` / ``copy.deepcopy(x)`` / ``x.copy()``: the same value in a new container
+    (preflight's values are never mutated in place, so a shallow copy is as good as a deep one)."""
+    if isinstance(value, dict):
+        copied = _LocDict(value)
+        copied.sites = dict(getattr(value, "sites", {}))
+        return copied
+    if isinstance(value, list):
+        return list(value)
+    return value
 
 
 def shown(node: ast.AST) -> str:
@@ -842,7 +968,7 @@ def _builds_job(node: ast.AST) -> bool:
         if isinstance(child, ast.Call):
             func = child.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if name in V2_ESTIMATORS or name in TRAINERS:
+            if name in V2_ESTIMATORS or name in TRAINERS or name == "from_recipe":
                 return True
     return False
 

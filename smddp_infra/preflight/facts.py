@@ -16,9 +16,10 @@
 from __future__ import annotations
 
 import ast
+import json
 import posixpath
 from dataclasses import dataclass, replace
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from smddp_infra.preflight.job import JobDescription
 from smddp_infra.preflight.program import Program
@@ -53,6 +54,8 @@ class SmddpUse:
     #: the backend the program initialises when known ("nccl", "gloo", "smddp")
     backend: Optional[str] = None
     backend_site: Optional[str] = None
+    #: "tensorflow" when the evidence is the TensorFlow SMDDP API, else None (PyTorch)
+    framework: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -88,10 +91,49 @@ class JobFacts:
 # ---------------------------------------------------------------------------- evaluation
 
 
+#: SDK v2 ``_distribution_configuration`` puts this key in the hyperparameters, which SageMaker
+#: passes to the container in ``SM_FRAMEWORK_PARAMS``; transformers' ``is_sagemaker_dp_enabled()``
+#: reads it there (and needs ``smdistributed`` importable, which the smddprun launcher needs too).
+DP_FLAG = "sagemaker_distributed_dataparallel_enabled"
+
+
+class EnvText(str):
+    """A value from the container's environment: Python truthiness (``"0"`` is true)."""
+
+
+@dataclass(frozen=True)
+class FrameworkParams:
+    """``SM_FRAMEWORK_PARAMS`` as far as the job decides it: the SMDDP flag and whether it is there."""
+
+    dp: bool
+    present: bool
+
+
+def sagemaker_dp_flag(job: JobDescription) -> Any:
+    """The ``sagemaker_distributed_dataparallel_enabled`` SageMaker gives this job, or :class:`Unknown`.
+
+    SDK v2 sets it from ``smdistributed.dataparallel.enabled`` (PyTorch rewrites ``pytorchddp``
+    into that first); an API job carries it as a hyperparameter; ModelTrainer has no such option.
+    """
+    if job.smddp_setting:
+        return True
+    if "distribution" in job.unknown:
+        return Unknown(f"distribution ({job.unknown['distribution']})")
+    dist = job.distribution or {}
+    smd = dist.get("smdistributed")
+    if isinstance(smd, Mapping):
+        dp = smd.get("dataparallel")
+        return bool(isinstance(dp, Mapping) and dp.get("enabled"))
+    ddp = dist.get("pytorchddp")
+    return bool(job.estimator == "PyTorch" and isinstance(ddp, Mapping) and ddp.get("enabled"))
+
+
 class Env:
-    """Values a training script sees: hyperparameters first, then argparse defaults."""
+    """Values a training script sees: hyperparameters first, then argparse defaults; the job's
+    environment and what SageMaker derives from the job (``SM_FRAMEWORK_PARAMS``, ``SM_HOSTS``)."""
 
     def __init__(self, job: JobDescription, files: tuple[ScriptFacts, ...]) -> None:
+        self.job = job
         self.hyper = {str(k).replace("-", "_"): v for k, v in job.hyperparameters.items()}
         self.hyper_unknown = job.hyperparameters_unknown
         self.defaults: dict[str, ArgDefault] = {}
@@ -120,8 +162,43 @@ class Env:
         if isinstance(node, ast.Subscript) and _dotted(node.value) == "os.environ":
             key = self.evaluate(node.slice)
             return self._environment(key, Unknown("os.environ[...]"))
+        if isinstance(node, ast.Subscript):
+            owner, key = self.evaluate(node.value), self.evaluate(node.slice)
+            if isinstance(owner, FrameworkParams):
+                return self._framework_param(owner, key, Unknown(f"SM_FRAMEWORK_PARAMS[{key!r}] may be missing"))
+            if isinstance(owner, dict) and isinstance(key, str) and key in owner:
+                return owner[key]
+            if isinstance(owner, Unknown):
+                return owner
+            return Unknown(f"{_text(node)}")
         if isinstance(node, ast.Call):
             callee = _dotted(node.func)
+            leaf = callee.rsplit(".", 1)[-1]
+            if leaf == "is_sagemaker_dp_enabled" and not node.args:
+                return sagemaker_dp_flag(self.job)
+            if leaf == "is_sagemaker_mp_enabled" and not node.args:
+                return self._mp_enabled()
+            if callee == "json.loads" and len(node.args) == 1:
+                text = self.evaluate(node.args[0])
+                if isinstance(text, (FrameworkParams, Unknown)):
+                    return text
+                try:
+                    return json.loads(text) if isinstance(text, str) else Unknown(f"json.loads({text!r})")
+                except ValueError:
+                    return Unknown(f"json.loads of {text!r}")
+            if callee == "len" and len(node.args) == 1:
+                value = self.evaluate(node.args[0])
+                return len(value) if isinstance(value, (list, tuple, str, dict)) else (
+                    value if isinstance(value, Unknown) else Unknown(f"len({_text(node.args[0])})"))
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+                owner = self.evaluate(node.func.value)
+                if isinstance(owner, FrameworkParams):
+                    key = self.evaluate(node.args[0])
+                    fallback = self.evaluate(node.args[1]) if len(node.args) > 1 else None
+                    return self._framework_param(owner, key, fallback)
+                if isinstance(owner, dict):
+                    key = self.evaluate(node.args[0])
+                    return owner.get(key, self.evaluate(node.args[1]) if len(node.args) > 1 else None)
             if callee in ("os.environ.get", "os.getenv") and node.args:
                 fallback = self.evaluate(node.args[1]) if len(node.args) > 1 else None
                 return self._environment(self.evaluate(node.args[0]), fallback)
@@ -141,22 +218,29 @@ class Env:
             value = self.evaluate(node.operand)
             return value if isinstance(value, Unknown) else not _truthy(value)
         if isinstance(node, ast.BoolOp):
+            # three-valued: one true part decides an `or`, one false part an `and`, whatever is unknown
             result: Any = None
+            pending: Optional[Unknown] = None
             for part in node.values:
                 result = self.evaluate(part)
                 if isinstance(result, Unknown):
-                    return result
+                    pending = pending or result
+                    continue
                 if isinstance(node.op, ast.Or) and _truthy(result):
                     return result
                 if isinstance(node.op, ast.And) and not _truthy(result):
                     return result
-            return result
+            return pending if pending is not None else result
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             left, right = self.evaluate(node.left), self.evaluate(node.comparators[0])
             for side in (left, right):
                 if isinstance(side, Unknown):
                     return side
             op = node.ops[0]
+            if isinstance(right, FrameworkParams) and isinstance(op, (ast.In, ast.NotIn)):
+                if left != DP_FLAG:
+                    return Unknown(f"whether SM_FRAMEWORK_PARAMS holds {left!r}")
+                return right.present if isinstance(op, ast.In) else not right.present
             try:
                 if isinstance(op, (ast.Eq, ast.Is)):
                     return _same(left, right)
@@ -166,6 +250,10 @@ class Env:
                     return any(_same(left, r) for r in right) if isinstance(right, (list, tuple, set)) else left in right
                 if isinstance(op, ast.NotIn):
                     return not any(_same(left, r) for r in right) if isinstance(right, (list, tuple, set)) else left not in right
+                if isinstance(op, (ast.Gt, ast.GtE, ast.Lt, ast.LtE)) and isinstance(left, (int, float)) \
+                        and isinstance(right, (int, float)):
+                    return {ast.Gt: left > right, ast.GtE: left >= right, ast.Lt: left < right,
+                            ast.LtE: left <= right}[type(op)]
             except TypeError:
                 pass
             return Unknown(f"the comparison {_text(node)}")
@@ -182,12 +270,51 @@ class Env:
         return Unknown(f"{_text(node)}")
 
     def _environment(self, key: Any, fallback: Any) -> Any:
+        """A variable of the container: the job's ``environment``, or what SageMaker derives from the job."""
+        job = self.job
+        if isinstance(key, str) and key in job.environment:
+            value = job.environment[key]
+            if _is_unknown_value(value):
+                return Unknown(f"environment variable {key} (set by the job to a value preflight cannot resolve)")
+            return EnvText(str(value))
         if isinstance(key, str) and key.startswith("SM_HP_"):
             name = key[len("SM_HP_"):].lower()
             if name in self.hyper:
                 return self.argument(name)
             return fallback if not self.hyper_unknown else Unknown(self.hyper_unknown)
+        if key == "SM_FRAMEWORK_PARAMS":
+            flag = sagemaker_dp_flag(job)
+            if isinstance(flag, Unknown):
+                return flag
+            dist = job.distribution or {}
+            return FrameworkParams(dp=flag, present=bool(job.smddp_setting) or "smdistributed" in dist or (
+                job.estimator == "PyTorch" and "pytorchddp" in dist))
+        if key == "SM_HOSTS" and job.instance_count is not None and "instance_count" not in job.unknown:
+            return EnvText(json.dumps([f"algo-{i + 1}" for i in range(job.instance_count)]))
+        if isinstance(key, str) and key.startswith("SMDATAPARALLEL_") and sagemaker_dp_flag(job) is False \
+                and not job.environment_unknown:
+            # set by the smdistributed launcher (smddprun), not by SageMaker for other launchers
+            return fallback
         return Unknown(f"environment variable {key}")
+
+    def _framework_param(self, params: FrameworkParams, key: Any, fallback: Any) -> Any:
+        if key != DP_FLAG:
+            return Unknown(f"SM_FRAMEWORK_PARAMS {key!r}")
+        return params.dp if params.present else fallback
+
+    def _mp_enabled(self) -> Any:
+        """transformers' ``is_sagemaker_mp_enabled()``: false unless the job asks for smdistributed
+        model parallelism (SageMaker then sets ``SM_HP_MP_PARAMETERS``); otherwise not known here."""
+        job = self.job
+        if "distribution" in job.unknown:
+            return Unknown(f"distribution ({job.unknown['distribution']})")
+        if job.distributed and job.distributed.upper() == "SMP":
+            return Unknown("is_sagemaker_mp_enabled() under distributed=SMP()")
+        smd = (job.distribution or {}).get("smdistributed")
+        mp = smd.get("modelparallel") if isinstance(smd, Mapping) else None
+        if isinstance(mp, Mapping) and mp.get("enabled"):
+            return Unknown("is_sagemaker_mp_enabled() (the job enables smdistributed modelparallel)")
+        return False
 
     def guards(self, guards: tuple[Guard, ...]) -> tuple[str, Optional[str]]:
         """(YES, None) when every guard holds, (NO, the guard) when one does not, else (UNKNOWN, why)."""
@@ -209,6 +336,8 @@ def _is_unknown_value(value: Any) -> bool:
 
 
 def _truthy(value: Any) -> bool:
+    if isinstance(value, EnvText):
+        return bool(value)
     if isinstance(value, str):
         return value.strip().lower() not in ("", "false", "0", "no", "none")
     return bool(value)
@@ -278,20 +407,36 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
                 yes = where
             elif unknown is None:
                 unknown = (where, f"whether {why} holds")
-    for facts in files:
-        for use in facts.deprecated:
-            state, why = env.guards(use.guards)
-            where = f"{facts.where(use.line)} `{use.code}` (the deprecated {use.module})"
-            if state == NO:
-                continue
-            if use.optional:
-                optional = optional or where
-            elif state == YES:
-                yes = yes or where
-            elif unknown is None:
-                unknown = (where, f"whether {why} holds")
-    if yes:
-        return SmddpUse(YES, yes, backend="smddp", backend_site=yes)
+    # the deprecated PyTorch APIs, then the TensorFlow API: each use decides by its guards
+    first_use: dict[str, Optional[str]] = {}
+    for kind in ("deprecated", "tf_smddp"):
+        first_yes: Optional[str] = None
+        for facts in files:
+            for use in getattr(facts, kind):
+                state, why = env.guards(use.guards)
+                label = f"the deprecated {use.module}" if kind == "deprecated" else use.module
+                where = f"{facts.where(use.line)} `{use.code}` ({label})"
+                if state == NO:
+                    continue
+                if use.optional:
+                    optional = optional or where
+                elif state == YES:
+                    first_yes = first_yes or where
+                elif unknown is None:
+                    unknown = (where, f"whether {why} holds")
+        first_use[kind] = first_yes
+    yes = yes or first_use["deprecated"]
+    tf_yes = first_use["tf_smddp"]
+    recipe = env.job.recipe_backend
+    if recipe is not None:
+        where = f"{recipe[1]} `distributed_backend: {recipe[0]}` (the training recipe)"
+        if recipe[0].lower() == "smddp":
+            yes = yes or where
+        elif backend is None:
+            backend, backend_site = recipe[0], where
+    if yes or tf_yes:
+        framework = "tensorflow" if tf_yes and not yes else None
+        return SmddpUse(YES, yes or tf_yes, backend="smddp", backend_site=yes or tf_yes, framework=framework)
     if imports_smddp and sites == 0 and unknown is None:
         first_file, first = next((f, u) for f in files for u in f.smddp_imports)
         where = f"{first_file.where(first.line)} `{first.code}`"
@@ -304,8 +449,10 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
         unknown = (f"{hf[0][0].name} ({hf[0][1]})",
                    "the Hugging Face Trainer, which may start the smddp backend itself when SageMaker's "
                    "smdistributed launcher is on (UNCONFIRMED for this transformers version)")
+    tf = "tensorflow" if any(f.tf_smddp for f in files) else None
     if unknown:
-        return SmddpUse(UNKNOWN, unknown[0], depends_on=unknown[1], backend=backend, backend_site=backend_site)
+        return SmddpUse(UNKNOWN, unknown[0], depends_on=unknown[1], backend=backend, backend_site=backend_site,
+                        framework=tf)
     if optional:
         return SmddpUse(OPTIONAL, optional, backend=backend, backend_site=backend_site)
     return SmddpUse(NO, backend=backend, backend_site=backend_site)

@@ -115,6 +115,26 @@ NON_PYTHON_ENTRY_POINT = Rule(
     "the scripts it runs are what the guide's failures live in; preflight follows its `python x.py` lines",
     "",
 )
+SDK_REFUSES = Rule(
+    "PF-SDK-REFUSES",
+    "SDK v2 refuses an smdistributed distribution on p5 without torch_distributed",
+    "fit() raises before anything is uploaded: ValueError: SMModelParallel and SMDataParallel currently do not "
+    "support p5 instances.",
+    "",  # sagemaker 2.257.7 sagemaker/estimator.py Framework._distribution_configuration
+)
+SOURCE_DIR_MISSING = Rule(
+    "PF-SOURCE-DIR-MISSING",
+    "source_dir does not exist where the job is built, and nothing in the input creates it",
+    'the SDK refuses the job before upload: ValueError: No file named "..." was found in directory "..." '
+    "(SDK v2 fit()), or Invalid 'source_dir' path (ModelTrainer)",
+    "",  # sagemaker 2.257.7 fw_utils.validate_source_dir; sagemaker-train 1.27.0 ModelTrainer._validate_source_code
+)
+INSTANCE_TYPE_UNKNOWN = Rule(
+    "PF-INSTANCE-TYPE-UNKNOWN",
+    "instance_type is not a SageMaker training instance type",
+    "CreateTrainingJob fails with a ValidationException: the value is not in the TrainingInstanceType enum",
+    "",  # botocore's SageMaker service model, ResourceConfig.InstanceType
+)
 API_SHAPE = Rule(
     "PF-API-SHAPE",
     "SageMaker API JSON that botocore's service model rejects",
@@ -140,6 +160,9 @@ RULES: dict[str, Rule] = {
         STOPPING_CONDITION,
         NON_PYTHON_ENTRY_POINT,
         API_SHAPE,
+        SDK_REFUSES,
+        SOURCE_DIR_MISSING,
+        INSTANCE_TYPE_UNKNOWN,
     )
 }
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -30,6 +30,9 @@ class Input:
     files: Mapping[Path, Any] = field(default_factory=dict)  # %%writefile: path -> VirtualFile
     notes: tuple[str, ...] = ()
     shape_problems: Optional[tuple[str, ...]] = ()
+    #: the notebook's code cells or the launcher's text, as written (shell lines included): what
+    #: the program step searches for a step that creates a missing source_dir
+    source_text: str = ""
 
 
 def _what(path: Path) -> str:
@@ -101,14 +104,17 @@ def _code_input(path: Path, data: bytes) -> Input:
 
     source = decode_python(data, path=path, what="launcher script")
     tree = parse_python(source, where=str(path), what="launcher script")
-    return _jobs_from_units(path, "launcher", [(Unit(source, path.name), tree)], {}, (), file=str(_folder(path) / path.name))
+    found = _jobs_from_units(path, "launcher", [(Unit(source, path.name), tree)], {}, (), file=str(_folder(path) / path.name))
+    return replace(found, source_text=source)
 
 
 def _notebook_input(path: Path, document: Mapping[str, Any]) -> Input:
     from smddp_infra.preflight.notebook import read_notebook
 
     notebook = read_notebook(path, document)
-    return _jobs_from_units(path, "notebook", list(notebook.units), notebook.files, notebook.skipped)
+    found = _jobs_from_units(path, "notebook", list(notebook.units), notebook.files, notebook.skipped)
+    cells = [c.get("source", "") for c in document["cells"] if isinstance(c, Mapping) and c.get("cell_type") == "code"]
+    return replace(found, source_text="\n".join("".join(c) if isinstance(c, list) else str(c) for c in cells))
 
 
 def _folder(path: Path) -> Path:

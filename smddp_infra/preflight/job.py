@@ -47,6 +47,16 @@ DEBUGGER_UNSUPPORTED_REGIONS = frozenset({
     "me-central-1", "ap-south-2", "eu-central-2", "us-gov-east-1",
 })
 
+#: sagemaker 2.257.7 ``sagemaker/estimator.py`` ``Framework._distribution_configuration``, which
+#: ``hyperparameters()`` calls when ``fit()`` builds the job: with ``"smdistributed"`` in
+#: ``distribution``, an instance type containing ``p5.48xlarge`` and ``torch_distributed`` not
+#: enabled it raises ``ValueError`` with this message (PyTorch first rewrites ``pytorchddp`` into
+#: ``smdistributed``; HuggingFace does not, and TensorFlow always calls it).
+SDK_V2_P5_REFUSAL = "SMModelParallel and SMDataParallel currently do not support p5 instances."
+SDK_V2_P5_MARKER = "p5.48xlarge"
+SDK_V2_SOURCE = "sagemaker 2.257.7 sagemaker/estimator.py, Framework._distribution_configuration"
+SDK_V2_DISTRIBUTING_ESTIMATORS = frozenset({"PyTorch", "TensorFlow", "HuggingFace"})
+
 V2_KEYS = frozenset({"entry_point", "instance_type", "instance_count", "checkpoint_s3_uri",
                      "checkpoint_local_path", "debugger_hook_config", "distribution"})
 MODEL_TRAINER_KEYS = frozenset({"compute", "source_code", "checkpoint_config", "networking"})
@@ -108,6 +118,18 @@ class JobDescription:
     stopping_condition: Optional[bool] = None
     #: SDK v2 ``dependencies=[...]``: folders copied beside the entry point
     dependencies: tuple[str, ...] = ()
+    #: ``environment=``: variables the job sets in the container, as far as they are known
+    environment: Mapping[str, Any] = field(default_factory=dict)
+    #: why some of ``environment`` cannot be known; None when all of it is
+    environment_unknown: Optional[str] = None
+    #: SDK v2 ``git_config=``: source_dir and entry_point are paths in a repository cloned at fit()
+    git_config: bool = False
+    #: ``training_recipe=`` (``ModelTrainer.from_recipe``, SDK v2 ``PyTorch(training_recipe=...)``)
+    recipe: Optional[str] = None
+    #: the recipe's ``distributed_backend`` and where it is written (``recipe.yaml:12``), when read
+    recipe_backend: Optional[tuple[str, str]] = None
+    #: why the recipe was not read (a recipe name the SDK fetches, a missing file...): said once
+    recipe_note: Optional[str] = None
 
     def where(self, setting: str) -> str:
         """Where ``setting`` was written: the cell/line for code, ``file: key`` for documents."""
@@ -183,6 +205,27 @@ class JobDescription:
         return None
 
 
+def sdk_v2_p5_refusal(job: JobDescription) -> Optional[str]:
+    """The ``distribution`` the SDK v2 refuses on this instance type (as written), or None.
+
+    Only for SDK v2 framework estimators with a known distribution and instance type: the
+    refusal is the SDK's own code (:data:`SDK_V2_P5_REFUSAL`), so it is certain when it applies.
+    """
+    if job.shape != "estimator" or job.estimator not in SDK_V2_DISTRIBUTING_ESTIMATORS or job.recipe:
+        return None  # a recipe job's distribution is the SDK's own (torch_distributed with SMP on GPUs)
+    if job.instance_type is None or "instance_type" in job.unknown or "distribution" in job.unknown:
+        return None
+    dist = job.distribution or {}
+    key = "smdistributed" if "smdistributed" in dist else "pytorchddp" if (
+        "pytorchddp" in dist and job.estimator == "PyTorch") else None
+    if key is None or SDK_V2_P5_MARKER not in job.instance_type:
+        return None
+    torch_distributed = dist.get("torch_distributed")
+    if isinstance(torch_distributed, Mapping) and torch_distributed.get("enabled"):
+        return None
+    return key
+
+
 def read_document(path: Path, *, what: str) -> Any:
     """YAML or JSON by suffix (YAML reads JSON too); one-line errors with the position."""
     try:
@@ -227,6 +270,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         subnet_availability_zones=_str_map(doc, "subnet_availability_zones"),
         unknown_keys=unknown_keys(doc, model_trainer=True if mt else False if v2 else None),
         hyperparameters=_hyperparameters(doc),
+        environment=_environment(doc),
     )
     if mt:
         compute = _section(doc, "compute")
@@ -264,6 +308,7 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         debugger_hook=_debugger_hook(doc),
         subnets=_str_list(doc, "subnets"),
         dependencies=_str_list(doc, "dependencies", what="a list of folder paths such as [lib]"),
+        git_config="git_config" in doc,
         **common,
     )
 
@@ -378,6 +423,15 @@ def _hyperparameters(doc: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise PreflightInputError(f"hyperparameters must be a mapping such as {{epochs: 3, backend: nccl}}, got {value!r}")
+    return dict(value)
+
+
+def _environment(doc: Mapping[str, Any]) -> dict[str, Any]:
+    value = doc.get("environment")
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise PreflightInputError(f"environment must be a mapping of variable names to values such as {{NCCL_DEBUG: INFO}}, got {value!r}")
     return dict(value)
 
 

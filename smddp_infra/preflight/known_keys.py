@@ -100,6 +100,10 @@ SDK_V3_MODEL_TRAINER_SECTIONS: Mapping[str, tuple[str, ...]] = {
 #: What preflight accepts in a ModelTrainer-shaped file: a name either SDK knows (a v3 user's
 #: ``input_s3_key_prefix`` and a v2 user's file are both fine).
 MODEL_TRAINER_ARGS = tuple(sorted(set(SDK_V2_MODEL_TRAINER_ARGS) | set(SDK_V3_MODEL_TRAINER_ARGS)))
+#: ``ModelTrainer.from_recipe`` (sagemaker-train 1.27.0): the recipe and its overrides, then the
+#: constructor's settings it passes on (source_code, training_image and distributed come from the recipe).
+FROM_RECIPE_ARGS = tuple(sorted({"training_recipe", "recipe_overrides", "requirements", "training_image",
+                                 *(set(MODEL_TRAINER_ARGS) - {"source_code", "distributed", "algorithm_name"})}))
 MODEL_TRAINER_SECTIONS: Mapping[str, tuple[str, ...]] = {
     section: tuple(sorted(set(SDK_V2_MODEL_TRAINER_SECTIONS[section]) | set(SDK_V3_MODEL_TRAINER_SECTIONS[section])))
     for section in SDK_V2_MODEL_TRAINER_SECTIONS

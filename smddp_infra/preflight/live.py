@@ -63,6 +63,8 @@ def _estimator(obj: Any, cls: str) -> JobDescription:
         framework=framework,
         base_dir=Path.cwd(),
         hyperparameters=_mapping(getattr(obj, "_hyperparameters", None) or getattr(obj, "hyperparameters", None)),
+        environment=_mapping(getattr(obj, "environment", None)),
+        git_config=bool(getattr(obj, "git_config", None)),
     )
 
 
@@ -92,6 +94,7 @@ def _trainer(obj: Any) -> JobDescription:
         framework=framework_from_image(image) if image else None,
         base_dir=Path.cwd(),
         hyperparameters=_mapping(getattr(obj, "hyperparameters", None)),
+        environment=_mapping(getattr(obj, "environment", None)),
         distributed=type(getattr(obj, "distributed", None)).__name__ if getattr(obj, "distributed", None) is not None else None,
         stopping_condition=getattr(obj, "stopping_condition", None) is not None,
     )

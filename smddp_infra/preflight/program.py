@@ -19,8 +19,9 @@ missing entry point is a fact the rules report as an error.
 from __future__ import annotations
 
 import os
+import posixpath
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -48,6 +49,33 @@ class MissingEntry:
 
 
 @dataclass(frozen=True)
+class MissingSourceDir:
+    """A local ``source_dir`` that does not exist where the job is built, and nothing in the
+    notebook or launcher creates it (no mkdir, clone, copy, download or %%writefile into it)."""
+
+    source_dir: str
+    directory: str
+    entry_point: str
+
+
+#: Words of a step that makes a folder appear (a cell or line naming the folder with one of them
+#: means the folder may exist when the job is built: not evaluated, never an error).
+_CREATES = ("mkdir", "makedirs", "clone", "copytree", "copy", "cp ", "mv ", "move", "rename", "tar ", "tarfile",
+            "unzip", "zipfile", "unpack", "extract", "download", "wget", "curl", "writefile", "write_text",
+            "sync", "rsync", "snapshot", "urlretrieve", "symlink", "ln ", "open(")
+
+
+def created_in(text: str, folder: str) -> bool:
+    """Whether a line of ``text`` names a part of ``folder`` (``examples`` of ``examples/training``)
+    together with a creating step."""
+    names = [p for p in posixpath.normpath(folder).split("/") if p not in ("", ".", "..")]
+    for line in text.splitlines():
+        if any(name in line for name in names) and any(word in line for word in _CREATES):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
 class Program:
     job: JobDescription
     #: the files the job runs, the entry point first
@@ -62,6 +90,22 @@ class Program:
     #: files under source_dir the job does not run that define ``model_fn``: the serving code
     #: that loads this job's model artifact (read for the loads of the model directory only)
     serving: tuple[ScriptFacts, ...] = ()
+    missing_source_dir: Optional[MissingSourceDir] = None
+
+
+#: Where SageMaker puts source_dir in the container: ``/opt/ml/code`` (SDK v2 framework
+#: containers) and the ``code`` channel ``/opt/ml/input/data/code`` (SDK v3 ModelTrainer).
+CODE_DIRS = ("/opt/ml/code", "/opt/ml/input/data/code")
+
+
+def in_code_dir(root: Path, cwd: str, script: str) -> Path:
+    """The local file a command line names: relative to ``cwd`` (a preceding ``cd``) in the code
+    directory, with the container's code directory paths mapped back to ``source_dir``."""
+    path = script if script.startswith("/") else posixpath.join(cwd, script) if cwd else script
+    for code_dir in CODE_DIRS:
+        if path == code_dir or path.startswith(code_dir + "/"):
+            return root / path[len(code_dir):].lstrip("/")
+    return Path(path) if path.startswith("/") else root / path
 
 
 def _is_archive(value: str) -> bool:
@@ -81,8 +125,9 @@ def _normal(path: Path) -> Path:
 
 
 class _Resolver:
-    def __init__(self, job: JobDescription, files: Mapping[Path, Any]) -> None:
+    def __init__(self, job: JobDescription, files: Mapping[Path, Any], source_text: str = "") -> None:
         self.job = job
+        self.source_text = source_text
         self.virtual = {_normal(p): v for p, v in files.items()}
         self.strict = job.kind == "job_file"  # a job file's missing script is unreadable input
         self.facts: dict[Path, ScriptFacts] = {}
@@ -168,6 +213,9 @@ class _Resolver:
             if not (root.is_dir() or any(_under(p, root) for p in self.virtual)):
                 if self.strict:
                     raise PreflightInputError(f"{job.key('source_dir')} {root} is not a directory")
+                absent = self.missing_source_dir(root)
+                if absent is not None:
+                    return replace(self.program(None), missing_source_dir=absent)
                 self.notes.append(f"script rules not evaluated: {job.key('source_dir')} {root} is not a directory here")
                 return self.program(None)
             self.root = root
@@ -188,6 +236,29 @@ class _Resolver:
         missing = self.entry(base, in_source_dir=False)
         self.closure()
         return self.program(missing)
+
+    def missing_source_dir(self, root: Path) -> Optional[MissingSourceDir]:
+        """A missing source_dir is a fact only where the working directory is known and nothing
+        the input shows creates the folder: a notebook (Jupyter runs it in its folder) or a
+        launcher whose folder and parents hold no such folder either (it may be run from a parent)."""
+        job = self.job
+        if not job.source_dir or not job.entry_point or job.git_config or job.kind not in ("notebook", "launcher"):
+            return None
+        if created_in(self.source_text, job.source_dir):
+            return None
+        folder = os.path.abspath(self.root)
+        written = job.source_dir
+        if written.startswith("/"):
+            # os.getcwd() / Path(__file__).parent joins resolve under the input's folder; any other
+            # absolute path is another machine's (a Studio home) and is not judged here
+            if not written.startswith(folder.rstrip("/") + "/"):
+                return None
+            written = os.path.relpath(written, folder)
+        if job.kind == "launcher":
+            for parent in Path(folder).parents:
+                if (parent / written).is_dir():
+                    return None
+        return MissingSourceDir(job.source_dir, str(root), job.entry_point)
 
     def program(self, missing: Optional[MissingEntry], *, not_run: tuple[Path, ...] = (),
                 serving: tuple[ScriptFacts, ...] = ()) -> Program:
@@ -249,7 +320,11 @@ class _Resolver:
 
         followed, missing = [], []
         for call in python_calls(text):
-            target = _normal(Path(call.script) if call.script.startswith("/") else root / call.cwd / call.script)
+            target = _normal(in_code_dir(root, call.cwd, call.script))
+            if call.module and not (target in self.virtual or target.is_file()):
+                target = target.with_suffix("") / "__main__.py"  # python -m pkg: pkg/__main__.py
+                if not (target in self.virtual or target.is_file()):
+                    continue  # an installed module (python -m pip ...): not the job's code
             shown = f"{(Path(call.cwd) / call.script).as_posix()} (line {call.line})"
             if target in self.virtual or target.is_file():
                 self.mains.append(target.parent)
@@ -269,7 +344,10 @@ class _Resolver:
             facts = self.facts[path]
             self.extra_paths.extend(Path(p) for p in facts.sys_path if Path(p) not in self.extra_paths)
             for script in facts.runs:
-                target = _normal(Path(script) if script.startswith("/") else self.root / script)
+                target = _normal(in_code_dir(self.root, "", script))
+                if script.endswith(".py") and not self.exists(target) and "/" in script and not script.startswith("/"):
+                    module_main = target.with_suffix("") / "__main__.py"
+                    target = module_main if self.exists(module_main) else target
                 if self.exists(target):
                     self.mains.append(target.parent)
                     self.read(target, required=False)
@@ -325,6 +403,7 @@ class _Resolver:
 
 
 def resolve_program(job: JobDescription, files: Optional[Mapping[Path, Any]] = None,
-                    explicit: Sequence[Path] = ()) -> Program:
-    """The files ``job`` runs (``files``: the notebook's ``%%writefile`` cells by path)."""
-    return _Resolver(job, files or {}).resolve(explicit)
+                    explicit: Sequence[Path] = (), *, source_text: str = "") -> Program:
+    """The files ``job`` runs (``files``: the notebook's ``%%writefile`` cells by path;
+    ``source_text``: the input as written, searched for a step that creates a missing source_dir)."""
+    return _Resolver(job, files or {}, source_text).resolve(explicit)

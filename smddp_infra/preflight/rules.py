@@ -17,7 +17,10 @@ from smddp_infra.preflight.job import (
     AUTO_DISABLING_ESTIMATORS,
     DEBUGGER_UNSUPPORTED_REGIONS,
     DEFAULT_CHECKPOINT_LOCAL_PATH,
+    SDK_V2_P5_REFUSAL,
+    SDK_V2_SOURCE,
     JobDescription,
+    sdk_v2_p5_refusal,
 )
 from smddp_infra.preflight.facts import NO, OPTIONAL, UNKNOWN, YES, JobFacts
 from smddp_infra.preflight.outputs import StackSubnets
@@ -372,7 +375,8 @@ def check_smddp_instance(facts: JobFacts) -> list[Finding]:
     from smddp_infra.sizing.catalog import SMDDP_INSTANCE_TYPES, smddp_support
 
     job, smddp = facts.job, facts.smddp
-    if smddp.state == NO or job.instance_type is None or "instance_type" in job.unknown:
+    opaque = smddp.state == NO and not facts.files and _smdistributed_launcher(facts) is not None
+    if (smddp.state == NO and not opaque) or job.instance_type is None or "instance_type" in job.unknown:
         return []
     if job.instance_type.startswith("local"):
         return []  # SDK local mode ("local_gpu" is in its SMDDP allow-list): nothing is provisioned
@@ -381,9 +385,7 @@ def check_smddp_instance(facts: JobFacts) -> list[Finding]:
         return []
     location = job.where("instance_type")
     current = ", ".join(sorted(SMDDP_INSTANCE_TYPES))
-    nccl_fix = (f"keep {job.instance_type} and use NCCL on the same EFA network: "
-                'torch.distributed.init_process_group(backend="nccl") in the script, launched with distribution='
-                '{"torch_distributed": {"enabled": True}} (ModelTrainer: distributed=Torchrun()); or '
+    nccl_fix = (f"keep {job.instance_type} and {_nccl_launch(facts)}; or "
                 f"{job.assign('instance_type', 'ml.p4d.24xlarge')} to keep SMDDP")
     if smddp.state == OPTIONAL:
         if level is not None:
@@ -394,9 +396,26 @@ def check_smddp_instance(facts: JobFacts) -> list[Finding]:
                      "which SMDDP does not support, make sure it then falls back to NCCL"),
             fix='init_process_group(backend="nccl") when smdistributed is missing (current PyTorch DLCs carry none)',
         )]
+    launched = _smdistributed_launcher(facts)
+    if launched and level in ("legacy", "older-releases") and smddp.state != YES and (
+            smddp.state == UNKNOWN or not facts.files):
+        # the distribution alone starts smddprun: judged from it and the type even when the
+        # program is opaque (git_config, an archive, a backend preflight cannot follow)
+        program = (f"the backend the program starts is not known ({smddp.depends_on})" if smddp.state == UNKNOWN
+                   else "preflight could not read the program")
+        return [finding(
+            F.SMDDP_INSTANCE, WARNING, location=location,
+            message=(f"{launched} starts the processes with mpirun and smddprun on {job.instance_type}, {_LEVELS[level]}; "
+                     f"current releases target {current}; {program}"),
+            fix=f"{job.assign('instance_type', 'ml.p4d.24xlarge')} (or ml.p4de.24xlarge), or {_nccl_launch(facts)}",
+        )]
+    if opaque:
+        return []  # an unread program on a type SMDDP does not support: PF-SMDDP-LAUNCHER says so
     if smddp.state == UNKNOWN:
         if level is not None:
             return []
+        if sdk_v2_p5_refusal(job):
+            return []  # PF-SDK-REFUSES: the job does not start at all
         return [finding(
             F.SMDDP_INSTANCE, WARNING, location=location,
             message=(f"{smddp.evidence} may start the smddp backend on {job.instance_type}, which SMDDP does not support "
@@ -419,7 +438,7 @@ def check_smddp_instance(facts: JobFacts) -> list[Finding]:
         )]
     return [finding(
         F.SMDDP_INSTANCE, ERROR, location=location,
-        message=(f"{smddp.evidence} starts the smddp backend, and the job runs on {job.instance_type} ({location}), "
+        message=(f"{smddp.evidence} {'uses the SMDDP collectives' if smddp.framework == 'tensorflow' else 'starts the smddp backend'}, and the job runs on {job.instance_type} ({location}), "
                  f"which SMDDP does not support; it supports {current} (ml.p3dn.24xlarge as legacy)"),
         fix=nccl_fix,
     )]
@@ -438,6 +457,8 @@ def check_smddp_launcher(facts: JobFacts) -> list[Finding]:
     job, launcher = facts.job, facts.launcher
     if launcher is None or launcher[0] not in ("smdistributed", "pytorchddp") or facts.smddp.state in (YES, UNKNOWN):
         return []  # in use or maybe: PF-SMDDP-INSTANCE says so
+    if sdk_v2_p5_refusal(job):
+        return []  # PF-SDK-REFUSES: the SDK refuses the job before the launcher matters
     if job.instance_type is None or "instance_type" in job.unknown or job.instance_type.startswith("local"):
         return []
     if smddp_support(job.instance_type) is not None:
@@ -455,9 +476,81 @@ def check_smddp_launcher(facts: JobFacts) -> list[Finding]:
         F.SMDDP_LAUNCHER, WARNING, location=job.where("distribution"),
         message=(f"{launcher[1]} is a launcher, not the SMDDP collectives: {rewrite}; {backend}; SMDDP does not support "
                  f"{job.instance_type}, and whether smddprun starts in the image there is UNCONFIRMED"),
-        fix=('distribution={"torch_distributed": {"enabled": True}} (torchrun; ModelTrainer: distributed=Torchrun()) '
-             "and keep the script's backend"),
+        fix=_launcher_fix(facts),
     )]
+
+
+_LEVELS = {"legacy": "a legacy SMDDP instance type that gets no new optimisations",
+           "older-releases": "which only older SMDDP releases served"}
+
+
+def _smdistributed_launcher(facts: JobFacts) -> Optional[str]:
+    """The distribution as written when it starts the processes with smddprun, else None."""
+    launcher = facts.launcher
+    if launcher is None or launcher[0] not in ("smdistributed", "pytorchddp"):
+        return None
+    if facts.job.instance_type is None or "instance_type" in facts.job.unknown:
+        return None
+    return launcher[1]
+
+
+def check_sdk_refusal(facts: JobFacts) -> list[Finding]:
+    """SDK v2's own refusal (:func:`smddp_infra.preflight.job.sdk_v2_p5_refusal`): certain, so an error.
+
+    The SDK raises from ``fit()`` (``hyperparameters()`` -> ``_distribution_configuration``)
+    before any upload; nothing in the program matters then.
+    """
+    job = facts.job
+    key = sdk_v2_p5_refusal(job)
+    if key is None:
+        return []
+    rewrite = " (the PyTorch estimator rewrites pytorchddp into smdistributed first)" if key == "pytorchddp" else ""
+    if tensorflow_job(facts):
+        fix = ('distribution={"multi_worker_mirrored_strategy": {"enabled": True}} with tf.distribute in the script '
+               "(SMDDP does not run on p5)")
+    else:
+        fix = ('distribution={"torch_distributed": {"enabled": True}} and init_process_group(backend="nccl") in the '
+               "script (SMDDP does not run on p5; NCCL uses the same EFA network)")
+    return [finding(
+        F.SDK_REFUSES, ERROR, location=job.where("distribution"),
+        message=(f"distribution with {key} on {job.instance_type} ({job.where('instance_type')}) and no "
+                 f"torch_distributed: the SDK refuses it when fit() builds the job{rewrite} "
+                 f"({SDK_V2_SOURCE}: ValueError: {SDK_V2_P5_REFUSAL})"),
+        fix=fix,
+    )]
+
+
+def tensorflow_job(facts: JobFacts) -> bool:
+    """A TensorFlow job: the TensorFlow SMDDP API, a TensorFlow estimator or image, or a program
+    that imports tensorflow. TensorFlow does not use torchrun: its fixes name its own launchers."""
+    job = facts.job
+    if facts.smddp.framework == "tensorflow" or job.estimator == "TensorFlow":
+        return True
+    if job.framework is not None and job.framework[0] == "tensorflow":
+        return True
+    return any(use.module.split(".", 1)[0] == "tensorflow" for f in facts.files for use in f.imports)
+
+
+def _nccl_launch(facts: JobFacts) -> str:
+    """How the same job runs without SMDDP on the same EFA network, for its framework."""
+    recipe = facts.job.recipe_backend
+    if recipe is not None and recipe[0].lower() == "smddp":
+        return (f"set distributed_backend: nccl in the recipe ({recipe[1]}), or override it with "
+                'recipe_overrides (NCCL uses the same EFA network)')
+    if tensorflow_job(facts):
+        return ("replace smdistributed.dataparallel.tensorflow with tf.distribute.MultiWorkerMirroredStrategy "
+                '(NCCL), launched with distribution={"multi_worker_mirrored_strategy": {"enabled": True}} '
+                '(or Horovod with {"mpi": {"enabled": True}})')
+    return ('use NCCL on the same EFA network: torch.distributed.init_process_group(backend="nccl") in the script, '
+            'launched with distribution={"torch_distributed": {"enabled": True}} (ModelTrainer: distributed=Torchrun())')
+
+
+def _launcher_fix(facts: JobFacts) -> str:
+    if tensorflow_job(facts):
+        return ('distribution={"multi_worker_mirrored_strategy": {"enabled": True}} (or {"mpi": {"enabled": True}} '
+                "for Horovod), and keep the script's collectives")
+    return ('distribution={"torch_distributed": {"enabled": True}} (torchrun; ModelTrainer: distributed=Torchrun()) '
+            "and keep the script's backend")
 
 
 def check_ddp_prefix(facts: JobFacts) -> list[Finding]:
@@ -519,6 +612,24 @@ def check_entry_point(facts: JobFacts) -> list[Finding]:
                      f'(ValueError: No file named "{missing.entry_point}" was found in directory "{missing.directory}")'),
             fix=f"put {missing.entry_point} in {missing.directory}, or set {job.key('entry_point')} to a script that is there",
         ))
+    absent = program.missing_source_dir
+    if absent is not None:
+        where = "the notebook's folder" if job.kind == "notebook" else "the launcher's folder (or any folder above it)"
+        if job.shape == "model_trainer":
+            refusal = (f"ModelTrainer refuses it when it is built (sagemaker-train 1.27.0 ModelTrainer._validate_source_code: "
+                       f"ValueError: Invalid 'source_dir' path: {absent.source_dir}. Must be a valid local directory, "
+                       "s3 uri or path to tar.gz file stored locally or in s3.)")
+        else:
+            refusal = ("fit() refuses the job before upload (sagemaker 2.257.7 fw_utils.validate_source_dir: "
+                       f'ValueError: No file named "{absent.entry_point}" was found in directory "{absent.source_dir}".)')
+        out.append(finding(
+            F.SOURCE_DIR_MISSING, ERROR, location=job.where("source_dir"),
+            message=(f"{job.key('source_dir')} {absent.source_dir} does not exist ({absent.directory}) relative to "
+                     f"{where}, and no step in {job.path.name} creates it (mkdir, clone, copy, download, %%writefile): "
+                     f"{refusal}"),
+            fix=(f"create {absent.source_dir}/ with {absent.entry_point} in it beside {job.path.name}, or set "
+                 f"{job.key('source_dir')} to the folder that holds the training code"),
+        ))
     shell = program.shell
     if shell is not None and shell.setting == "entry_point":
         parts = []
@@ -533,6 +644,37 @@ def check_entry_point(facts: JobFacts) -> list[Finding]:
             fix="nothing to fix; pass the scripts it runs to check them: smddp-infra preflight INPUT path/to/script.py",
         ))
     return out
+
+
+def check_instance_type(job: JobDescription) -> list[Finding]:
+    """An ``instance_type`` outside botocore's ``TrainingInstanceType`` enum
+    (:mod:`smddp_infra.preflight.instance_types`): CreateTrainingJob rejects it. Catalogued EFA
+    types are in the enum (tests/test_instance_catalog.py), so they never load the model."""
+    from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
+
+    value = job.instance_type
+    if value is None or "instance_type" in job.unknown or job.kind == "describe_training_job":
+        return []
+    if value.startswith("local") or value in EFA_INSTANCE_TYPES:
+        return []
+    from smddp_infra.preflight.instance_types import training_instance_types
+
+    known = training_instance_types()
+    if known is None or value in known[1]:
+        return []
+    import difflib
+
+    version, enum = known
+    near = difflib.get_close_matches(value, sorted(enum), n=1, cutoff=0.8)
+    hint = f"; did you mean {near[0]}?" if near else ""
+    return [finding(
+        F.INSTANCE_TYPE_UNKNOWN, ERROR, location=job.where("instance_type"),
+        message=(f"{job.key('instance_type')} {value} is not a SageMaker training instance type: the TrainingInstanceType "
+                 f"enum of botocore {version}'s SageMaker service model ({len(enum)} types, ResourceConfig.InstanceType) "
+                 f"does not list it, so CreateTrainingJob rejects the job{hint}"),
+        fix=(job.assign("instance_type", near[0]) if near else
+             f"set {job.key('instance_type')} to a training instance type (ml.p4d.24xlarge, ml.p5.48xlarge, ...)"),
+    )]
 
 
 def check_stopping_condition(job: JobDescription) -> list[Finding]:
@@ -568,6 +710,8 @@ RULE_NEEDS: dict[str, tuple[str, ...]] = {
     F.DEBUGGER_CHECKPOINT.id: ("debugger_hook_config", "checkpoint_s3_uri", "checkpoint_local_path", "distribution"),
     F.SMDDP_INSTANCE.id: ("instance_type",),
     F.SMDDP_LAUNCHER.id: ("instance_type", "distribution"),
+    F.SDK_REFUSES.id: ("instance_type", "distribution"),
+    F.INSTANCE_TYPE_UNKNOWN.id: ("instance_type",),
     F.UNEVEN_BATCHES.id: ("instance_type", "instance_count"),
     F.CHECKPOINT_URI_SLASH.id: ("checkpoint_s3_uri", "checkpoint_s3_uri_end"),
     F.CHECKPOINT_LOCAL_PATH.id: ("checkpoint_s3_uri", "checkpoint_local_path"),

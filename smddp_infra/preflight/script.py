@@ -25,6 +25,16 @@ DEPRECATED_MODULES = (
     "smdistributed.dataparallel.torch.dist",
     "smdistributed.dataparallel.torch.parallel",
 )
+#: The TensorFlow SMDDP API (``import smdistributed.dataparallel.tensorflow as sdp``): ``sdp.init()``
+#: starts the library, ``DistributedGradientTape`` all-reduces every step's gradients and
+#: ``broadcast_variables`` syncs the initial weights. Unlike the PyTorch modules above it is not
+#: deprecated: it is how TensorFlow scripts use the SMDDP collectives.
+TF_SMDDP_MODULE = "smdistributed.dataparallel.tensorflow"
+TF_SMDDP_CALLS = frozenset({"init", "DistributedGradientTape", "broadcast_variables", "DistributedOptimizer",
+                            "allreduce", "oob_allreduce"})
+TF_SMDDP_COLLECTIVES = frozenset({"DistributedGradientTape", "broadcast_variables", "DistributedOptimizer",
+                                  "allreduce", "oob_allreduce"})
+_TF_SMDDP_PREFIX = TF_SMDDP_MODULE + "."
 _NON_DISTRIBUTED_SAMPLERS = {"RandomSampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler"}
 _OPEN_FUNCTIONS = {"open", "builtins.open", "io.open", "codecs.open"}
 _SAVE_FUNCTIONS = {"torch.save"}
@@ -190,6 +200,9 @@ class ScriptFacts:
     iterated_calls: tuple[str, ...] = ()
     #: Hugging Face / Lightning trainer classes this file builds (``transformers.Trainer``...)
     trainers: tuple[str, ...] = ()
+    #: calls of the TensorFlow SMDDP API (``sdp.init()``, ``sdp.DistributedGradientTape(tape)``...),
+    #: each with its guards: the TensorFlow way of using the SMDDP collectives (not deprecated)
+    tf_smddp: tuple["GuardedUse", ...] = ()
 
     @property
     def name(self) -> str:
@@ -274,6 +287,7 @@ class _Analyser:
         runs: list[str] = []
         argparse: dict[str, ArgDefault] = {}
         trainers: set[str] = set()
+        tf_smddp: list[GuardedUse] = []
         dist_sampler = even = False
 
         for node in self.nodes:
@@ -314,6 +328,10 @@ class _Analyser:
                         imports.append(ImportUse(node.lineno, target, (), 0))
                         if target.endswith("torch_smddp"):
                             smddp_imports.append(self._use(node, target))
+                if leaf in TF_SMDDP_CALLS and callee.startswith(_TF_SMDDP_PREFIX):
+                    tf_smddp.append(self._use(node, TF_SMDDP_MODULE))
+                    if leaf in TF_SMDDP_COLLECTIVES:
+                        collectives.append((node.lineno, leaf))
                 if leaf == "init_process_group":
                     backends.append(self._backend_site(node, self._arg(node, "backend", 0)))
                 for kw in node.keywords:
@@ -377,6 +395,7 @@ class _Analyser:
             collectives=tuple(sorted(set(collectives))),
             iterated_calls=tuple(iterated),
             trainers=tuple(sorted(trainers)),
+            tf_smddp=tuple(tf_smddp),
         )
 
     # ------------------------------------------------------------------ job-level facts
@@ -546,20 +565,41 @@ class _Analyser:
         from smddp_infra.preflight.shell import python_calls
 
         if callee in {"os.system", "os.popen"} and node.args:
-            text = self._const(node.args[0])
-        elif callee.startswith("subprocess.") and node.args:
-            first = node.args[0]
-            if isinstance(first, (ast.List, ast.Tuple)):
-                words = [e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-                text = " ".join(words) if len(words) == len(first.elts) or any(w.endswith(".py") for w in words) else None
-            else:
-                text = self._const(first)
+            text = self._command_text(self._inline(node.args[0], node))
+        elif callee.startswith("subprocess.") and (node.args or self._arg(node, "args", None) is not None):
+            first = node.args[0] if node.args else self._arg(node, "args", None)
+            text = self._command_text(self._inline(first, node)) if isinstance(first, ast.expr) else None
         elif callee == "runpy.run_path" and node.args:
             value = self._const(node.args[0])
             return [value] if value else []
         else:
             return []
         return [call.script for call in python_calls(text)] if text else []
+
+    def _command_text(self, node: ast.AST, depth: int = 0) -> Optional[str]:
+        """A command line as far as it is constant: ``["deepspeed", "--num_gpus", str(n), "train.py"]``,
+        ``f"torchrun --nproc_per_node {gpus} train.py"``; unknown parts become a placeholder word."""
+        if depth > 4:
+            return None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return self.constants.get(node.id)
+        if isinstance(node, ast.JoinedStr):
+            return "".join(str(p.value) if isinstance(p, ast.Constant) else
+                           (self._command_text(p.value, depth + 1) if isinstance(p, ast.FormattedValue) else None) or "ARG"
+                           for p in node.values)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self._command_text(node.left, depth + 1), self._command_text(node.right, depth + 1)
+            if isinstance(node.left, (ast.List, ast.Tuple)) or isinstance(node.right, (ast.List, ast.Tuple)):
+                return " ".join(w or "ARG" for w in (left, right))
+            return (left or "ARG") + (right or "ARG") if left is not None or right is not None else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            words = [self._command_text(e, depth + 1) for e in node.elts]
+            if not any(words):
+                return None
+            return " ".join(shlex_quote(w) if w is not None else "ARG" for w in words)
+        return None
 
     # ------------------------------------------------------------------ names
 
@@ -1089,6 +1129,12 @@ _DIST_MODULES = ("torch.distributed", "smdistributed", "deepspeed.comm", "horovo
 #: Lightning / Hugging Face hooks whose loaders the trainer re-creates with a distributed sampler.
 _LOADER_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader",
                            "get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
+
+
+def shlex_quote(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
 
 
 def _copy(node: ast.expr) -> ast.expr:

@@ -3,8 +3,8 @@
 SageMaker runs a non-Python entry point as it is, from the code directory (``/opt/ml/code``,
 the uploaded ``source_dir``): the guide's failures then live in the scripts it starts. This
 module finds ``python x.py`` / ``python3 -u x.py`` / ``torchrun ... x.py`` / ``mpirun ...
-python x.py`` / ``deepspeed x.py`` / ``accelerate launch x.py`` on each line, following a
-leading ``cd DIR``. Nothing is executed; variables (``$SM_CHANNEL_TRAIN``) are left alone.
+python x.py`` / ``deepspeed x.py`` / ``accelerate launch x.py`` / ``python -m pkg.train`` on each
+line, following a leading ``cd DIR``. Nothing is executed; variables (``$SM_CHANNEL_TRAIN``) are left alone.
 """
 
 from __future__ import annotations
@@ -17,11 +17,31 @@ from dataclasses import dataclass
 _LAUNCHERS = re.compile(r"^(python[0-9.]*|torchrun|deepspeed|accelerate|mpirun|horovodrun|smddprun|srun)$")
 
 
+#: ``python -m X`` modules that are launchers themselves: the script is further along the line.
+_LAUNCHER_MODULES = re.compile(r"^(torch\.distributed\.(run|launch)|deepspeed(\..*)?|accelerate(\..*)?|mpi4py|horovod(\..*)?)$")
+
+
 @dataclass(frozen=True)
 class ScriptCall:
     line: int
     script: str  # as written, relative to the directory the line runs in
     cwd: str  # "" or the directory of a preceding `cd`
+    #: True for ``python -m pkg.train``: ``script`` is ``pkg/train.py`` (or ``pkg/train/__main__.py``)
+    module: bool = False
+
+
+def script_of(words: list[str]) -> tuple[str, bool] | None:
+    """The script a launcher command line starts: the first ``x.py`` argument, else the module
+    of ``-m`` that is not itself a launcher (``torchrun -m train``, ``python -m pkg.train``)."""
+    for word in words:
+        if word.endswith(".py") and not word.startswith("-"):
+            return word, False
+    for i, word in enumerate(words[:-1]):
+        if word == "-m" or word == "--module":
+            module = words[i + 1]
+            if not _LAUNCHER_MODULES.match(module) and re.match(r"^[A-Za-z_][\w.]*$", module):
+                return module.replace(".", "/") + ".py", True
+    return None
 
 
 def python_calls(text: str) -> tuple[ScriptCall, ...]:
@@ -44,8 +64,7 @@ def python_calls(text: str) -> tuple[ScriptCall, ...]:
                 continue
             if not any(_LAUNCHERS.match(posixpath.basename(w)) for w in words):
                 continue
-            for word in words:
-                if word.endswith(".py") and not word.startswith("-"):
-                    found.append(ScriptCall(number, word, cwd))
-                    break
+            started = script_of(words)
+            if started is not None:
+                found.append(ScriptCall(number, started[0], cwd, started[1]))
     return tuple(found)
