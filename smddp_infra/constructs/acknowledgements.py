@@ -122,6 +122,8 @@ HYPERPOD_WILDCARD_REASONS = {
     "DescribeNetwork": "EC2 Describe* actions do not support resource-level permissions.",
     "NodeNetworkInterfaces": "HyperPod creates one network interface per node with ids chosen at launch; the subnet and security groups are named exactly.",
     "ManageNodeInterfaces": "HyperPod manages the nodes' network interfaces, whose ids are chosen at launch, in this account and Region only.",
+    "DetachNodeInterfaces": "HyperPod detaches its nodes' network interfaces, whose ids and instances are chosen at launch; IAM authorizes the detach on both.",
+    "DescribeFileSystem": "fsx:DescribeFileSystems takes no resource-level permission; read-only.",
     "TagNodeInterfaces": "Tags only on network interfaces being created (ec2:CreateAction condition), whose ids are chosen at launch.",
     "LifecycleScriptRead": "The nodes read the lifecycle script and whatever it sources under the lifecycle prefix (read-only).",
     "ClusterCheckpoints": "Training on the cluster writes checkpoint objects under the checkpoint prefix with names the script chooses.",

@@ -228,7 +228,7 @@ class HyperPodCluster(Construct):
         self.cluster.apply_removal_policy(RemovalPolicy.RETAIN)
         if self.execution_role is not None:
             # The role's policy must exist before HyperPod starts nodes that use it.
-            self.cluster.node.add_dependency(self.execution_role)
+            self.cluster.node.add_dependency(self.execution_role.policy)
         self.cluster_arn: str = self.cluster.attr_cluster_arn
         del stack
 

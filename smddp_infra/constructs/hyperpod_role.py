@@ -11,7 +11,7 @@ the cluster's name), the lifecycle prefix of the job bucket instead of every ``s
 bucket. Added, because the cluster runs in the customer's VPC: the EC2 network-interface
 actions HyperPod uses to attach nodes to the training subnet (the HyperPod prerequisites page's
 VPC section; the exact list is UNCONFIRMED), read/write on the checkpoint prefix, and
-``fsx:DescribeFileSystems`` on the network's file system (UNCONFIRMED that the nodes call it).
+``fsx:DescribeFileSystems`` (read-only; UNCONFIRMED that the nodes call it).
 No AWS managed policies (AwsSolutions-IAM4); each remaining wildcard is acknowledged with its
 reason through :data:`~smddp_infra.constructs.acknowledgements.HYPERPOD_WILDCARD_REASONS`.
 """
@@ -134,9 +134,14 @@ class HyperPodClusterRole(Construct):
             iam.PolicyStatement(
                 sid="ManageNodeInterfaces",
                 actions=["ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
-                         "ec2:DeleteNetworkInterfacePermission", "ec2:DetachNetworkInterface",
-                         "ec2:AssignPrivateIpAddresses"],
+                         "ec2:DeleteNetworkInterfacePermission", "ec2:AssignPrivateIpAddresses"],
                 resources=[arn("ec2", "network-interface", "*")],
+            ),
+            iam.PolicyStatement(
+                sid="DetachNodeInterfaces",
+                actions=["ec2:DetachNetworkInterface"],
+                # IAM authorizes a detach on the interface AND the instance it leaves.
+                resources=[arn("ec2", "network-interface", "*"), arn("ec2", "instance", "*")],
             ),
             iam.PolicyStatement(
                 sid="TagNodeInterfaces",
@@ -169,7 +174,9 @@ class HyperPodClusterRole(Construct):
             statements.append(iam.PolicyStatement(
                 sid="DescribeFileSystem",
                 actions=["fsx:DescribeFileSystems"],
-                resources=[arn("fsx", "file-system", file_system_id)],
+                # DescribeFileSystems takes no resource-level permission (IAM's service
+                # authorization reference, as parliament's database has it): read-only, on "*".
+                resources=["*"],
             ))
         if encryption_keys:
             statements.append(iam.PolicyStatement(
