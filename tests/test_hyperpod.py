@@ -455,3 +455,17 @@ def test_settings_parse_the_hyperpod_key() -> None:
     assert NetworkSettings.from_context(cdk_context(**{"smddp:hyperpod": "true"})).hyperpod is True
     with pytest.raises(ConfigError, match="smddp:hyperpod must be true or false, got 'yes'"):
         NetworkSettings.from_context(cdk_context(**{"smddp:hyperpod": "yes"}))
+
+
+def test_a_lifecycle_script_outside_a_sagemaker_bucket_is_a_warning_naming_the_fix(synth: dict[str, Any]) -> None:
+    """May fail, so a warning (not an error): the CreateCluster reference asks for s3://sagemaker- paths."""
+    from smddp_infra.constructs.hyperpod import WARN_LIFECYCLE_BUCKET
+
+    def warnings(name: str) -> list[str]:
+        stack = synth["stacks"][name]
+        return [str(e.data) for c in stack.node.find_all() for e in c.node.metadata
+                if e.type == "aws:cdk:warning" and WARN_LIFECYCLE_BUCKET in str(e.data)]
+
+    [warning] = warnings("HyperPodSlurm")
+    assert "lifecycle_bucket=" in warning and "UNCONFIRMED" in warning
+    assert warnings("TrainingNetworkStack") == []  # no script, no warning

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from aws_cdk import Annotations, Names, RemovalPolicy, Stack, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
+from aws_cdk import Annotations, Names, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
@@ -68,6 +68,7 @@ class HyperPodCluster(Construct):
         node_recovery: bool = True,
         lifecycle_script: Optional[str] = None,
         lifecycle_prefix: str = DEFAULT_LIFECYCLE_PREFIX,
+        lifecycle_bucket: Optional[s3.IBucket] = None,
         mount_path: str = DEFAULT_MOUNT_PATH,
         ips_per_node: Optional[int] = None,
         interface_endpoints: Optional[Sequence[str]] = None,
@@ -98,6 +99,9 @@ class HyperPodCluster(Construct):
             node after HyperPod's own set-up (``LifeCycleConfig.OnInitComplete``); the role may read
             that prefix. Default: none (HyperPod's bootstrap alone).
         :param lifecycle_prefix: key prefix of the script in the job bucket. Default: ``hyperpod-lifecycle``.
+        :param lifecycle_bucket: the bucket of the script instead of the job bucket, e.g. one named
+            ``sagemaker-...`` (the CreateCluster reference asks for ``s3://sagemaker-`` paths; see
+            docs/hyperpod.md). Default: the job bucket.
         :param mount_path: where every group mounts the file system. Default: ``/fsx``.
         :param ips_per_node: private IPs planned per node when checking that the subnet holds the
             cluster. Default: none, 5 per node of an EFA type and 1 otherwise (UNCONFIRMED: AWS
@@ -138,6 +142,9 @@ class HyperPodCluster(Construct):
             raise ConfigError(f"mount_path must be an absolute path like /fsx (FsxLustreConfig.MountPath), got {mount_path!r}")
         v.text_list("interface_endpoints", interface_endpoints)
         v.require("role", role, "IRole")
+        v.require("lifecycle_bucket", lifecycle_bucket, "IBucket")
+        if lifecycle_bucket is not None and lifecycle_script is None:
+            raise ConfigError("lifecycle_bucket was given without lifecycle_script: name the script it holds")
         parts = {"training_subnet": training_subnet, "security_groups": security_groups, "job_bucket": job_bucket,
                  "checkpoint_prefix": checkpoint_prefix, "file_system_id": file_system_id,
                  "file_system_dns_name": file_system_dns_name, "file_system_mount_name": file_system_mount_name}
@@ -181,7 +188,10 @@ class HyperPodCluster(Construct):
             self._add_endpoints(network, interface_endpoints)
 
         prefix = lifecycle_prefix.strip("/")
-        self.lifecycle_s3_uri: Optional[str] = (f"s3://{job_bucket.bucket_name}/{prefix}/" if lifecycle_script else None)
+        script_bucket = lifecycle_bucket or job_bucket
+        self.lifecycle_s3_uri: Optional[str] = (f"s3://{script_bucket.bucket_name}/{prefix}/" if lifecycle_script else None)
+        if lifecycle_script:
+            _warn_lifecycle_bucket(self, script_bucket.bucket_name)
         self.execution_role: Optional[HyperPodClusterRole] = None
         if role is None:
             self.execution_role = HyperPodClusterRole(
@@ -189,6 +199,7 @@ class HyperPodCluster(Construct):
                 "Role",
                 cluster_name=self.cluster_name,
                 job_bucket=job_bucket,
+                lifecycle_bucket=lifecycle_bucket,
                 lifecycle_prefix=prefix if lifecycle_script else None,
                 checkpoint_prefix=checkpoint_prefix,
                 training_subnet=training_subnet,
@@ -300,6 +311,25 @@ class HyperPodCluster(Construct):
             )
             created.interface_endpoints[service] = endpoint
             self.interface_endpoints[service] = endpoint
+
+
+#: Synth-warning id of a lifecycle bucket not named ``sagemaker-*`` (or not known at synth).
+WARN_LIFECYCLE_BUCKET = "smddp:hyperpodLifecycleBucket"
+
+
+def _warn_lifecycle_bucket(scope: Construct, name: str) -> None:
+    """May fail: the CreateCluster reference (ClusterLifeCycleConfig.SourceS3Uri) asks for a path that
+    starts with ``s3://sagemaker-``, because the AWS managed instance policy reads only such buckets.
+    This role reads the bucket it is given; whether CreateCluster itself refuses another name is
+    UNCONFIRMED (moto 5.2.5 refuses it)."""
+    if not Token.is_unresolved(name) and name.startswith("sagemaker-"):
+        return
+    shown = "a name chosen at deploy" if Token.is_unresolved(name) else repr(name)
+    Annotations.of(scope).add_warning_v2(
+        WARN_LIFECYCLE_BUCKET,
+        f"lifecycle_script: the script's bucket has {shown}, not one starting with 'sagemaker-'; the CreateCluster "
+        "reference asks for s3://sagemaker-... lifecycle paths (for the AWS managed policy, which this role replaces); "
+        "if CreateCluster refuses it (UNCONFIRMED), pass lifecycle_bucket=<a bucket named sagemaker-...>")
 
 
 def _default_name(scope: Construct) -> str:

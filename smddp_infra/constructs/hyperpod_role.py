@@ -51,6 +51,7 @@ class HyperPodClusterRole(Construct):
         cluster_name: str,
         job_bucket: s3.IBucket,
         lifecycle_prefix: Optional[str] = None,
+        lifecycle_bucket: Optional[s3.IBucket] = None,
         checkpoint_prefix: Optional[str] = None,
         training_subnet: Optional[ec2.ISubnet] = None,
         security_groups: Sequence[ec2.ISecurityGroup] = (),
@@ -61,6 +62,7 @@ class HyperPodClusterRole(Construct):
         :param cluster_name: the cluster's ``ClusterName``: scopes its log groups.
         :param job_bucket: the network's job (checkpoint) bucket.
         :param lifecycle_prefix: key prefix of the lifecycle script (read). Default: none.
+        :param lifecycle_bucket: the script's bucket. Default: ``job_bucket``.
         :param checkpoint_prefix: key prefix of checkpoints (read/write). Default: none.
         :param training_subnet: the subnet HyperPod attaches nodes to: scopes CreateNetworkInterface.
             Default: none (any subnet of the account and region).
@@ -71,6 +73,7 @@ class HyperPodClusterRole(Construct):
         v.text("cluster_name", cluster_name, optional=False, allow_token=True)
         v.require("job_bucket", job_bucket, "IBucket", optional=False)
         v.text("lifecycle_prefix", lifecycle_prefix)
+        v.require("lifecycle_bucket", lifecycle_bucket, "IBucket")
         v.text("checkpoint_prefix", checkpoint_prefix)
         v.require("training_subnet", training_subnet, "ISubnet")
         v.require_each("security_groups", security_groups, "ISecurityGroup")
@@ -150,19 +153,21 @@ class HyperPodClusterRole(Construct):
                 conditions={"StringEquals": {"ec2:CreateAction": "CreateNetworkInterface"}},
             ),
         ]
-        prefixes = [p for p in (lifecycle_prefix, checkpoint_prefix) if p is not None]
-        if prefixes:
+        script_bucket = lifecycle_bucket or job_bucket
+        listed = [(b, p) for b, p in ((script_bucket, lifecycle_prefix), (job_bucket, checkpoint_prefix)) if p is not None]
+        for bucket in dict.fromkeys(b for b, _ in listed):
+            prefixes = [p for b, p in listed if b is bucket]
             statements.append(iam.PolicyStatement(
-                sid="JobBucketList",
+                sid="JobBucketList" if bucket is job_bucket else "LifecycleBucketList",
                 actions=["s3:ListBucket"],
-                resources=[job_bucket.bucket_arn],
+                resources=[bucket.bucket_arn],
                 conditions={"StringLike": {"s3:prefix": [x for p in prefixes for x in (p.strip("/"), _objects(p))]}},
             ))
         if lifecycle_prefix is not None:
             statements.append(iam.PolicyStatement(
                 sid="LifecycleScriptRead",
                 actions=["s3:GetObject"],
-                resources=[job_bucket.arn_for_objects(_objects(lifecycle_prefix))],
+                resources=[script_bucket.arn_for_objects(_objects(lifecycle_prefix))],
             ))
         if checkpoint_prefix is not None:
             statements.append(iam.PolicyStatement(
