@@ -164,7 +164,7 @@ class HyperPodCluster(Construct):
         elif not hasattr(network, "training_subnet") or not hasattr(network, "checkpoints"):
             raise ConfigError(f"network must be an SmddpTrainingNetwork, got {type(network).__name__}")
         super().__init__(scope, id)
-        stack = v.stack_of(self)
+        v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         for note in notes:
             Annotations.of(self).add_info(note)
 
@@ -241,7 +241,6 @@ class HyperPodCluster(Construct):
             # The role's policy must exist before HyperPod starts nodes that use it.
             self.cluster.node.add_dependency(self.execution_role.policy)
         self.cluster_arn: str = self.cluster.attr_cluster_arn
-        del stack
 
     @staticmethod
     def _group(group: InstanceGroup, role: iam.IRole, storage: list[Any], life_cycle: Any) -> Any:
