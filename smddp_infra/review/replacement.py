@@ -388,7 +388,7 @@ class GuardReport:
     def lines(self) -> list[str]:
         if not self.findings:
             return ["guard: no stateful resource (file system, bucket, VPC, subnet, KMS key, file system's "
-                    "security group) is replaced or deleted by this update"]
+                    "security group, HyperPod cluster) is replaced or deleted by this update"]
         out: list[str] = []
         for finding in self.findings:
             out += finding.lines()
