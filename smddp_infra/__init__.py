@@ -19,6 +19,9 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names below are loa
     from smddp_infra.constructs.checkpoints import CheckpointBucket as CheckpointBucket
     from smddp_infra.constructs.efa import EfaSecurityGroup as EfaSecurityGroup
     from smddp_infra.constructs.filesystem import LustreFileSystem as LustreFileSystem
+    from smddp_infra.constructs.hyperpod import HyperPodCluster as HyperPodCluster
+    from smddp_infra.constructs.hyperpod_role import HyperPodClusterRole as HyperPodClusterRole
+    from smddp_infra.hyperpod.values import InstanceGroup as InstanceGroup
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy as TrainingLaunchPolicy
     from smddp_infra.constructs.monitoring import FileSystemMonitoring as FileSystemMonitoring
     from smddp_infra.constructs.monitoring import MonitoringOptions as MonitoringOptions
@@ -41,6 +44,9 @@ _LAZY = {
     "FileSystemMonitoring": "smddp_infra.constructs.monitoring",
     "MonitoringOptions": "smddp_infra.constructs.monitoring",
     "TrainingNetworkStack": "smddp_infra.stack",
+    "HyperPodCluster": "smddp_infra.constructs.hyperpod",
+    "HyperPodClusterRole": "smddp_infra.constructs.hyperpod_role",
+    "InstanceGroup": "smddp_infra.hyperpod.values",
     "SmddpChecks": "smddp_infra.checks",
     "plan_lustre": "smddp_infra.sizing.planner",
     "LustrePlan": "smddp_infra.sizing.planner",

@@ -69,6 +69,8 @@ OUTPUT_DIRECTORY_PATH = "FileSystemDirectoryPath"
 OUTPUT_PARAMETER_NAME = "TrainingJobConfigParameterName"
 #: The launch policy's ARN (issue 12's guardrail), when the stack creates one.
 OUTPUT_LAUNCH_POLICY = "LaunchPolicyArn"
+#: The HyperPod cluster's ARN, when the default stack has one (smddp:hyperpod=true; not in STACK_OUTPUTS).
+OUTPUT_HYPERPOD_CLUSTER = "HyperPodClusterArn"
 #: Every individual output of the default stack, in template order.
 STACK_OUTPUTS = (
     OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS, OUTPUT_ROLE, OUTPUT_CHECKPOINT, OUTPUT_OUTPUT, OUTPUT_CODE,

@@ -194,6 +194,9 @@ class NetworkSettings:
     #: StoppingCondition.MaxRuntimeInSeconds for jobs on the network (written into the job
     #: document; None: job-config's default, 24 h).
     max_runtime_seconds: Optional[int] = None
+    #: A SageMaker HyperPod Slurm cluster on the same network (docs/hyperpod.md): one controller
+    #: and ``instance_count`` compute nodes of ``instance_type``.
+    hyperpod: bool = False
 
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> "NetworkSettings":
@@ -279,6 +282,11 @@ class NetworkSettings:
                 "deployment type and its MB/s/TiB), got no smddp:deploymentType"
             )
 
+        hyperpod = _bool("smddp:hyperpod", get("hyperpod", False))
+        if hyperpod:
+            from smddp_infra.hyperpod.validation import check_instance_type
+
+            check_instance_type("smddp:instanceType (with smddp:hyperpod=true)", instance_type)
         return cls(
             region=region,
             availability_zone=az,
@@ -304,6 +312,7 @@ class NetworkSettings:
             monthly_cost_warning_usd=cost_warning,
             **_monitoring_settings(get, region),
             max_runtime_seconds=max_runtime,
+            hyperpod=hyperpod,
         )
 
     @property

@@ -135,6 +135,18 @@ class TrainingNetworkStack(Stack):
         for key_name, value in outputs.items():
             assert value is not None, key_name  # the network always has output and code prefixes
             CfnOutput(self, key_name, value=value)
+        self.hyperpod = self._hyperpod(settings) if settings.hyperpod else None
+
+    def _hyperpod(self, settings: NetworkSettings) -> Any:
+        """``smddp:hyperpod=true``: a Slurm cluster on the network (:func:`default_hyperpod_groups`)."""
+        from smddp_infra.constructs.hyperpod import HyperPodCluster
+        from smddp_infra.contract import OUTPUT_HYPERPOD_CLUSTER
+        from smddp_infra.hyperpod.values import default_hyperpod_groups
+
+        cluster = HyperPodCluster(self, "HyperPod", network=self.network,
+                                  instance_groups=default_hyperpod_groups(settings.instance_type, settings.instance_count))
+        CfnOutput(self, OUTPUT_HYPERPOD_CLUSTER, value=cluster.cluster_arn)
+        return cluster
 
     def _monitoring(self, settings: NetworkSettings) -> Any:
         """``smddp:monitoring`` and its three companions as the network's ``monitoring`` prop."""

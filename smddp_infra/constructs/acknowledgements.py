@@ -112,6 +112,23 @@ LAUNCH_WILDCARD_REASONS = {
     "TrainingLogsRead": "SageMaker names one log stream per job instance under the /aws/sagemaker/TrainingJobs log group.",
 }
 
+#: Why each wildcard resource of the HyperPod cluster role (``HyperPodClusterRole``) is as narrow as
+#: IAM allows (statement sid -> reason).
+HYPERPOD_WILDCARD_REASONS = {
+    "ClusterLogGroup": "HyperPod creates the cluster's log group under /aws/sagemaker/Clusters/<cluster name>/ with a suffix it chooses (the cluster id), unknown at synth.",
+    "ClusterLogStreams": "HyperPod names one log stream per node under the cluster's log group.",
+    "ClusterMetrics": "cloudwatch:PutMetricData has no resource-level permissions; the grant is limited to the namespace /aws/sagemaker/Clusters by condition.",
+    "NodeSessions": "The ssmmessages channel actions (Systems Manager access to the nodes) have no resource-level permissions.",
+    "DescribeNetwork": "EC2 Describe* actions do not support resource-level permissions.",
+    "NodeNetworkInterfaces": "HyperPod creates one network interface per node with ids chosen at launch; the subnet and security groups are named exactly.",
+    "ManageNodeInterfaces": "HyperPod manages the nodes' network interfaces, whose ids are chosen at launch, in this account and Region only.",
+    "DetachNodeInterfaces": "HyperPod detaches its nodes' network interfaces, whose ids and instances are chosen at launch; IAM authorizes the detach on both.",
+    "DescribeFileSystem": "fsx:DescribeFileSystems takes no resource-level permission; read-only.",
+    "TagNodeInterfaces": "Tags only on network interfaces being created (ec2:CreateAction condition), whose ids are chosen at launch.",
+    "LifecycleScriptRead": "The nodes read the lifecycle script and whatever it sources under the lifecycle prefix (read-only).",
+    "ClusterCheckpoints": "Training on the cluster writes checkpoint objects under the checkpoint prefix with names the script chooses.",
+}
+
 
 #: cdk-nag 2 reads suppressions from this template Metadata key of the resource.
 CDK_NAG_METADATA = "cdk_nag"
@@ -158,4 +175,6 @@ def markdown_table() -> str:
         rows.append(f"| AwsSolutions-IAM5[Resource::...] | execution role policy, statement {sid} | {reason} |")
     for sid, reason in LAUNCH_WILDCARD_REASONS.items():
         rows.append(f"| AwsSolutions-IAM5[Resource::...] | launch policy, statement {sid} | {reason} |")
+    for sid, reason in HYPERPOD_WILDCARD_REASONS.items():
+        rows.append(f"| AwsSolutions-IAM5[Resource::...] | HyperPod cluster role policy, statement {sid} | {reason} |")
     return "\n".join(rows) + "\n"

@@ -34,6 +34,8 @@ FORMATS = {
           "OutputDataConfig, InputData, Session)",
     "boto3": "CreateTrainingJob request fragment (VpcConfig, CheckpointConfig, OutputDataConfig, "
              "InputDataConfig, ...)",
+    "hyperpod": "a Slurm job on the network's HyperPod cluster: mount path, data path, checkpoint prefix, "
+                "launcher (torchrun + backend per instance family)",
 }
 _CHANNEL_RE = re.compile(r"[A-Za-z0-9.\-_]{1,64}")
 
@@ -236,7 +238,14 @@ _RENDERERS: dict[str, Callable[..., dict[str, Any]]] = {
     "v2": sdk_v2_kwargs,
     "v3": sdk_v3_pieces,
     "boto3": create_training_job_fragment,
+    "hyperpod": lambda doc, *, channel: _hyperpod(doc, channel=channel),
 }
+
+
+def _hyperpod(doc: JobDocument, *, channel: str) -> dict[str, Any]:
+    from smddp_infra.jobconfig.hyperpod import hyperpod_settings  # it imports launcher_for from here
+
+    return hyperpod_settings(doc, channel=channel)
 
 
 def render(doc: JobDocument, fmt: str, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:

@@ -35,6 +35,8 @@ PUBLIC_CONSTRUCTS: tuple[tuple[str, str], ...] = (
     ("CheckpointBucket", "constructs/checkpoints.py"),
     ("TrainingExecutionRole", "constructs/role.py"),
     ("TrainingLaunchPolicy", "constructs/launch_policy.py"),
+    ("HyperPodCluster", "constructs/hyperpod.py"),
+    ("HyperPodClusterRole", "constructs/hyperpod_role.py"),
     ("TrainingNetworkStack", "stack.py"),
 )
 

@@ -38,7 +38,10 @@ from typing import Any, Iterable, Mapping, Optional
 from smddp_infra.contract import METADATA_SIZING
 
 #: What the guard protects by default (stateful, or everything depends on it).
-GUARDED_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::KMS::Key")
+GUARDED_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::KMS::Key",
+                 "AWS::SageMaker::Cluster")
+#: A HyperPod cluster: its nodes run the jobs, so a replacement ends every running job.
+HYPERPOD_CLUSTER_TYPE = "AWS::SageMaker::Cluster"
 FILE_SYSTEM_TYPE = "AWS::FSx::FileSystem"
 #: Guarded too when a file system carries it (``SecurityGroupIds``): its id is the file system's.
 SECURITY_GROUP_TYPE = "AWS::EC2::SecurityGroup"
@@ -385,7 +388,7 @@ class GuardReport:
     def lines(self) -> list[str]:
         if not self.findings:
             return ["guard: no stateful resource (file system, bucket, VPC, subnet, KMS key, file system's "
-                    "security group) is replaced or deleted by this update"]
+                    "security group, HyperPod cluster) is replaced or deleted by this update"]
         out: list[str] = []
         for finding in self.findings:
             out += finding.lines()
@@ -540,6 +543,11 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
     if r.resource_type == SECURITY_GROUP_TYPE:
         return ("a new security group id: the file system that carries it is replaced, and every job's "
                 "VpcConfig.SecurityGroupIds changes")
+    if r.resource_type == HYPERPOD_CLUSTER_TYPE:
+        old_fate = ("the old cluster is retained outside the stack, its nodes still running and billed" if kept
+                    else "the old cluster is deleted with its nodes")
+        return (f"a new HyperPod cluster with new nodes (CloudFormation {new_one}): every running job on the old "
+                f"one ends, and node-local state is lost; {old_fate}")
     return "a new physical resource replaces the deployed one"
 
 

@@ -1,0 +1,206 @@
+"""The IAM role HyperPod cluster instances assume: the managed instance policy, written out and scoped.
+
+HyperPod's reference stacks attach the AWS managed ``AmazonSageMakerClusterInstanceRolePolicy``.
+What it grants (SageMaker developer guide, "AWS managed policy:
+AmazonSageMakerClusterInstanceRolePolicy"): CloudWatch Logs streams and group creation under
+``/aws/sagemaker/Clusters/*``; ``cloudwatch:PutMetricData`` in the namespace
+``/aws/sagemaker/Clusters``; ``s3:ListBucket``/``s3:GetObject`` on buckets named ``sagemaker-*``
+in the account (the lifecycle scripts); and the four ``ssmmessages`` channel actions (Systems
+Manager access to the nodes). Here each is scoped to THIS cluster: its log group prefix (from
+the cluster's name), the lifecycle prefix of the job bucket instead of every ``sagemaker-*``
+bucket. Added, because the cluster runs in the customer's VPC: the EC2 network-interface
+actions HyperPod uses to attach nodes to the training subnet (the HyperPod prerequisites page's
+VPC section; the exact list is UNCONFIRMED), read/write on the checkpoint prefix, and
+``fsx:DescribeFileSystems`` (read-only; UNCONFIRMED that the nodes call it).
+No AWS managed policies (AwsSolutions-IAM4); each remaining wildcard is acknowledged with its
+reason through :data:`~smddp_infra.constructs.acknowledgements.HYPERPOD_WILDCARD_REASONS`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from aws_cdk import ArnFormat, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from constructs import Construct
+
+from smddp_infra.constructs import _validation as v
+from smddp_infra.constructs.acknowledgements import HYPERPOD_WILDCARD_REASONS, acknowledge_wildcards
+from smddp_infra.constructs.role import nag_resource_finding
+
+#: CloudWatch namespace and log group prefix HyperPod writes under (managed instance policy).
+CLUSTER_LOG_PREFIX = "/aws/sagemaker/Clusters"
+CLUSTER_METRIC_NAMESPACE = "/aws/sagemaker/Clusters"
+
+
+def _objects(prefix: str) -> str:
+    prefix = prefix.strip("/")
+    return f"{prefix}/*" if prefix else "*"
+
+
+class HyperPodClusterRole(Construct):
+    """The execution role of a HyperPod cluster's instance groups, scoped to one cluster.
+
+    Attributes: ``role`` (``iam.IRole``), ``policy`` (the customer managed policy).
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        cluster_name: str,
+        job_bucket: s3.IBucket,
+        lifecycle_prefix: Optional[str] = None,
+        lifecycle_bucket: Optional[s3.IBucket] = None,
+        checkpoint_prefix: Optional[str] = None,
+        training_subnet: Optional[ec2.ISubnet] = None,
+        security_groups: Sequence[ec2.ISecurityGroup] = (),
+        file_system_id: Optional[str] = None,
+        encryption_keys: Sequence[kms.IKey] = (),
+    ) -> None:
+        """
+        :param cluster_name: the cluster's ``ClusterName``: scopes its log groups.
+        :param job_bucket: the network's job (checkpoint) bucket.
+        :param lifecycle_prefix: key prefix of the lifecycle script (read). Default: none.
+        :param lifecycle_bucket: the script's bucket. Default: ``job_bucket``.
+        :param checkpoint_prefix: key prefix of checkpoints (read/write). Default: none.
+        :param training_subnet: the subnet HyperPod attaches nodes to: scopes CreateNetworkInterface.
+            Default: none (any subnet of the account and region).
+        :param security_groups: the cluster's groups: scope CreateNetworkInterface. Default: none.
+        :param file_system_id: the FSx for Lustre file system the nodes mount. Default: none.
+        :param encryption_keys: KMS keys of the bucket. Default: none.
+        """
+        v.text("cluster_name", cluster_name, optional=False, allow_token=True)
+        v.require("job_bucket", job_bucket, "IBucket", optional=False)
+        v.text("lifecycle_prefix", lifecycle_prefix)
+        v.require("lifecycle_bucket", lifecycle_bucket, "IBucket")
+        v.text("checkpoint_prefix", checkpoint_prefix)
+        v.require("training_subnet", training_subnet, "ISubnet")
+        v.require_each("security_groups", security_groups, "ISecurityGroup")
+        v.text("file_system_id", file_system_id, allow_token=True)
+        v.require_each("encryption_keys", encryption_keys, "IKey")
+        super().__init__(scope, id)
+        stack = v.stack_of(self)
+        self.role: iam.IRole = iam.Role(
+            self,
+            "Role",
+            description="SageMaker HyperPod cluster instances (one cluster)",
+            assumed_by=iam.ServicePrincipal(
+                "sagemaker.amazonaws.com",
+                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},  # confused deputy
+            ),
+        )
+
+        def arn(service: str, resource: str, name: str, sep: str = "/") -> str:
+            return stack.format_arn(service=service, resource=resource, resource_name=name,
+                                    arn_format=ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME)
+
+        group = f"{CLUSTER_LOG_PREFIX}/{cluster_name}"
+        interface_scope = [arn("ec2", "network-interface", "*")]
+        if training_subnet is not None:
+            interface_scope.append(arn("ec2", "subnet", training_subnet.subnet_id))
+        interface_scope += [arn("ec2", "security-group", g.security_group_id) for g in security_groups]
+        statements = [
+            iam.PolicyStatement(
+                sid="ClusterLogGroup",
+                actions=["logs:CreateLogGroup"],
+                resources=[arn("logs", "log-group", f"{group}/*", sep=":")],
+            ),
+            iam.PolicyStatement(
+                sid="ClusterLogStreams",
+                actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resources=[arn("logs", "log-group", f"{group}/*:log-stream:*", sep=":")],
+            ),
+            iam.PolicyStatement(
+                sid="ClusterMetrics",
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],
+                conditions={"StringEquals": {"cloudwatch:namespace": CLUSTER_METRIC_NAMESPACE}},
+            ),
+            iam.PolicyStatement(
+                sid="NodeSessions",
+                actions=["ssmmessages:CreateControlChannel", "ssmmessages:CreateDataChannel",
+                         "ssmmessages:OpenControlChannel", "ssmmessages:OpenDataChannel"],
+                resources=["*"],
+            ),
+            iam.PolicyStatement(
+                sid="DescribeNetwork",
+                actions=["ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs", "ec2:DescribeDhcpOptions",
+                         "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"],
+                resources=["*"],
+            ),
+            iam.PolicyStatement(
+                sid="NodeNetworkInterfaces",
+                actions=["ec2:CreateNetworkInterface"],
+                resources=interface_scope,
+            ),
+            iam.PolicyStatement(
+                sid="ManageNodeInterfaces",
+                actions=["ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
+                         "ec2:DeleteNetworkInterfacePermission", "ec2:AssignPrivateIpAddresses"],
+                resources=[arn("ec2", "network-interface", "*")],
+            ),
+            iam.PolicyStatement(
+                sid="DetachNodeInterfaces",
+                actions=["ec2:DetachNetworkInterface"],
+                # IAM authorizes a detach on the interface AND the instance it leaves.
+                resources=[arn("ec2", "network-interface", "*"), arn("ec2", "instance", "*")],
+            ),
+            iam.PolicyStatement(
+                sid="TagNodeInterfaces",
+                actions=["ec2:CreateTags"],
+                resources=[arn("ec2", "network-interface", "*")],
+                conditions={"StringEquals": {"ec2:CreateAction": "CreateNetworkInterface"}},
+            ),
+        ]
+        script_bucket = lifecycle_bucket or job_bucket
+        listed = [(b, p) for b, p in ((script_bucket, lifecycle_prefix), (job_bucket, checkpoint_prefix)) if p is not None]
+        for bucket in dict.fromkeys(b for b, _ in listed):
+            prefixes = [p for b, p in listed if b is bucket]
+            statements.append(iam.PolicyStatement(
+                sid="JobBucketList" if bucket is job_bucket else "LifecycleBucketList",
+                actions=["s3:ListBucket"],
+                resources=[bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [x for p in prefixes for x in (p.strip("/"), _objects(p))]}},
+            ))
+        if lifecycle_prefix is not None:
+            statements.append(iam.PolicyStatement(
+                sid="LifecycleScriptRead",
+                actions=["s3:GetObject"],
+                resources=[script_bucket.arn_for_objects(_objects(lifecycle_prefix))],
+            ))
+        if checkpoint_prefix is not None:
+            statements.append(iam.PolicyStatement(
+                sid="ClusterCheckpoints",
+                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
+                resources=[job_bucket.arn_for_objects(_objects(checkpoint_prefix))],
+            ))
+        if file_system_id is not None:
+            statements.append(iam.PolicyStatement(
+                sid="DescribeFileSystem",
+                actions=["fsx:DescribeFileSystems"],
+                # DescribeFileSystems takes no resource-level permission (IAM's service
+                # authorization reference, as parliament's database has it): read-only, on "*".
+                resources=["*"],
+            ))
+        if encryption_keys:
+            statements.append(iam.PolicyStatement(
+                sid="UseEncryptionKeys",
+                actions=["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"],
+                resources=[k.key_arn for k in encryption_keys],
+            ))
+        self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[self.role],
+                                        description="SageMaker HyperPod cluster instances: logs, metrics, node "
+                                                    "sessions, network interfaces, lifecycle script, checkpoints")
+        reasons: dict[str, list[str]] = {}
+        for statement in statements:
+            reason = HYPERPOD_WILDCARD_REASONS.get(statement.sid or "")
+            for resource in statement.resources:
+                finding = nag_resource_finding(stack, resource)
+                if "*" in finding and reason and reason not in reasons.setdefault(finding, []):
+                    reasons[finding].append(reason)
+        acknowledge_wildcards(self.policy, {k: w for k, w in reasons.items() if w})
+
+    @property
+    def role_arn(self) -> str:
+        return self.role.role_arn

@@ -1,0 +1,52 @@
+"""The HyperPod test apps (tests/test_hyperpod.py, the benchmark): written once, built by each.
+
+- ``HyperPodSlurm``: a p5 network and a Slurm cluster of controller + login + two compute groups,
+  one of them on a training plan, with a lifecycle script (no NAT: HyperPod's endpoints added);
+- ``HyperPodEks``: a NAT network and an EKS-orchestrated cluster (no endpoints added);
+- the default app with ``smddp:hyperpod=true`` (``TrainingNetworkStack``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PLAN_ARN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/hyperpod-p5-two-nodes"
+EKS_ARN = "arn:aws:eks:us-east-1:123456789012:cluster/ml-platform"
+
+
+def slurm_groups() -> list[Any]:
+    from smddp_infra import InstanceGroup
+
+    return [
+        InstanceGroup(name="controller", instance_type="ml.m5.2xlarge", count=1, slurm_node_type="Controller"),
+        InstanceGroup(name="login", instance_type="ml.m5.xlarge", count=1, slurm_node_type="Login", mount_file_system=True),
+        InstanceGroup(name="train", instance_type="ml.p5.48xlarge", count=4, slurm_node_type="Compute", partition="train",
+                      threads_per_core=1, ebs_volume_gib=500),
+        InstanceGroup(name="reserved", instance_type="ml.p5.48xlarge", count=2, slurm_node_type="Compute",
+                      partition="reserved", training_plan_arn=PLAN_ARN),
+    ]
+
+
+def add_slurm_stack(app: Any, name: str = "HyperPodSlurm") -> Any:
+    from aws_cdk import Environment, Stack
+
+    from smddp_infra import HyperPodCluster, SmddpTrainingNetwork
+
+    stack = Stack(app, name, env=Environment(region="us-east-1"))
+    network = SmddpTrainingNetwork(stack, "Network", instance_type="ml.p5.48xlarge", instance_count=6,
+                                   availability_zone_id="use1-az4", read_mbps_per_gpu=100)
+    HyperPodCluster(stack, "HyperPod", network=network, instance_groups=slurm_groups(), lifecycle_script="on_init_complete.sh")
+    return stack
+
+
+def add_eks_stack(app: Any, name: str = "HyperPodEks") -> Any:
+    from aws_cdk import Environment, Stack
+
+    from smddp_infra import HyperPodCluster, InstanceGroup, SmddpTrainingNetwork
+
+    stack = Stack(app, name, env=Environment(region="us-east-1"))
+    network = SmddpTrainingNetwork(stack, "Network", instance_type="ml.p4d.24xlarge", instance_count=2,
+                                   availability_zone="us-east-1b", read_mbps_per_gpu=50, nat_gateway=True)
+    HyperPodCluster(stack, "HyperPod", network=network, orchestrator="eks", eks_cluster_arn=EKS_ARN,
+                    instance_groups=[InstanceGroup(name="gpu", instance_type="ml.p4d.24xlarge", count=2)])
+    return stack
