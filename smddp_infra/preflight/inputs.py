@@ -151,3 +151,10 @@ def _api_input(path: Path, document: Mapping[str, Any], kind: str) -> Input:
               "are not checked",) if kind == CREATE and is_fragment(document) else ())
     return Input(kind, (job_from_api(document, path=path, kind=kind),), notes=notes,
                   shape_problems=tuple(p.message for p in problems) if problems is not None else None)
+
+
+def api_document_input(path: Path, document: Mapping[str, Any]) -> Input:
+    """API JSON already decoded (``diagnose`` reads DescribeTrainingJob from the account)."""
+    from smddp_infra.preflight.api import DESCRIBE, api_kind
+
+    return _api_input(path, document, api_kind(document) or DESCRIBE)
