@@ -160,7 +160,8 @@ def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tup
     """The head and the tail of the job's log (bounded FilterLogEvents); newest first."""
     name = str(job.get("TrainingJobName"))
     start = job.get("TrainingStartTime") or job.get("CreationTime")
-    end = (job.get("TrainingEndTime") + END_GRACE) if isinstance(job.get("TrainingEndTime"), datetime) else now
+    ended = job.get("TrainingEndTime")
+    end: datetime = ended + END_GRACE if isinstance(ended, datetime) else now
     if not isinstance(start, datetime):
         return None, "the job has not started: no log to read"
     events: dict[tuple[int, str, str], LogEvent] = {}
