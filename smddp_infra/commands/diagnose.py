@@ -25,6 +25,7 @@ HELP = ("Run the SMDDP troubleshooting guide against your account: a training jo
 
 _GROUP = re.compile(r"sg-[0-9a-f]{8,17}")
 _SUBNET = re.compile(r"subnet-[0-9a-f]{8,17}")
+_FILE_SYSTEM = re.compile(r"fs-[0-9a-f]{8,17}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--cluster", metavar="NAME", help="a HyperPod cluster (DescribeCluster)")
     what.add_argument("--security-group", metavar="ID", nargs="+", default=[], help="security group(s) of a planned job")
     what.add_argument("--subnet", metavar="ID", nargs="+", default=[], help="subnet(s) of a planned job (with --security-group)")
+    parser.add_argument("--file-system", metavar="ID", nargs="+", default=[],
+                        help="with --security-group: the FSx for Lustre file system(s) the job will read")
     parser.add_argument("--instance-type", metavar="TYPE", help="with --security-group: the planned instance type "
                         "(default: an EFA type, as the guide assumes)")
     parser.add_argument("--region", metavar="REGION", help="default: boto3's (AWS_REGION, the profile)")
@@ -51,7 +54,8 @@ def _check(args: argparse.Namespace) -> None:
     if chosen[0].startswith("--security-group"):
         if not args.security_group or not args.subnet:
             raise ConfigError("--security-group and --subnet go together: the groups and the subnets the job will use")
-        for flag, pattern, values in (("--security-group", _GROUP, args.security_group), ("--subnet", _SUBNET, args.subnet)):
+        for flag, pattern, values in (("--security-group", _GROUP, args.security_group), ("--subnet", _SUBNET, args.subnet),
+                                      ("--file-system", _FILE_SYSTEM, args.file_system)):
             bad = [v for v in values if not pattern.fullmatch(v)]
             if bad:
                 raise ConfigError(f"{flag} must be ids like {pattern.pattern.replace('[0-9a-f]{8,17}', '0123456789abcdef0')}, "
@@ -59,6 +63,9 @@ def _check(args: argparse.Namespace) -> None:
         if len(args.security_group) > 5 or len(args.subnet) > 16:
             raise ConfigError(f"a job takes 1-5 security groups and 1-16 subnets (VpcConfig), got {len(args.security_group)} "
                               f"and {len(args.subnet)}")
+    elif args.file_system or args.instance_type:
+        raise ConfigError("--file-system and --instance-type describe a planned job: use them with --security-group/--subnet "
+                          "(a job or cluster names its own)")
     if args.quiet_minutes <= 0:
         raise ConfigError(f"--quiet-minutes must be a number of minutes > 0, got {args.quiet_minutes:g}")
 
@@ -80,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         diagnosis = diagnose_cluster(account, args.cluster)
     else:
         diagnosis = diagnose_network(account, group_ids=args.security_group, subnet_ids=args.subnet,
-                                     instance_type=args.instance_type)
+                                     instance_type=args.instance_type, file_system_ids=args.file_system)
     with pipe_safe_stdout():
         if args.json:
             json.dump(diagnosis.to_json(), sys.stdout, indent=2, default=str)

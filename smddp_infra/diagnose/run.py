@@ -110,11 +110,12 @@ def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> t
 
 
 def diagnose_network(account: Account, *, group_ids: Sequence[str], subnet_ids: Sequence[str],
-                     instance_type: Optional[str] = None) -> Diagnosis:
+                     instance_type: Optional[str] = None, file_system_ids: Sequence[str] = ()) -> Diagnosis:
     started = time.perf_counter()
     what = "--security-group/--subnet"
     compute = Compute(planned=(tuple(group_ids), tuple(subnet_ids)), planned_instance_type=instance_type)
-    network, notes = collect.read_network(account, compute, group_ids=group_ids, subnet_ids=subnet_ids, file_system_ids=(), what=what)
+    network, notes = collect.read_network(account, compute, group_ids=group_ids, subnet_ids=subnet_ids,
+                                          file_system_ids=file_system_ids, what=what)
     _require_all(network, group_ids, subnet_ids)
     d = Diagnosis(subject=f"security group(s) {', '.join(group_ids)} in subnet(s) {', '.join(subnet_ids)}", region=account.region)
     d.items = judge_network(network, d.region)
@@ -198,11 +199,9 @@ def _preflight_items(job: Mapping[str, Any], name: str) -> list[Item]:
     from smddp_infra.preflight import check_api_document
 
     document = {k: v for k, v in job.items() if k != "ResponseMetadata"}
-    report = check_api_document(document, label=f"training job {name}")
+    report = check_api_document(document, label=f"training job {name}", from_service=True)
     items = []
     for f in report.findings:
-        if f.rule_id == "PF-API-SHAPE":
-            continue  # the answer comes from the API itself: its shape is the service's, not the user's
         items.append(Item(f.rule_id, f.severity, name, f.message, "job", _PREFLIGHT_FAILURE.get(f.rule_id), None, f.fix,
                           (f"symptom: {f.symptom}",)))
     return items

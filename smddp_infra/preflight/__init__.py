@@ -54,13 +54,14 @@ def check_estimator(estimator: Any, scripts: Sequence[Path] = (), *, outputs: Op
     return _judge(job.path, Input("live", (job,)), [Path(s) for s in scripts], outputs)
 
 
-def check_api_document(document: Any, *, label: str) -> PreflightReport:
-    """Check a CreateTrainingJob request or DescribeTrainingJob answer already in memory (``diagnose``
-    reads it from the account); ``label`` names it in the report. Same rules as a JSON file."""
+def check_api_document(document: Any, *, label: str, from_service: bool = False) -> PreflightReport:
+    """Check a CreateTrainingJob request or DescribeTrainingJob answer already in memory; ``label``
+    names it in the report. Same rules as a JSON file; ``from_service`` (``diagnose`` read it from
+    SageMaker) skips the shape check, the service's own answer."""
     from smddp_infra.preflight.inputs import api_document_input
 
     path = Path(label)
-    return _judge(path, api_document_input(path, document), [], None)
+    return _judge(path, api_document_input(path, document, from_service=from_service), [], None)
 
 
 def _instance_type_unchecked(job: JobDescription) -> bool:
