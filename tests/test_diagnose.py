@@ -278,7 +278,7 @@ def test_no_credentials_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: A
 
 
 @pytest.mark.parametrize("args, message", [
-    ([], "needs exactly one of --job NAME, --cluster NAME or --security-group ID --subnet ID, got none"),
+    ([], "needs exactly one of --job NAME, --cluster NAME, --stack NAME or --security-group ID --subnet ID, got none"),
     (["--job", "a", "--cluster", "b"], "got --job, --cluster"),
     (["--security-group", "sg-0123456789abcdef0"], "--security-group and --subnet go together"),
     (["--security-group", "default", "--subnet", "subnet-0123456789abcdef0"], "--security-group must be ids like"),

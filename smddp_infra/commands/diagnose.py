@@ -1,6 +1,7 @@
 """``smddp-infra diagnose``: the SMDDP troubleshooting guide run against the account.
 
-One of ``--job NAME`` (a training job in any state), ``--cluster NAME`` (HyperPod) or
+One of ``--job NAME`` (a training job in any state), ``--cluster NAME`` (HyperPod),
+``--stack NAME`` (a deployed stack: its live network and its groups' drift from the template) or
 ``--security-group ID... --subnet ID...`` (a network before any job runs). Region from
 ``--region`` or boto3's chain; endpoints from the standard ``AWS_ENDPOINT_URL*`` variables.
 
@@ -32,6 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_argument_group("what to diagnose (one of)")
     what.add_argument("--job", metavar="NAME", help="a training job, in any state (DescribeTrainingJob)")
     what.add_argument("--cluster", metavar="NAME", help="a HyperPod cluster (DescribeCluster)")
+    what.add_argument("--stack", metavar="NAME", help="a CloudFormation stack: its live network, and its groups' drift "
+                      "from its template")
     what.add_argument("--security-group", metavar="ID", nargs="+", default=[], help="security group(s) of a planned job")
     what.add_argument("--subnet", metavar="ID", nargs="+", default=[], help="subnet(s) of a planned job (with --security-group)")
     parser.add_argument("--file-system", metavar="ID", nargs="+", default=[],
@@ -46,11 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    chosen = [flag for flag, value in (("--job", args.job), ("--cluster", args.cluster),
+    chosen = [flag for flag, value in (("--job", args.job), ("--cluster", args.cluster), ("--stack", args.stack),
                                        ("--security-group/--subnet", args.security_group or args.subnet)) if value]
     if len(chosen) != 1:
         got = ", ".join(chosen) if chosen else "none"
-        raise ConfigError(f"diagnose needs exactly one of --job NAME, --cluster NAME or --security-group ID --subnet ID, got {got}")
+        raise ConfigError(f"diagnose needs exactly one of --job NAME, --cluster NAME, --stack NAME or --security-group ID "
+                          f"--subnet ID, got {got}")
     if chosen[0].startswith("--security-group"):
         if not args.security_group or not args.subnet:
             raise ConfigError("--security-group and --subnet go together: the groups and the subnets the job will use")
@@ -78,13 +82,15 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _check(args)
     from smddp_infra.account import Account
-    from smddp_infra.diagnose import diagnose_cluster, diagnose_job, diagnose_network
+    from smddp_infra.diagnose import diagnose_cluster, diagnose_job, diagnose_network, diagnose_stack
 
     account = Account(region=args.region)
     if args.job:
         diagnosis = diagnose_job(account, args.job, quiet_minutes=args.quiet_minutes)
     elif args.cluster:
         diagnosis = diagnose_cluster(account, args.cluster)
+    elif args.stack:
+        diagnosis = diagnose_stack(account, args.stack)
     else:
         diagnosis = diagnose_network(account, group_ids=args.security_group, subnet_ids=args.subnet,
                                      instance_type=args.instance_type, file_system_ids=args.file_system)

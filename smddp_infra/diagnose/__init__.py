@@ -10,6 +10,6 @@ one verdict per guide failure (:mod:`.report`). Read-only (:mod:`.policy`).
 from __future__ import annotations
 
 from smddp_infra.diagnose.report import Diagnosis
-from smddp_infra.diagnose.run import diagnose_cluster, diagnose_job, diagnose_network
+from smddp_infra.diagnose.run import diagnose_cluster, diagnose_job, diagnose_network, diagnose_stack
 
-__all__ = ["Diagnosis", "diagnose_cluster", "diagnose_job", "diagnose_network"]
+__all__ = ["Diagnosis", "diagnose_cluster", "diagnose_job", "diagnose_network", "diagnose_stack"]

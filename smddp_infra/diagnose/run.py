@@ -187,6 +187,53 @@ def diagnose_cluster(account: Account, name: str) -> Diagnosis:
     return d
 
 
+def diagnose_stack(account: Account, name: str) -> Diagnosis:
+    """A stack's live network judged by the same rules, and its groups' drift from the template."""
+    from smddp_infra.diagnose import stack as st
+
+    started = time.perf_counter()
+    what = f"--stack {name}"
+    try:
+        resources = account.call("cloudformation", "DescribeStackResources", what, StackName=name)["StackResources"]
+    except NotFoundError:
+        raise NotFoundError(f"--stack {name}: no stack of that name in {account.region}") from None
+    body = account.call("cloudformation", "GetTemplate", what, StackName=name)["TemplateBody"]
+    template = body if isinstance(body, Mapping) else _parse(body, name)
+    physical = st.physical_ids(resources)
+    of = {t: [pid for t2, pid in physical.values() if t2 == t] for t in st.LIVE_TYPES}
+    compute = Compute(resources=st.compute_resources(template, physical))
+    network, notes = collect.read_network(account, compute, group_ids=of["AWS::EC2::SecurityGroup"],
+                                          subnet_ids=of["AWS::EC2::Subnet"], file_system_ids=of["AWS::FSx::FileSystem"], what=what)
+    d = Diagnosis(subject=f"stack {name}", region=account.region)
+    d.items = judge_network(network, d.region)
+    for group_id, logical_id, text in st.group_drift(template, physical, network):
+        d.items.append(Item("SMDDP-DRIFT1", "warning", group_id,
+                            f"security group {group_id} ({logical_id} in stack {name}) differs from the stack's template: {text}",
+                            "network", sy.INIT_STALL,
+                            "make the group match the template again (a stack update restores only what the template "
+                            "changes), or change the template and deploy it",
+                            f"aws cloudformation detect-stack-drift --region {d.region} --stack-name {name} (CloudFormation's "
+                            "own view of the same drift)"))
+    d.items = _ordered(d.items)
+    d.not_evaluated = notes + ["no job: the job's record (Debugger, checkpoints, logs, throughput) is judged with --job NAME"]
+    d.verdicts = _verdicts(d, job_read=False, logs_read=False)
+    d.calls, d.seconds = list(account.calls), time.perf_counter() - started
+    return d
+
+
+def _parse(body: Any, name: str) -> Mapping[str, Any]:
+    from smddp_infra.errors import ConfigError
+    from smddp_infra.rules.loader import TemplateSyntaxError, load_template_text
+
+    try:
+        template = load_template_text(str(body))
+    except TemplateSyntaxError as exc:
+        raise ConfigError(f"--stack {name}: its template is not readable: {exc}") from None
+    if not isinstance(template, Mapping):
+        raise ConfigError(f"--stack {name}: its template is not a mapping with Resources")
+    return template
+
+
 # -- the job's own record ---------------------------------------------------------------------------
 
 

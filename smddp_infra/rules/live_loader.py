@@ -29,8 +29,9 @@ maps (the API's member names on the left):
   FSx reports no security groups itself): ``AWS::FSx::FileSystem``.
 * the compute: a training job (``DescribeTrainingJob``) as the CreateTrainingJob-shaped mapping
   the model recognises by shape (``VpcConfig`` beside ``ResourceConfig``), a HyperPod cluster
-  (``DescribeCluster``) as ``AWS::SageMaker::Cluster``, or planned placement
-  (``--security-group``/``--subnet``) as a training job of an unknown (assumed EFA) type.
+  (``DescribeCluster``) as ``AWS::SageMaker::Cluster``, planned placement
+  (``--security-group``/``--subnet``) as a training job of an unknown (assumed EFA) type, or a
+  stack's own compute resources (``--stack``) with their references turned into physical ids.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ class Compute:
     cluster: Optional[Mapping[str, Any]] = None  # DescribeCluster response
     planned: Optional[tuple[tuple[str, ...], tuple[str, ...]]] = None  # (group ids, subnet ids)
     planned_instance_type: Optional[str] = None
+    #: Template resources placed as they are (a stack's launch templates, clusters...), their
+    #: references already turned into physical ids (``--stack``).
+    resources: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,8 @@ def _vpc_config(vpc: Mapping[str, Any], resources: Mapping[str, Any]) -> dict[st
 
 
 def _compute(compute: Compute, resources: dict[str, dict[str, Any]]) -> None:
+    for logical_id, placed in compute.resources.items():
+        resources.setdefault(logical_id, dict(placed))
     job = compute.training_job
     if job is not None:
         body: dict[str, Any] = {
