@@ -171,3 +171,29 @@ def test_an_unknown_stack_is_one_line(live: Any, env: None, capsys: pytest.Captu
     assert main(["diagnose", "--stack", "NoSuchStack"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--stack NoSuchStack: no stack of that name in us-east-1" in err
+
+
+def test_guard_reads_the_deployed_stack_through_the_account_room(live: Any, env: None, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """guard --deployed-stack (GetTemplate) goes through smddp_infra.account like diagnose: the same stack
+    read back is no replacement; a stack that does not exist passes; a missing credential is one line."""
+    template = live[0]
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(template))
+    assert main(["guard", "--deployed-stack", STACK, str(new), "--region", REGION]) == 0
+    assert main(["guard", "--deployed-stack", "NotDeployedYet", str(new), "--region", REGION]) == 0
+    assert "stack NotDeployedYet does not exist in us-east-1 yet" in capsys.readouterr().out
+
+
+def test_guard_without_credentials_is_one_line(live: Any, env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(live[0]))
+    assert main(["guard", "--deployed-stack", STACK, str(new), "--region", REGION]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "no AWS credentials found for cloudformation:GetTemplate" in err

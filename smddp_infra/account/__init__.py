@@ -16,6 +16,7 @@ is imported only when a client is first needed, and its absence is one line as w
 
 from __future__ import annotations
 
+from smddp_infra.account.reads import metric_data, template_body, training_job
 from smddp_infra.account.session import (
     Account,
     AccountError,
@@ -23,4 +24,4 @@ from smddp_infra.account.session import (
     iam_action,
 )
 
-__all__ = ["Account", "AccountError", "NotFoundError", "iam_action"]
+__all__ = ["Account", "AccountError", "NotFoundError", "iam_action", "metric_data", "template_body", "training_job"]

@@ -60,12 +60,12 @@ def _ids(values: Any) -> list[str]:
 
 
 def describe_job(account: Account, name: str) -> Mapping[str, Any]:
+    from smddp_infra.account import training_job
+
     try:
-        job: Mapping[str, Any] = account.call("sagemaker", "DescribeTrainingJob", f"--job {name}", TrainingJobName=name)
-    except NotFoundError:
-        raise NotFoundError(f"--job {name}: no training job of that name in {account.region} "
-                            "(a HyperPod cluster? use --cluster NAME)") from None
-    return job
+        return training_job(account, name, what=f"--job {name}")
+    except NotFoundError as exc:
+        raise NotFoundError(f"{exc} (a HyperPod cluster? use --cluster NAME)") from None
 
 
 def describe_cluster(account: Account, name: str) -> Mapping[str, Any]:
@@ -184,24 +184,14 @@ def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tup
 
 
 def read_metrics(account: Account, file_system_id: str, start: datetime, end: datetime, *, period: int) -> dict[str, list[tuple[datetime, float]]]:
+    """The file system's AWS/FSx metrics during the job (observe's queries, at most METRIC_PAGES pages)."""
+    from smddp_infra.account import metric_data
     from smddp_infra.observe import metrics as m
 
     queries = m.metric_data_queries(file_system_id, namespace="AWS/FSx", period_seconds=period, read_metric="DataReadBytes",
                                     write_metric="DataWriteBytes", free_capacity_metric="FreeDataStorageCapacity",
                                     metadata_metric="MetadataOperations")
-    series: dict[str, list[tuple[datetime, float]]] = {str(q["Id"]): [] for q in queries}
-    token: Optional[str] = None
-    for _ in range(METRIC_PAGES):
-        kwargs: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": start, "EndTime": end, "ScanBy": "TimestampAscending"}
-        if token:
-            kwargs["NextToken"] = token
-        page = account.call("cloudwatch", "GetMetricData", f"file system {file_system_id}", **kwargs)
-        for result in page.get("MetricDataResults", []):
-            series.setdefault(result["Id"], []).extend(zip(result.get("Timestamps", []), result.get("Values", [])))
-        token = page.get("NextToken")
-        if not token:
-            break
-    return {k: sorted(v) for k, v in series.items()}
+    return metric_data(account, queries, start, end, what=f"file system {file_system_id}", max_pages=METRIC_PAGES)
 
 
 def _ms(value: datetime) -> int:
