@@ -93,7 +93,7 @@ class Diagnosis:
             if item.console:
                 out.append(f"  fix (console): {item.console}")
             if item.cli:
-                out.append(f"  fix (CLI):     {item.cli}")
+                out.append(f"  fix (CLI):     {item.cli}" if item.console else f"  fix: {item.cli}")
         for note in self.not_evaluated:
             out.append(f"not evaluated: {note}")
         out.append(f"guide failures for {self.subject}:")

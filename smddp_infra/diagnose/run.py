@@ -302,28 +302,47 @@ def _throughput(account: Account, job: Mapping[str, Any], network: LiveNetwork, 
                               "periodSeconds": period, "read": read.to_json() if read else None, "verdict": verdict.value}
     count = (job.get("ResourceConfig") or {}).get("InstanceCount")
     if verdict is m.Verdict.UNDER_SIZED and read is not None:
-        from smddp_infra.errors import SmddpError
-        from smddp_infra.sizing.planner import plan_lustre
-
-        try:
-            plan = plan_lustre(round(read.p95 * headroom, 1), fs.get("StorageCapacity") or 0,
-                               clients=count if isinstance(count, int) else None)
-            result["plan"] = plan.to_dict()
-            plan_text = (f"; the calculator's plan for {read.p95 * headroom:,.0f} MB/s (p95 x {headroom:g}) and "
-                         f"{count} instance(s): {plan.deployment_type}"
-                         f"{'/' + str(plan.per_unit_storage_throughput) if plan.per_unit_storage_throughput else ''} "
-                         f"{plan.storage_capacity_gib:,} GiB, {plan.baseline_throughput_mbps:,.0f} MB/s baseline")
-        except SmddpError as exc:
-            plan_text = f"; no plan: {exc}"
-        d.items.append(Item("SYM-FSX-THROUGHPUT", "warning", fs["FileSystemId"],
-                            f"during the job the file system read p95 {read.p95:,.1f} MB/s (max {read.max:,.1f}) of a "
-                            f"{baseline:,.1f} MB/s baseline: at or above {m.DEFAULT_THROUGHPUT_FRACTION:.0%}, the file system "
-                            f"is the bottleneck (the guide's scaling collapse){plan_text}", "metrics", sy.FSX_THROUGHPUT,
-                            "FSx console > the file system > Update storage capacity (grows in place)",
-                            f"smddp-infra size --throughput {read.p95 * headroom:.0f}"))
+        d.items.append(_under_sized(fs, read, baseline, count, headroom, result))
     elif verdict is m.Verdict.NOT_EVALUATED:
         d.not_evaluated.append(f"throughput: no DataReadBytes datapoints for {fs['FileSystemId']} during the job")
     return result
+
+
+#: Deployment types whose storage capacity FSx grows in place (UpdateFileSystem StorageCapacity).
+GROWS_IN_PLACE = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2")
+
+
+def _under_sized(fs: Mapping[str, Any], read: Any, baseline: float, count: Any, headroom: float, result: dict[str, Any]) -> Item:
+    """The finding, with the calculator's plan in the file system's own type and tier (so it grows in place)."""
+    from smddp_infra.errors import SmddpError
+    from smddp_infra.observe import metrics as m
+    from smddp_infra.sizing.planner import plan_lustre
+
+    lustre = fs.get("LustreConfiguration") or {}
+    deployment = str(lustre.get("DeploymentType", "SCRATCH_1"))
+    group = f"{deployment}_HDD" if fs.get("StorageType") == "HDD" else deployment
+    required = round(read.p95 * headroom, 1)
+    capacity = fs.get("StorageCapacity") or 0
+    console: Optional[str] = None
+    cli = f"smddp-infra size --required-mbps {required:g} --deployment-type {group}"
+    try:
+        plan = plan_lustre(required, capacity, deployment_types=[group], per_unit_storage_throughput=lustre.get("PerUnitStorageThroughput"),
+                           clients=count if isinstance(count, int) else None)
+        result["plan"] = plan.to_dict()
+        plan_text = (f"; the calculator's plan for {required:,g} MB/s (p95 x {headroom:g}) and {count} instance(s) in its own "
+                     f"type: {plan.deployment_type}{'/' + str(plan.per_unit_storage_throughput) if plan.per_unit_storage_throughput else ''} "
+                     f"{plan.storage_capacity_gib:,} GiB, {plan.baseline_throughput_mbps:,.0f} MB/s baseline")
+        if deployment in GROWS_IN_PLACE and plan.storage_capacity_gib > capacity:
+            console = (f"FSx console > {fs['FileSystemId']} > Actions > Update storage capacity: {plan.storage_capacity_gib:,} GiB "
+                       "(grows in place)")
+            cli = (f"aws fsx update-file-system --file-system-id {fs['FileSystemId']} --storage-capacity "
+                   f"{plan.storage_capacity_gib}")
+    except SmddpError as exc:
+        plan_text = f"; no plan in its own type: {exc}"
+    return Item("SYM-FSX-THROUGHPUT", "warning", fs["FileSystemId"],
+                f"during the job the file system read p95 {read.p95:,.1f} MB/s (max {read.max:,.1f}) of a {baseline:,.1f} MB/s "
+                f"baseline: at or above {m.DEFAULT_THROUGHPUT_FRACTION:.0%}, the file system is the bottleneck (the guide's "
+                f"scaling collapse){plan_text}", "metrics", sy.FSX_THROUGHPUT, console, cli)
 
 
 def _baseline(network: LiveNetwork, fs_id: str) -> Optional[float]:
