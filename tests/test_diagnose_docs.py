@@ -17,6 +17,7 @@ import io
 import logging
 import os
 import re
+import urllib.request
 from contextlib import redirect_stdout
 from datetime import timedelta
 from pathlib import Path
@@ -118,6 +119,9 @@ def outputs() -> Iterator[dict[str, tuple[int, str]]]:
     server.start()
     _, port = server.get_host_and_port()
     url = f"http://127.0.0.1:{port}"
+    # moto's backends live in the process, shared by every server it starts: start from nothing,
+    # whatever ran before in this process (another module's log group would change the output).
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=30).close()
     saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
                                             "AWS_PROFILE", "AWS_DEFAULT_REGION")}
     os.environ.update(AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_REGION="us-east-1")
