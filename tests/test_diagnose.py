@@ -171,6 +171,19 @@ def test_an_under_sized_file_system_is_the_throughput_failure(aws: Aws, capsys: 
     assert throughput["plan"]["baseline_throughput_mbps"] >= 140 * 1.25 or throughput["plan"]["baselineThroughputMBps"] >= 175
 
 
+def test_a_hyperpod_cluster_is_judged_by_the_same_group_rules(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    net = aws.network(self_in=False)
+    aws.sm.create_cluster(ClusterName="hp-workers", VpcConfig={"SecurityGroupIds": [net["group"]], "Subnets": net["subnets"]},
+                          InstanceGroups=[{"InstanceGroupName": "workers", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 2,
+                                           "ThreadsPerCore": 1,  # moto 5.2.5 fails to answer without it
+                                           "ExecutionRole": ROLE, "LifeCycleConfig": {
+                                               "SourceS3Uri": "s3://sagemaker-lifecycle/scripts/", "OnCreate": "on_create.sh"}}])
+    code, report = diagnose(capsys, "--cluster", "hp-workers")
+    assert code == 1 and rules_of(report, "error") == ["SMDDP-SG1"]
+    assert report["findings"][0]["resource"] == "hp-workers" and "HyperPod instance group workers" in report["findings"][0]["message"]
+    assert verdict(report, "init-stall") == "found" and verdict(report, "debugger-checkpoints") == "not evaluated"
+
+
 # --- bad input: one line, exit 2 ---------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ import copy
 import json
 import logging
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -55,6 +56,9 @@ def live(default_app: Any) -> Iterator[tuple[dict[str, Any], dict[str, str], Any
     server.start()
     _, port = server.get_host_and_port()
     url = f"http://127.0.0.1:{port}"
+    # moto's backends live in the process, shared by every server it starts: start from nothing
+    # (tests/test_deploy_local.py deploys a stack of the same name in its own module).
+    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=30).close()
     cfn_doubles.register()
     try:
         session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
@@ -62,7 +66,8 @@ def live(default_app: Any) -> Iterator[tuple[dict[str, Any], dict[str, str], Any
         template = default_app.json
         for parameter in (template.get("Parameters") or {}).values():  # what `cdk bootstrap` writes (BootstrapVersion)
             if str(parameter.get("Type", "")).startswith("AWS::SSM::Parameter::Value"):
-                session.client("ssm", endpoint_url=url).put_parameter(Name=parameter["Default"], Value="30", Type="String")
+                session.client("ssm", endpoint_url=url).put_parameter(Name=parameter["Default"], Value="30", Type="String",
+                                                                            Overwrite=True)
         cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(template), Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"])
         assert cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
         physical = {r["LogicalResourceId"]: r.get("PhysicalResourceId")

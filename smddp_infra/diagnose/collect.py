@@ -29,7 +29,8 @@ TAIL_MINUTES = 30
 END_GRACE = timedelta(minutes=5)
 NETWORK_PAGES = 2
 METRIC_PAGES = 2
-#: Calls of one --job diagnosis at most: 1 job + 6 network x pages + FSx 1 + ENIs 1 + logs 2 x pages + metrics.
+#: Calls of one --job diagnosis at most: 1 job + 6 network reads x pages + FSx 1 + ENIs 1 (one page each: at most
+#: a few ids) + the log's head and tail x pages + metric pages.
 MAX_CALLS_JOB = 1 + 6 * NETWORK_PAGES + 2 + 2 * LOG_PAGES + METRIC_PAGES
 
 
@@ -90,7 +91,7 @@ def read_network(account: Account, compute: Compute, *, group_ids: Sequence[str]
     fs_groups: dict[str, Optional[tuple[str, ...]]] = {}
     fs_subnets: list[str] = []
     if file_system_ids:
-        file_systems = list(account.pages("fsx", "DescribeFileSystems", "FileSystems", what, max_pages=NETWORK_PAGES,
+        file_systems = list(account.pages("fsx", "DescribeFileSystems", "FileSystems", what, max_pages=1,
                                           FileSystemIds=sorted(set(file_system_ids))))
         interfaces = {fs["FileSystemId"]: _ids(fs.get("NetworkInterfaceIds"))[:1] for fs in file_systems}
         wanted = sorted({i for ids in interfaces.values() for i in ids})
@@ -98,7 +99,7 @@ def read_network(account: Account, compute: Compute, *, group_ids: Sequence[str]
         if wanted:
             try:
                 for eni in account.pages("ec2", "DescribeNetworkInterfaces", "NetworkInterfaces", what,
-                                         max_pages=NETWORK_PAGES, NetworkInterfaceIds=wanted):
+                                         max_pages=1, NetworkInterfaceIds=wanted):
                     groups_of[eni["NetworkInterfaceId"]] = tuple(g["GroupId"] for g in eni.get("Groups") or [])
             except NotFoundError:
                 pass

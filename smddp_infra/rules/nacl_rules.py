@@ -35,7 +35,8 @@ from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.model import Resource, ResourceRef, World, to_bool, to_int
-from smddp_infra.rules.training import SUBNET, lustre_file_systems, placements
+from smddp_infra.rules.network_rules import _subnet
+from smddp_infra.rules.training import lustre_file_systems, placements
 
 ACL = "AWS::EC2::NetworkAcl"
 ENTRY = "AWS::EC2::NetworkAclEntry"
@@ -130,14 +131,6 @@ class Acls:
 def _acls(world: World) -> Acls:
     result: Acls = world.memo("network_acls", Acls)
     return result
-
-
-def _subnet(world: World, ref: Any) -> Optional[Resource]:
-    if isinstance(ref, ResourceRef) and ref.attribute is None:
-        resource = world.resources.get(ref.logical_id)
-        if resource is not None and resource.type == SUBNET:
-            return resource
-    return None
 
 
 def _cidr(world: World, subnet: Resource) -> Optional[Any]:
