@@ -1,11 +1,11 @@
-"""The ``smddp-infra`` front door: size | job-config | preflight | check | review | guard | observe.
+"""The ``smddp-infra`` front door: size | job-config | preflight | check | review | guard | observe | diagnose.
 
 Each subcommand lives in :mod:`smddp_infra.commands` as a module with ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Command modules import only pure
 rooms at import time (never ``aws_cdk`` or ``jsii``) and defer heavy imports to ``run``,
 so the CLI starts in a fraction of a second.
 
-Exit codes: 0 fine, 1 findings (check / preflight / guard / observe), 2 bad input (one line on stderr).
+Exit codes: 0 fine, 1 findings (check / preflight / guard / observe / diagnose), 2 bad input (one line on stderr).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ COMMANDS = {
     "guard": "guard",
     "guardrails": "guardrails",
     "observe": "observe",
+    "diagnose": "diagnose",
 }
 
 

@@ -325,9 +325,11 @@ def test_job_window_is_the_training_jobs_start_and_end() -> None:
     import boto3
     from botocore.stub import Stubber
 
+    from smddp_infra.account import Account
     from smddp_infra.commands.observe import job_window
 
     client = boto3.client("sagemaker", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y")
+    account = Account(region="us-east-1", clients={"sagemaker": client})  # the account room, its client stubbed
     start, end = datetime(2026, 11, 2, 1, tzinfo=timezone.utc), datetime(2026, 11, 2, 7, tzinfo=timezone.utc)
     response = {"TrainingJobName": "llama-1", "TrainingJobArn": "arn:aws:sagemaker:us-east-1:1:training-job/llama-1",
                 "ModelArtifacts": {"S3ModelArtifacts": "s3://b/m"}, "TrainingJobStatus": "Completed",
@@ -336,11 +338,11 @@ def test_job_window_is_the_training_jobs_start_and_end() -> None:
                 "TrainingStartTime": start, "TrainingEndTime": end}
     with Stubber(client) as stub:
         stub.add_response("describe_training_job", response, {"TrainingJobName": "llama-1"})
-        assert job_window(client, "llama-1") == (start, end)
+        assert job_window(account, "llama-1") == (start, end)
         pending = {k: v for k, v in response.items() if k not in ("TrainingStartTime", "TrainingEndTime")}
         stub.add_response("describe_training_job", {**pending, "TrainingJobStatus": "InProgress"}, {"TrainingJobName": "llama-1"})
         with pytest.raises(ConfigError, match="has not started training yet"):
-            job_window(client, "llama-1")
+            job_window(account, "llama-1")
 
 
 def test_observe_imports_no_cdk() -> None:

@@ -15,7 +15,7 @@ Accepting a replacement on purpose: synthesize with ``-c smddp:allowReplacement=
 cloud assembly records it) or pass ``--allow-replacement``.
 
 Exit codes: 0 nothing stateful replaced (or accepted), 1 refused, 2 unreadable input.
-Pure at import time; boto3 is imported only for ``--deployed-stack``.
+Pure at import time; boto3 is imported only for ``--deployed-stack`` (through :mod:`smddp_infra.account`).
 """
 
 from __future__ import annotations
@@ -75,28 +75,17 @@ def run(args: argparse.Namespace) -> int:
 def fetch_deployed_template(stack_name: str, *, region: Optional[str]) -> Optional[dict[str, Any]]:
     """The deployed template of ``stack_name`` (GetTemplate), or None when the stack does not exist.
 
-    Uses the caller's credentials and AWS configuration (``AWS_PROFILE``, ``AWS_ENDPOINT_URL``...).
+    Uses the caller's credentials and AWS configuration (``AWS_PROFILE``, ``AWS_ENDPOINT_URL``...),
+    through :mod:`smddp_infra.account` (a missing permission or credential is one line).
     A stack whose creation failed and was rolled back still holds no resources worth guarding,
     but CloudFormation keeps its template: it is compared like any other.
     """
-    from smddp_infra.errors import ConfigError
+    from smddp_infra.account import Account, template_body
     from smddp_infra.review.replacement import parse_template_text
 
-    try:
-        import boto3
-        from botocore.exceptions import BotoCoreError, ClientError
-    except ImportError:
-        raise ConfigError("--deployed-stack needs boto3 (pip install boto3), or pass --deployed FILE") from None
-    try:
-        client = boto3.session.Session(region_name=region).client("cloudformation")
-        body = client.get_template(StackName=stack_name)["TemplateBody"]
-    except ClientError as exc:
-        message = str(exc.response.get("Error", {}).get("Message", exc))
-        if "does not exist" in message:
-            return None
-        raise ConfigError(f"--deployed-stack {stack_name}: CloudFormation GetTemplate failed: {message}") from None
-    except BotoCoreError as exc:
-        raise ConfigError(f"--deployed-stack {stack_name}: could not reach CloudFormation: {exc}") from None
+    body = template_body(Account(region=region), stack_name, what=f"--deployed-stack {stack_name}")
+    if body is None:
+        return None
     if isinstance(body, dict):  # boto3 parses a JSON body into a dict
         return body
     return parse_template_text(str(body), where=f"the deployed template of {stack_name}")

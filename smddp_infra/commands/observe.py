@@ -9,8 +9,9 @@ trend and a verdict. Under- or over-sized: the calculator's plan for the observe
 answer). ``--job NAME`` takes the window from ``DescribeTrainingJob``.
 
 Exit codes: 0 right-sized, 1 under- or over-sized or no data in the window, 2 bad input.
-boto3 is imported only in ``run``; credentials and endpoint are the caller's
-(``AWS_PROFILE``, ``AWS_ENDPOINT_URL``...).
+AWS is read through :mod:`smddp_infra.account` (one boto3 Session, retries, pagination, a missing
+permission or credential as one line); boto3 is imported only in ``run``; credentials and
+endpoint are the caller's (``AWS_PROFILE``, ``AWS_ENDPOINT_URL``...).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import argparse
 import json
 import sys
 from datetime import datetime, timedelta, timezone
-from typing import Any, Optional
+from typing import Any
 
 from smddp_infra.errors import ConfigError
 
@@ -61,53 +62,17 @@ def _headroom(text: str) -> float:
     return check_headroom(value)
 
 
-def _client(service: str, region: str) -> Any:
-    try:
-        import boto3
-    except ImportError:  # boto3 is not in the [cli] extra: observe reads CloudWatch with the caller's own boto3
-        raise ConfigError("smddp-infra observe needs boto3 (pip install boto3)") from None
-    return boto3.session.Session(region_name=region).client(service)
+def job_window(account: Any, name: str) -> tuple[datetime, datetime]:
+    """The training job's start and end (now, when it is still running), read through the account room."""
+    from smddp_infra.account import training_job
 
-
-def _call(what: str, call: Any, **kwargs: Any) -> Any:
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    try:
-        return call(**kwargs)
-    except ClientError as exc:
-        error = exc.response.get("Error", {})
-        raise ConfigError(f"{what} failed: {error.get('Code', '')}: {error.get('Message', exc)}") from None
-    except BotoCoreError as exc:
-        raise ConfigError(f"{what} failed: {exc}") from None
-
-
-def job_window(client: Any, name: str) -> tuple[datetime, datetime]:
-    """The training job's start and end (now, when it is still running)."""
-    job = _call(f"--job {name}: DescribeTrainingJob", client.describe_training_job, TrainingJobName=name)
+    job = training_job(account, name, what=f"--job {name}")
     start = job.get("TrainingStartTime")
     if start is None:
         raise ConfigError(f"--job {name} has not started training yet (status {job.get('TrainingJobStatus')}): "
                           "nothing to observe")
     end = job.get("TrainingEndTime") or datetime.now(timezone.utc)
     return start, end
-
-
-def fetch(client: Any, queries: list[dict[str, Any]], start: datetime, end: datetime) -> dict[str, list[tuple[datetime, float]]]:
-    """One GetMetricData request for the window, every page of it; query id -> (time, value) ascending."""
-    series: dict[str, list[tuple[datetime, float]]] = {q["Id"]: [] for q in queries}
-    token: Optional[str] = None
-    while True:
-        kwargs: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": start, "EndTime": end,
-                                  "ScanBy": "TimestampAscending"}
-        if token:
-            kwargs["NextToken"] = token
-        page = _call("CloudWatch GetMetricData", client.get_metric_data, **kwargs)
-        for result in page.get("MetricDataResults", []):
-            series.setdefault(result["Id"], []).extend(zip(result.get("Timestamps", []), result.get("Values", [])))
-        token = page.get("NextToken")
-        if not token:
-            break
-    return {k: sorted(v) for k, v in series.items()}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,8 +97,11 @@ def run(args: argparse.Namespace) -> int:
     if not region:
         raise ConfigError(f"{network.where} does not name its region: pass --region")
 
+    from smddp_infra.account import Account, metric_data
+
+    account = Account(region=region)
     if args.job:
-        start, end = job_window(_client("sagemaker", region), args.job)
+        start, end = job_window(account, args.job)
     else:
         end = _time("--until", args.until) if args.until else datetime.now(timezone.utc)
         start = _time("--since", args.since) if args.since else end - timedelta(days=1)
@@ -144,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                                     read_metric=settings.read_metric, write_metric=settings.write_metric,
                                     free_capacity_metric=settings.free_capacity_metric,
                                     metadata_metric=settings.metadata_metric)
-    series = fetch(_client("cloudwatch", region), queries, start, end)
+    series = metric_data(account, queries, start, end, what=f"file system {doc.file_system.id}")
     period = settings.period_seconds
     read = m.summarize([m.mbps(v, period) for _, v in series["read"]])
     write = m.summarize([m.mbps(v, period) for _, v in series["write"]])

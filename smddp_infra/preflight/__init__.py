@@ -29,7 +29,7 @@ from smddp_infra.preflight.program import resolve_program
 from smddp_infra.preflight.report import JobReport, PreflightReport, ordered
 
 __all__ = ["JobReport", "PreflightInputError", "PreflightReport", "RULES", "Finding", "JobDescription",
-           "check_estimator", "run_preflight"]
+           "check_api_document", "check_estimator", "run_preflight"]
 
 
 def run_preflight(path: Path, scripts: Sequence[Path] = (), *, outputs: Optional[Path] = None) -> PreflightReport:
@@ -52,6 +52,16 @@ def check_estimator(estimator: Any, scripts: Sequence[Path] = (), *, outputs: Op
 
     job = job_from_object(estimator)
     return _judge(job.path, Input("live", (job,)), [Path(s) for s in scripts], outputs)
+
+
+def check_api_document(document: Any, *, label: str, from_service: bool = False) -> PreflightReport:
+    """Check a CreateTrainingJob request or DescribeTrainingJob answer already in memory; ``label``
+    names it in the report. Same rules as a JSON file; ``from_service`` (``diagnose`` read it from
+    SageMaker) skips the shape check, the service's own answer."""
+    from smddp_infra.preflight.inputs import api_document_input
+
+    path = Path(label)
+    return _judge(path, api_document_input(path, document, from_service=from_service), [], None)
 
 
 def _instance_type_unchecked(job: JobDescription) -> bool:

@@ -151,3 +151,14 @@ def _api_input(path: Path, document: Mapping[str, Any], kind: str) -> Input:
               "are not checked",) if kind == CREATE and is_fragment(document) else ())
     return Input(kind, (job_from_api(document, path=path, kind=kind),), notes=notes,
                   shape_problems=tuple(p.message for p in problems) if problems is not None else None)
+
+
+def api_document_input(path: Path, document: Mapping[str, Any], *, from_service: bool = False) -> Input:
+    """API JSON already decoded. ``from_service``: the answer comes from SageMaker itself
+    (``diagnose`` reads DescribeTrainingJob), so its shape is the service's: not checked."""
+    from smddp_infra.preflight.api import DESCRIBE, api_kind, job_from_api
+
+    kind = api_kind(document) or DESCRIBE
+    if from_service:
+        return Input(kind, (job_from_api(document, path=path, kind=kind),))
+    return _api_input(path, document, kind)

@@ -1,0 +1,47 @@
+"""The reads more than one command makes, in one place (pagination and "does not exist" included)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Mapping, Optional, Sequence
+
+from smddp_infra.account.session import Account, NotFoundError
+
+#: GetMetricData pages followed at most (each returns up to 100,800 datapoints).
+METRIC_PAGES = 20
+
+
+def metric_data(account: Account, queries: Sequence[Mapping[str, Any]], start: datetime, end: datetime, *,
+                what: str = "", max_pages: int = METRIC_PAGES) -> dict[str, list[tuple[datetime, float]]]:
+    """One GetMetricData request for the window, its pages followed; query id -> (time, value) ascending."""
+    series: dict[str, list[tuple[datetime, float]]] = {str(q["Id"]): [] for q in queries}
+    token: Optional[str] = None
+    for _ in range(max_pages):
+        kwargs: dict[str, Any] = {"MetricDataQueries": list(queries), "StartTime": start, "EndTime": end,
+                                  "ScanBy": "TimestampAscending"}
+        if token:
+            kwargs["NextToken"] = token
+        page = account.call("cloudwatch", "GetMetricData", what, **kwargs)
+        for result in page.get("MetricDataResults", []):
+            series.setdefault(result["Id"], []).extend(zip(result.get("Timestamps", []), result.get("Values", [])))
+        token = page.get("NextToken")
+        if not token:
+            break
+    return {k: sorted(v) for k, v in series.items()}
+
+
+def training_job(account: Account, name: str, *, what: str) -> Mapping[str, Any]:
+    """DescribeTrainingJob; a job that does not exist is one line naming the flag."""
+    try:
+        job: Mapping[str, Any] = account.call("sagemaker", "DescribeTrainingJob", what, TrainingJobName=name)
+    except NotFoundError:
+        raise NotFoundError(f"{what}: no training job of that name in {account.region}") from None
+    return job
+
+
+def template_body(account: Account, stack: str, *, what: str) -> Optional[Any]:
+    """The stack's template (GetTemplate: a dict when JSON, else text); None when the stack does not exist."""
+    try:
+        return account.call("cloudformation", "GetTemplate", what, StackName=stack)["TemplateBody"]
+    except NotFoundError:
+        return None

@@ -1,0 +1,199 @@
+"""Read what diagnose judges from the account: a bounded, counted set of read-only calls.
+
+One job's diagnosis (``--job``) makes at most :data:`MAX_CALLS_JOB` calls, whatever the
+account holds: ``DescribeTrainingJob``; ``DescribeSubnets``, ``DescribeVpcs``,
+``DescribeSecurityGroups``, ``DescribeRouteTables``, ``DescribeVpcEndpoints``,
+``DescribeNetworkAcls`` (one each, filtered to the job's ids and VPCs, up to
+:data:`NETWORK_PAGES` pages); ``DescribeFileSystems`` and ``DescribeNetworkInterfaces`` (the file
+system's groups: FSx does not report them) when the job reads FSx; ``FilterLogEvents`` for the
+head and the tail of the job's log (:data:`LOG_PAGES` pages each); ``GetMetricData`` for the
+file system's reads during the job (:data:`METRIC_PAGES` pages).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Mapping, Optional, Sequence
+
+from smddp_infra.account import Account, AccountError, NotFoundError
+from smddp_infra.rules.live_loader import Compute, LiveNetwork
+
+LOG_GROUP = "/aws/sagemaker/TrainingJobs"
+#: Events read from each end of the job's log (FilterLogEvents pages of up to this many events).
+LOG_EVENTS_PER_PAGE = 1000
+LOG_PAGES = 2
+#: The tail window: the last minutes of the job's log, where end-of-epoch timeouts show.
+TAIL_MINUTES = 30
+#: Lines a job's instances write just after SageMaker records its end (the last flush) still count.
+END_GRACE = timedelta(minutes=5)
+NETWORK_PAGES = 2
+METRIC_PAGES = 2
+#: Calls of one --job diagnosis at most: 1 job + 6 network reads x pages + FSx 1 + ENIs 1 (one page each: at most
+#: a few ids) + the log's head and tail x pages + metric pages.
+MAX_CALLS_JOB = 1 + 6 * NETWORK_PAGES + 2 + 2 * LOG_PAGES + METRIC_PAGES
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    timestamp: datetime
+    stream: str
+    message: str
+
+
+@dataclass
+class Collected:
+    """Everything read, raw, plus what could not be read (and why)."""
+
+    network: LiveNetwork
+    job: Optional[Mapping[str, Any]] = None
+    cluster: Optional[Mapping[str, Any]] = None
+    logs: Optional[list[LogEvent]] = None  # None: not read (no job, or no permission)
+    log_note: Optional[str] = None
+    metrics: Optional[dict[str, list[tuple[datetime, float]]]] = None
+    metric_window: Optional[tuple[datetime, datetime]] = None
+    metric_note: Optional[str] = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _ids(values: Any) -> list[str]:
+    return [v for v in values or [] if isinstance(v, str)]
+
+
+def describe_job(account: Account, name: str) -> Mapping[str, Any]:
+    from smddp_infra.account import training_job
+
+    try:
+        return training_job(account, name, what=f"--job {name}")
+    except NotFoundError as exc:
+        raise NotFoundError(f"{exc} (a HyperPod cluster? use --cluster NAME)") from None
+
+
+def describe_cluster(account: Account, name: str) -> Mapping[str, Any]:
+    try:
+        cluster: Mapping[str, Any] = account.call("sagemaker", "DescribeCluster", f"--cluster {name}", ClusterName=name)
+    except NotFoundError:
+        hint = ""
+        try:
+            account.call("sagemaker", "DescribeTrainingJob", f"--cluster {name}", TrainingJobName=name)
+            hint = f": {name} is a training job (use --job {name})"
+        except AccountError:
+            pass
+        raise NotFoundError(f"--cluster {name}: no HyperPod cluster of that name in {account.region}{hint}") from None
+    return cluster
+
+
+def read_network(account: Account, compute: Compute, *, group_ids: Sequence[str], subnet_ids: Sequence[str],
+                 file_system_ids: Sequence[str], what: str) -> tuple[LiveNetwork, list[str]]:
+    """The network around the compute: its groups, subnets, their VPCs, routes, endpoints, ACLs, file systems."""
+    notes: list[str] = []
+    file_systems: list[Mapping[str, Any]] = []
+    fs_groups: dict[str, Optional[tuple[str, ...]]] = {}
+    fs_subnets: list[str] = []
+    if file_system_ids:
+        file_systems = list(account.pages("fsx", "DescribeFileSystems", "FileSystems", what, max_pages=1,
+                                          FileSystemIds=sorted(set(file_system_ids))))
+        interfaces = {fs["FileSystemId"]: _ids(fs.get("NetworkInterfaceIds"))[:1] for fs in file_systems}
+        wanted = sorted({i for ids in interfaces.values() for i in ids})
+        groups_of: dict[str, tuple[str, ...]] = {}
+        if wanted:
+            try:
+                for eni in account.pages("ec2", "DescribeNetworkInterfaces", "NetworkInterfaces", what,
+                                         max_pages=1, NetworkInterfaceIds=wanted):
+                    groups_of[eni["NetworkInterfaceId"]] = tuple(g["GroupId"] for g in eni.get("Groups") or [])
+            except NotFoundError:
+                pass
+        for fs in file_systems:
+            ids = interfaces.get(fs["FileSystemId"]) or []
+            fs_groups[fs["FileSystemId"]] = groups_of.get(ids[0]) if ids else None
+            if not ids or ids[0] not in groups_of:
+                notes.append(f"the security groups of file system {fs['FileSystemId']} were not readable (FSx reports "
+                             "them only on its network interfaces): SMDDP-FSX3/FSX4 not evaluated")
+            fs_subnets += _ids(fs.get("SubnetIds"))
+    all_groups = sorted(set(group_ids) | {g for gs in fs_groups.values() if gs for g in gs})
+    all_subnets = sorted(set(subnet_ids) | set(fs_subnets))
+    groups = list(account.pages("ec2", "DescribeSecurityGroups", "SecurityGroups", what, max_pages=NETWORK_PAGES,
+                                GroupIds=all_groups)) if all_groups else []
+    subnets = list(account.pages("ec2", "DescribeSubnets", "Subnets", what, max_pages=NETWORK_PAGES,
+                                 SubnetIds=all_subnets)) if all_subnets else []
+    vpc_ids = sorted({s["VpcId"] for s in subnets if s.get("VpcId")} | {g["VpcId"] for g in groups if g.get("VpcId")})
+    vpcs: list[Mapping[str, Any]] = []
+    tables: list[Mapping[str, Any]] = []
+    endpoints: list[Mapping[str, Any]] = []
+    acls: list[Mapping[str, Any]] = []
+    if vpc_ids:
+        vpc_filter = [{"Name": "vpc-id", "Values": vpc_ids}]
+        vpcs = list(account.pages("ec2", "DescribeVpcs", "Vpcs", what, max_pages=NETWORK_PAGES, VpcIds=vpc_ids))
+        tables = list(account.pages("ec2", "DescribeRouteTables", "RouteTables", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
+        endpoints = list(account.pages("ec2", "DescribeVpcEndpoints", "VpcEndpoints", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
+        acls = list(account.pages("ec2", "DescribeNetworkAcls", "NetworkAcls", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
+    network = LiveNetwork(compute=compute, security_groups=groups, subnets=subnets, vpcs=vpcs, route_tables=tables,
+                          vpc_endpoints=endpoints, network_acls=acls, file_systems=file_systems, file_system_groups=fs_groups)
+    return network, notes
+
+
+def job_file_systems(job: Mapping[str, Any]) -> list[str]:
+    out = []
+    for channel in job.get("InputDataConfig") or []:
+        source = (channel.get("DataSource") or {}).get("FileSystemDataSource") or {}
+        if source.get("FileSystemType") == "FSxLustre" and isinstance(source.get("FileSystemId"), str):
+            out.append(source["FileSystemId"])
+    return out
+
+
+def cluster_network_ids(cluster: Mapping[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """(group ids, subnet ids, FSx DNS names) a HyperPod cluster uses."""
+    groups = _ids((cluster.get("VpcConfig") or {}).get("SecurityGroupIds"))
+    subnets = _ids((cluster.get("VpcConfig") or {}).get("Subnets"))
+    dns: list[str] = []
+    for group in cluster.get("InstanceGroups") or []:
+        override = group.get("OverrideVpcConfig") or {}
+        groups += _ids(override.get("SecurityGroupIds"))
+        subnets += _ids(override.get("Subnets"))
+        for storage in group.get("InstanceStorageConfigs") or []:
+            name = (storage.get("FsxLustreConfig") or {}).get("DnsName")
+            if isinstance(name, str):
+                dns.append(name)
+    return groups, subnets, dns
+
+
+def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tuple[Optional[list[LogEvent]], Optional[str]]:
+    """The head and the tail of the job's log (bounded FilterLogEvents); newest first."""
+    name = str(job.get("TrainingJobName"))
+    start = job.get("TrainingStartTime") or job.get("CreationTime")
+    ended = job.get("TrainingEndTime")
+    end: datetime = ended + END_GRACE if isinstance(ended, datetime) else now
+    if not isinstance(start, datetime):
+        return None, "the job has not started: no log to read"
+    events: dict[tuple[int, str, str], LogEvent] = {}
+    windows = [(start, end)]
+    if end - start > timedelta(minutes=TAIL_MINUTES):
+        windows.append((end - timedelta(minutes=TAIL_MINUTES), end))
+    try:
+        for low, high in windows:
+            for event in account.pages("logs", "FilterLogEvents", "events", f"--job {name}", max_pages=LOG_PAGES,
+                                       logGroupName=LOG_GROUP, logStreamNamePrefix=f"{name}/",
+                                       startTime=_ms(low), endTime=_ms(high) + 1000, limit=LOG_EVENTS_PER_PAGE):
+                if not str(event.get("logStreamName", "")).startswith(f"{name}/"):
+                    continue  # another job's stream (a prefix the service did not apply: moto 5.2.5 ignores it)
+                stamp = int(event.get("timestamp", 0))
+                key = (stamp, str(event.get("logStreamName", "")), str(event.get("message", "")))
+                events[key] = LogEvent(datetime.fromtimestamp(stamp / 1000, timezone.utc), key[1], key[2].rstrip())
+    except NotFoundError:
+        return [], f"no log group {LOG_GROUP} (or no stream for {name}) in {account.region}"
+    return sorted(events.values(), key=lambda e: e.timestamp, reverse=True), None
+
+
+def read_metrics(account: Account, file_system_id: str, start: datetime, end: datetime, *, period: int) -> dict[str, list[tuple[datetime, float]]]:
+    """The file system's AWS/FSx metrics during the job (observe's queries, at most METRIC_PAGES pages)."""
+    from smddp_infra.account import metric_data
+    from smddp_infra.observe import metrics as m
+
+    queries = m.metric_data_queries(file_system_id, namespace="AWS/FSx", period_seconds=period, read_metric="DataReadBytes",
+                                    write_metric="DataWriteBytes", free_capacity_metric="FreeDataStorageCapacity",
+                                    metadata_metric="MetadataOperations")
+    return metric_data(account, queries, start, end, what=f"file system {file_system_id}", max_pages=METRIC_PAGES)
+
+
+def _ms(value: datetime) -> int:
+    return int(value.timestamp() * 1000)

@@ -1,0 +1,229 @@
+"""SMDDP-NET5 (error): a network ACL denies traffic between the subnets a training job uses, or
+Lustre's port between a training subnet and its file system's subnet.
+
+Network ACLs filter traffic where it enters or leaves a subnet, stateless, in ascending rule
+order: the first entry whose CIDR, protocol and ports match a packet decides it, and the
+``*`` entry (32767) denies what no numbered entry allowed (Amazon VPC User Guide, "Control
+subnet traffic with network access control lists", sections "Network ACL basics" and "Network
+ACL rules"). So:
+
+* a training job or HyperPod instance group of an EFA type placed in SEVERAL subnets (one AZ)
+  sends its EFA traffic across subnet boundaries: the sending subnet's ACL must allow egress and
+  the receiving subnet's ACL ingress of ALL protocols (EFA's SRD is neither TCP nor UDP, so
+  only an all-protocol entry covers it) for the other subnet's CIDR;
+* a training subnet and a Lustre file system in different subnets: the client's egress to and
+  the file system's ingress from the other CIDR on TCP 988 (Lustre's port, FSx for Lustre User
+  Guide, "File system access control with Amazon VPC").
+
+Traffic between instances of ONE subnet never crosses its ACL (ACLs sit at the subnet
+boundary), so a single-subnet job is not judged here; its groups are (SMDDP-SG1/SG2).
+
+Evidence: an entry that denies is proof only when it matches for certain (all protocols, or
+the protocol and ports in question) and no lower-numbered entry allows the traffic first.
+Anything else an ACL could decide either way (port-specific entries in front of the deciding
+one, an unknown CIDR, a subnet whose ACL association is not in the template) is not judged:
+a template that associates no ACL leaves its subnets on the VPC's default ACL, which it does
+not show. Kept out of :data:`.engine.RULES` for now: ``diagnose`` runs it over live networks
+(where every association is known); adding it to ``check`` is one line there.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from smddp_infra.rules.findings import Finding, Rule, Severity
+from smddp_infra.rules.model import Resource, ResourceRef, World, to_bool, to_int
+from smddp_infra.rules.network_rules import _subnet
+from smddp_infra.rules.training import lustre_file_systems, placements
+
+ACL = "AWS::EC2::NetworkAcl"
+ENTRY = "AWS::EC2::NetworkAclEntry"
+ASSOCIATION = "AWS::EC2::SubnetNetworkAclAssociation"
+_ALL = "-1"
+_TCP = "6"
+LUSTRE_PORT = 988
+
+
+@dataclass(frozen=True)
+class AclEntry:
+    acl: str
+    number: int
+    egress: bool
+    allow: bool
+    protocol: str  # "-1", "6", "17", ...
+    cidr: Any  # ipaddress network (entries without a readable CIDR are not kept)
+    ports: Optional[tuple[int, int]]
+    declared_in: str
+
+
+def _protocol(value: Any) -> str:
+    text = str(value).strip().lower()
+    return {"all": _ALL, "tcp": _TCP, "udp": "17", "icmp": "1"}.get(text, text)
+
+
+def _network(value: Any) -> Optional[Any]:
+    try:
+        return ipaddress.ip_network(str(value), strict=False)
+    except ValueError:
+        return None
+
+
+class Acls:
+    """Entries per ACL and the ACL of each subnet (only what the template states)."""
+
+    def __init__(self, world: World) -> None:
+        self.entries: dict[str, list[AclEntry]] = {}
+        self.unknown_entries: set[str] = set()
+        for entry in world.of_type(ENTRY):
+            acl = world.get(entry, "NetworkAclId")
+            acl_id = acl.logical_id if isinstance(acl, ResourceRef) else None
+            if acl_id is None:
+                continue
+            number, action = to_int(world.get(entry, "RuleNumber")), world.get(entry, "RuleAction")
+            egress = to_bool(world.get(entry, "Egress"))
+            cidr = _network(world.get(entry, "CidrBlock")) if world.has(entry, "CidrBlock") else _network(world.get(entry, "Ipv6CidrBlock"))
+            if not isinstance(number, int) or action not in ("allow", "deny") or egress not in (True, False) or cidr is None \
+                    or world.exists(entry) is not True:
+                self.unknown_entries.add(acl_id)
+                continue
+            port_range = world.get(entry, "PortRange")
+            ports = None
+            if isinstance(port_range, dict):
+                low, high = to_int(port_range.get("From")), to_int(port_range.get("To"))
+                ports = (low, high) if isinstance(low, int) and isinstance(high, int) else (0, -1)
+            self.entries.setdefault(acl_id, []).append(AclEntry(acl_id, number, bool(egress), action == "allow",
+                                                                _protocol(world.get(entry, "Protocol")), cidr, ports, entry.logical_id))
+        self.acl_of: dict[str, str] = {}
+        for association in world.of_type(ASSOCIATION):
+            subnet, acl = world.get(association, "SubnetId"), world.get(association, "NetworkAclId")
+            if isinstance(subnet, ResourceRef) and isinstance(acl, ResourceRef) and world.exists(association) is True:
+                self.acl_of[subnet.logical_id] = acl.logical_id
+
+    def verdict(self, subnet: str, egress: bool, peer: Any, protocol: str, port: Optional[int]) -> tuple[str, Optional[AclEntry]]:
+        """("allow" | "deny" | "unknown", the deciding entry) for traffic of ``protocol`` to/from ``peer``."""
+        acl = self.acl_of.get(subnet)
+        if acl is None or acl in self.unknown_entries:
+            return "unknown", None
+        for entry in sorted((e for e in self.entries.get(acl, ()) if e.egress == egress), key=lambda e: e.number):
+            if entry.cidr.version != peer.version or not entry.cidr.overlaps(peer):
+                continue
+            covers_peer = peer.subnet_of(entry.cidr)
+            if entry.protocol == _ALL:
+                if entry.allow and covers_peer:
+                    return "allow", entry
+                if not entry.allow:
+                    return ("deny", entry) if covers_peer else ("unknown", entry)
+                return "unknown", entry
+            if protocol == _ALL:
+                return "unknown", entry  # a protocol-specific entry decides part of the traffic first
+            if entry.protocol != protocol:
+                continue
+            if entry.ports is not None and port is not None and not entry.ports[0] <= port <= entry.ports[1]:
+                continue
+            if covers_peer:
+                return ("allow" if entry.allow else "deny"), entry
+            return "unknown", entry
+        return "deny", None  # the '*' entry: everything no numbered entry matched
+
+
+def _acls(world: World) -> Acls:
+    result: Acls = world.memo("network_acls", Acls)
+    return result
+
+
+def _cidr(world: World, subnet: Resource) -> Optional[Any]:
+    return _network(world.get(subnet, "CidrBlock"))
+
+
+def _denied(acls: Acls, sender: str, sender_cidr: Any, receiver: str, receiver_cidr: Any, protocol: str,
+            port: Optional[int]) -> list[str]:
+    out = []
+    verdict, entry = acls.verdict(sender, True, receiver_cidr, protocol, port)
+    if verdict == "deny":
+        out.append(f"egress of {sender} to {receiver_cidr} ({receiver}) is denied by {_entry_text(acls, sender, entry)}")
+    verdict, entry = acls.verdict(receiver, False, sender_cidr, protocol, port)
+    if verdict == "deny":
+        out.append(f"ingress of {receiver} from {sender_cidr} ({sender}) is denied by {_entry_text(acls, receiver, entry)}")
+    return out
+
+
+def _entry_text(acls: Acls, subnet: str, entry: Optional[AclEntry]) -> str:
+    acl = acls.acl_of.get(subnet, "?")
+    if entry is None:
+        return f"network ACL {acl}'s default '*' rule (no numbered entry allows it)"
+    action = "allow" if entry.allow else "deny"
+    return f"network ACL {acl} rule {entry.number} ({action} protocol {entry.protocol} {entry.cidr})"
+
+
+def check_between_training_subnets(world: World) -> list[Finding]:
+    acls = _acls(world)
+    findings = []
+    for placement in placements(world):
+        if placement.efa is not True or not placement.subnets:
+            continue
+        subnets = [s for s in (_subnet(world, ref) for ref in placement.subnets) if s is not None]
+        problems: list[str] = []
+        for a in subnets:
+            for b in subnets:
+                ca, cb = _cidr(world, a), _cidr(world, b)
+                if a.logical_id == b.logical_id or ca is None or cb is None:
+                    continue
+                problems += _denied(acls, a.logical_id, ca, b.logical_id, cb, _ALL, None)
+        if problems:
+            findings.append(ACL_DENIES.finding(
+                placement.resource,
+                f"{placement.what} runs in {len(subnets)} subnets and its EFA traffic between them crosses network ACLs: "
+                + "; ".join(dict.fromkeys(problems))
+                + ": add an all-protocol (-1) allow entry for the other training subnet's CIDR, numbered below the deny, "
+                  "in both directions (or place the job in one subnet)", *placement.path))
+    return findings
+
+
+def check_file_system_path(world: World) -> list[Finding]:
+    acls = _acls(world)
+    findings = []
+    training = {s.logical_id for p in placements(world) for s in (_subnet(world, r) for r in p.subnets or ()) if s is not None}
+    for fs in lustre_file_systems(world):
+        ids = world.get(fs, "SubnetIds")
+        fs_subnet = _subnet(world, ids[0]) if isinstance(ids, list) and ids else None
+        if fs_subnet is None or world.exists(fs) is not True:
+            continue
+        fs_cidr = _cidr(world, fs_subnet)
+        problems: list[str] = []
+        for name in sorted(training - {fs_subnet.logical_id}):
+            cidr = _cidr(world, world.resources[name])
+            if cidr is None or fs_cidr is None:
+                continue
+            problems += _denied(acls, name, cidr, fs_subnet.logical_id, fs_cidr, _TCP, LUSTRE_PORT)
+        if problems:
+            findings.append(ACL_DENIES.finding(
+                fs.logical_id,
+                f"file system {fs.logical_id} is in subnet {fs_subnet.logical_id}, another subnet than its training clients, "
+                f"and Lustre's TCP {LUSTRE_PORT} is blocked at the subnet boundary: " + "; ".join(dict.fromkeys(problems))
+                + f": allow TCP {LUSTRE_PORT} (and the return traffic) between the two subnets' CIDRs in both ACLs",
+                "Properties", "SubnetIds"))
+    return findings
+
+
+def check_network_acls(world: World) -> list[Finding]:
+    return check_between_training_subnets(world) + check_file_system_path(world)
+
+
+ACL_DENIES = Rule(
+    id="SMDDP-NET5",
+    severity=Severity.ERROR,
+    cfn_lint_id="E9305",
+    title="A network ACL denies traffic between a job's training subnets, or Lustre's port to its file system",
+    explanation="Allow all protocols between the job's subnets (and TCP 988 to the file system's subnet) in both network ACLs.",
+    symptom="job stalls at initialization on EFA instances: traffic between its subnets is dropped at the subnet boundary",
+    check=check_network_acls,
+    source=("Amazon VPC User Guide, 'Control subnet traffic with network access control lists': ACLs are stateless, "
+            "evaluate entries in ascending rule number (first match decides) and deny what no entry allows; EFA traffic "
+            "(SRD) is matched only by an all-protocol entry. Amazon EC2 User Guide, 'Elastic Fabric Adapter' (security "
+            "group must allow all traffic between the instances); FSx for Lustre User Guide, 'File system access control "
+            "with Amazon VPC' (TCP 988)."),
+)
+
+RULES = (ACL_DENIES,)

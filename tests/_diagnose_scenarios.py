@@ -1,0 +1,89 @@
+"""Scenarios for ``smddp-infra diagnose`` built through boto3 against a local endpoint (moto's server).
+
+Shared by tests/test_diagnose.py and tests/test_diagnose_docs.py (which runs docs/diagnose.md's
+outputs). Each network gets its own VPC, so scenarios do not see each other.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+REGION = "us-east-1"
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
+ROLE = "arn:aws:iam::123456789012:role/Train"
+
+
+class Aws:
+    """boto3 clients on the local endpoint, and builders for the scenarios."""
+
+    def __init__(self, endpoint: str) -> None:
+        import boto3
+
+        session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
+        self.ec2 = session.client("ec2", endpoint_url=endpoint)
+        self.sm = session.client("sagemaker", endpoint_url=endpoint)
+        self.fsx = session.client("fsx", endpoint_url=endpoint)
+        self.logs = session.client("logs", endpoint_url=endpoint)
+        self.cw = session.client("cloudwatch", endpoint_url=endpoint)
+
+    def network(self, *, self_in: bool = True, self_out: bool = True, s3: bool = True, nat: bool = True,
+                subnets: int = 1, zones: tuple[str, ...] = ("us-east-1a",)) -> dict[str, Any]:
+        vpc = self.ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+        made = [self.ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{16 * i}.0/20", AvailabilityZone=zones[i % len(zones)])["Subnet"]["SubnetId"]
+                for i in range(subnets)]
+        group = self.ec2.create_security_group(GroupName=f"efa-{vpc}", Description="EFA training", VpcId=vpc)["GroupId"]
+        pair = [{"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": group}]}]
+        if self_in:
+            self.ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=pair)
+        if self_out:
+            self.ec2.authorize_security_group_egress(GroupId=group, IpPermissions=pair)
+        table = self.ec2.describe_route_tables(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["RouteTables"][0]["RouteTableId"]
+        if s3:
+            self.ec2.create_vpc_endpoint(VpcId=vpc, ServiceName=f"com.amazonaws.{REGION}.s3", RouteTableIds=[table])
+        if nat:
+            public = self.ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.240.0/24", AvailabilityZone=zones[0])["Subnet"]["SubnetId"]
+            allocation = self.ec2.allocate_address(Domain="vpc")["AllocationId"]
+            gateway = self.ec2.create_nat_gateway(SubnetId=public, AllocationId=allocation)["NatGateway"]["NatGatewayId"]
+            private = self.ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+            self.ec2.create_route(RouteTableId=private, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=gateway)
+            for subnet in made:
+                self.ec2.associate_route_table(RouteTableId=private, SubnetId=subnet)
+        return {"vpc": vpc, "subnets": made, "group": group, "table": table}
+
+    def file_system(self, subnet: str, group: str, capacity: int = 1200) -> str:
+        fs = self.fsx.create_file_system(FileSystemType="LUSTRE", StorageCapacity=capacity, SubnetIds=[subnet],
+                                         SecurityGroupIds=[group],
+                                         LustreConfiguration={"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125})
+        return str(fs["FileSystem"]["FileSystemId"])
+
+    def job(self, name: str, net: dict[str, Any], *, subnets: list[str] | None = None, fs: str | None = None,
+            debugger: bool = False, checkpoints: bool = False, smddp: bool = True, count: int = 2) -> None:
+        request: dict[str, Any] = dict(
+            TrainingJobName=name, RoleArn=ROLE,
+            AlgorithmSpecification={"TrainingImage": IMAGE, "TrainingInputMode": "File"},
+            OutputDataConfig={"S3OutputPath": "s3://jobs/output/"},
+            ResourceConfig={"InstanceType": "ml.p4d.24xlarge", "InstanceCount": count, "VolumeSizeInGB": 100},
+            StoppingCondition={"MaxRuntimeInSeconds": 86400},
+            VpcConfig={"SecurityGroupIds": [net["group"]], "Subnets": subnets or net["subnets"]},
+            HyperParameters={"sagemaker_distributed_dataparallel_enabled": "true" if smddp else "false",
+                             "sagemaker_program": '"train.py"'})
+        if fs:
+            request["InputDataConfig"] = [{"ChannelName": "train", "DataSource": {"FileSystemDataSource": {
+                "FileSystemId": fs, "FileSystemType": "FSxLustre", "FileSystemAccessMode": "ro", "DirectoryPath": "/fsx/data"}}}]
+        if debugger:
+            request["DebugHookConfig"] = {"S3OutputPath": "s3://jobs/debug/"}
+        if checkpoints:
+            request["CheckpointConfig"] = {"S3Uri": "s3://jobs/checkpoints/"}
+        self.sm.create_training_job(**request)
+
+    def log(self, job: str, lines: list[str], *, at: datetime) -> None:
+        group = "/aws/sagemaker/TrainingJobs"
+        try:
+            self.logs.create_log_group(logGroupName=group)
+        except self.logs.exceptions.ResourceAlreadyExistsException:
+            pass
+        stream = f"{job}/algo-1-1700000000"
+        self.logs.create_log_stream(logGroupName=group, logStreamName=stream)
+        events = [{"timestamp": int((at + timedelta(seconds=i)).timestamp() * 1000), "message": line} for i, line in enumerate(lines)]
+        self.logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
