@@ -76,6 +76,8 @@ CASES: dict[str, Expected] = {
     "i24_handout_ssm.yaml": frozenset({("SMDDP-SG4", "JobsGroup"), ("SMDDP-NET5", "TrainSubnet")}),
     "i24_pcluster_efa_queue.yaml": frozenset({("SMDDP-SG2", "Cluster")}),
     "i24_fsx_default_group.yaml": frozenset(),  # not evaluated (INFOS), never a pass
+    # issue 25: network ACLs (the rule diagnose runs live, on templates too)
+    "i25_nacl_between_subnets.yaml": frozenset({("SMDDP-NET6", "TrainingJob"), ("SMDDP-NET3", "SubnetA")}),
 }
 
 #: Informational notes pinned where they are the point of the fixture.

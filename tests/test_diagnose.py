@@ -116,7 +116,7 @@ def test_a_network_acl_denying_the_other_training_subnet_is_net5(aws: Aws, capsy
                        if a["SubnetId"] == net["subnets"][1])
     aws.ec2.replace_network_acl_association(AssociationId=association, NetworkAclId=acl)
     code, report = diagnose(capsys, "--security-group", net["group"], "--subnet", *net["subnets"])
-    assert code == 1 and rules_of(report) == ["SMDDP-NET5"]
+    assert code == 1 and rules_of(report) == ["SMDDP-NET6"]
     message = report["findings"][0]["message"]
     assert f"ingress of {net['subnets'][1]} from 10.0.0.0/20" in message and f"network ACL {acl} rule 50" in message
     assert verdict(report, "init-stall") == "found"

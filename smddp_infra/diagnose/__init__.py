@@ -1,7 +1,7 @@
 """``smddp-infra diagnose``: the troubleshooting guide run against what an account holds.
 
 readers (:mod:`.collect`, through :mod:`smddp_infra.account`) -> the template model
-(:mod:`smddp_infra.rules.live_loader`) -> the same rules as ``check`` (plus SMDDP-NET5, network
+(:mod:`smddp_infra.rules.live_loader`) -> the same rules as ``check`` (plus SMDDP-NET6, network
 ACLs) and preflight's rules on the job's record -> symptoms from ``FailureReason`` and the job's
 log (:mod:`.symptoms`) -> throughput during the job (``observe``'s arithmetic) -> a report with
 one verdict per guide failure (:mod:`.report`). Read-only (:mod:`.policy`).

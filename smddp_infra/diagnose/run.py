@@ -17,10 +17,10 @@ from smddp_infra.diagnose import collect, symptoms as sy
 from smddp_infra.diagnose.report import FOUND, NOT_EVALUATED, NOT_FOUND, Diagnosis, Item, Verdict
 from smddp_infra.rules.live_loader import Compute, LiveNetwork, live_template
 
-#: Rules a live network is judged by: every template rule, plus the network-ACL rule. FSX1/FSX6
+#: Rules a live network is judged by: every template rule (network ACLs: SMDDP-NET6). FSX1/FSX6
 #: judge settings FSx refuses at creation: a file system that exists was accepted.
 SKIPPED_ON_LIVE = ("SMDDP-FSX1", "SMDDP-FSX6")
-INIT_RULES = ("SMDDP-SG1", "SMDDP-SG2", "SMDDP-NET1", "SMDDP-NET5")
+INIT_RULES = ("SMDDP-SG1", "SMDDP-SG2", "SMDDP-NET1", "SMDDP-NET6")
 DEFAULT_QUIET_MINUTES = 15
 DEFAULT_PERIOD_SECONDS = 300
 DEFAULT_HEADROOM = 1.25
@@ -28,9 +28,8 @@ DEFAULT_HEADROOM = 1.25
 
 def live_rules() -> tuple[Any, ...]:
     from smddp_infra.rules import RULES
-    from smddp_infra.rules import nacl_rules
 
-    return tuple(r for r in RULES if r.id not in SKIPPED_ON_LIVE) + nacl_rules.RULES
+    return tuple(r for r in RULES if r.id not in SKIPPED_ON_LIVE)
 
 
 def judge_network(network: LiveNetwork, region: str) -> list[Item]:
@@ -98,7 +97,7 @@ def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> t
                 f"--ip-permissions 'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={group}}}]' && "
                 f"aws ec2 authorize-security-group-egress --region {region} --group-id {group} "
                 f"--ip-permissions 'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={group}}}]'")
-    if rule_id == "SMDDP-NET5":
+    if rule_id == "SMDDP-NET6":
         return ("VPC console > Network ACLs > the ACL named above > Inbound rules / Outbound rules > Edit: add a rule "
                 "numbered below the denying one, Type All traffic, the other subnet's CIDR, Allow",
                 f"aws ec2 create-network-acl-entry --region {region} --network-acl-id <acl> --rule-number <n> --protocol -1 "
@@ -150,7 +149,7 @@ def diagnose_job(account: Account, name: str, *, now: Optional[datetime] = None,
     else:
         network = LiveNetwork(compute=compute)
         d.not_evaluated.append("the job has no VpcConfig: it ran in SageMaker's own network (no EFA group of yours to judge): "
-                               "SMDDP-SG1/SG2/NET1/NET2/NET5 not evaluated")
+                               "SMDDP-SG1/SG2/NET1/NET2/NET6 not evaluated")
     d.items = judge_network(network, d.region)
     d.items += _preflight_items(job, name)
     logs, note = collect.read_logs(account, job, now=now)

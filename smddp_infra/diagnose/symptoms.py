@@ -63,7 +63,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("SYM-EFA-INIT", INIT_STALL,
             _re(r"NET/OFI[^\n]*(?:fail|error|unable)|libfabric[^\n]*(?:fail|error|unable)|fi_getinfo[^\n]*(?:fail|error|-\d+)|"
                 r"\bEFA\b[^\n]*(?:fail|error|unable|not found)|OFI plugin[^\n]*(?:fail|error)"),
-            ("SMDDP-SG1", "SMDDP-SG2", "SMDDP-NET1", "SMDDP-NET5"), "start",
+            ("SMDDP-SG1", "SMDDP-SG2", "SMDDP-NET1", "SMDDP-NET6"), "start",
             "the EFA/libfabric layer failed while the job initialised its collectives"),
     Pattern("SYM-STATE-DICT-PREFIX", PREFIX,
             _re(r"Unexpected key\(s\) in state_dict:\s*\"(?:module|model)\.|Missing key\(s\) in state_dict"),

@@ -1,4 +1,4 @@
-"""SMDDP-NET5 (error): a network ACL denies traffic between the subnets a training job uses, or
+"""SMDDP-NET6 (error): a network ACL denies traffic between the subnets a training job uses, or
 Lustre's port between a training subnet and its file system's subnet.
 
 Network ACLs filter traffic where it enters or leaves a subnet, stateless, in ascending rule
@@ -23,8 +23,8 @@ the protocol and ports in question) and no lower-numbered entry allows the traff
 Anything else an ACL could decide either way (port-specific entries in front of the deciding
 one, an unknown CIDR, a subnet whose ACL association is not in the template) is not judged:
 a template that associates no ACL leaves its subnets on the VPC's default ACL, which it does
-not show. Kept out of :data:`.engine.RULES` for now: ``diagnose`` runs it over live networks
-(where every association is known); adding it to ``check`` is one line there.
+not show. The same rule runs for ``check`` (templates) and ``diagnose`` (live networks, where
+every association is known).
 """
 
 from __future__ import annotations
@@ -212,9 +212,9 @@ def check_network_acls(world: World) -> list[Finding]:
 
 
 ACL_DENIES = Rule(
-    id="SMDDP-NET5",
+    id="SMDDP-NET6",
     severity=Severity.ERROR,
-    cfn_lint_id="E9305",
+    cfn_lint_id="E9306",
     title="A network ACL denies traffic between a job's training subnets, or Lustre's port to its file system",
     explanation="Allow all protocols between the job's subnets (and TCP 988 to the file system's subnet) in both network ACLs.",
     symptom="job stalls at initialization on EFA instances: traffic between its subnets is dropped at the subnet boundary",
