@@ -19,18 +19,23 @@ each is acknowledged on this construct with the reason.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Optional, Sequence
 
-from aws_cdk import ArnFormat, Stack, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Annotations, ArnFormat, Aws, CfnMapping, Fn, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS, acknowledge_wildcards
 from smddp_infra.errors import ConfigError
+from smddp_infra.partitions import DLC_ACCOUNTS, DLC_ACCOUNTS_SOURCE
 
-#: AWS Deep Learning Containers registry account (PyTorch + SMDDP images). UNCONFIRMED for
-#: every partition; override with ``ecr_repository_arns``.
+#: AWS Deep Learning Containers registry account of the commercial regions that share one
+#: (PyTorch + SMDDP images); every region's account is in :data:`smddp_infra.partitions.DLC_ACCOUNTS`.
 DLC_ACCOUNT = "763104351884"
+#: The stack-level mapping (region -> DLC account) an environment-agnostic stack reads with
+#: ``Fn::FindInMap`` on ``AWS::Region``.
+DLC_MAPPING_ID = "SmddpDlcAccounts"
 
 
 def _objects(prefix: str) -> str:
@@ -54,6 +59,8 @@ def _render(value: Any) -> str:
         return "<" + ".".join(str(part) for part in value["Fn::GetAtt"]) + ">"
     if isinstance(value, dict) and "Ref" in value:
         return f"<{value['Ref']}>"
+    if isinstance(value, dict):  # other intrinsics (Fn::FindInMap): cdk-nag writes them as compact JSON
+        return json.dumps(value, separators=(",", ":"))
     return str(value)
 
 
@@ -80,6 +87,7 @@ class TrainingExecutionRole(Construct):
         encryption_keys: Sequence[kms.IKey] = (),
         ecr_repository_arns: Optional[Sequence[str]] = None,
         role: Optional[iam.IRole] = None,
+        image_account: Optional[str] = None,
     ) -> None:
         """
         :param training_subnet: the subnet jobs run in (kept on the construct as ``training_subnet``;
@@ -96,8 +104,13 @@ class TrainingExecutionRole(Construct):
         :param dataset_bucket: read-only dataset bucket. Default: none.
         :param dataset_prefix: key prefix in the dataset bucket. Default: the whole bucket.
         :param encryption_keys: KMS keys the job encrypts/decrypts with. Default: none.
-        :param ecr_repository_arns: images the job may pull. Default: every repository of the
-            AWS Deep Learning Containers account in this region.
+        :param ecr_repository_arns: images the job may pull. Default: every repository of
+            ``image_account``.
+        :param image_account: the ECR registry account the job's images come from. Default: the
+            AWS Deep Learning Containers account of the stack's region
+            (:data:`smddp_infra.partitions.DLC_ACCOUNTS`; a region outside that table needs this
+            prop or ``ecr_repository_arns``); in an environment-agnostic stack, the table as a
+            ``Fn::FindInMap`` on ``AWS::Region``.
         :param role: escape hatch: an existing role; the policy is attached to it. Default: a new role.
         """
         v.require("training_subnet", training_subnet, "ISubnet", optional=False)
@@ -114,6 +127,7 @@ class TrainingExecutionRole(Construct):
         v.require_each("encryption_keys", encryption_keys, "IKey")
         v.text_list("ecr_repository_arns", ecr_repository_arns)
         v.require("role", role, "IRole")
+        _check_image_account(image_account, ecr_repository_arns)
         super().__init__(scope, id)
         stack = v.stack_of(self)
         if role is None:
@@ -182,7 +196,8 @@ class TrainingExecutionRole(Construct):
                 actions=["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"],
                 resources=list(ecr_repository_arns)
                 if ecr_repository_arns is not None
-                else [stack.format_arn(service="ecr", account=DLC_ACCOUNT, resource="repository", resource_name="*")],
+                else [stack.format_arn(service="ecr", account=_image_account(self, image_account),
+                                       resource="repository", resource_name="*")],
             ),
             iam.PolicyStatement(
                 sid="CheckpointList",
@@ -272,3 +287,42 @@ class TrainingExecutionRole(Construct):
 def _arn_format(sep: str) -> ArnFormat:
 
     return ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME
+
+
+def _check_image_account(image_account: Any, ecr_repository_arns: Any) -> None:
+    """``image_account``: 12 digits (or a token), and not together with ``ecr_repository_arns``."""
+    v.text("image_account", image_account, allow_token=True)
+    if image_account is None or Token.is_unresolved(image_account):
+        return
+    if not (len(image_account) == 12 and image_account.isdigit()):
+        raise ConfigError(f"image_account must be a 12-digit AWS account id (the ECR registry of the job's images), "
+                          f"got {image_account!r}")
+    if ecr_repository_arns is not None:
+        raise ConfigError("image_account and ecr_repository_arns were both given: ecr_repository_arns names the "
+                          "repositories exactly; pass one of them")
+
+
+def _image_account(role: Construct, image_account: Optional[str]) -> str:
+    """The registry account for the ECR pull grant: the prop, else the region's Deep Learning
+    Containers account, else (environment-agnostic stack) the table read at deploy time."""
+    if image_account is not None:
+        return image_account
+    stack = Stack.of(role)
+    if not Token.is_unresolved(stack.region):
+        account = DLC_ACCOUNTS.get(stack.region)
+        if account is None:
+            raise ConfigError(
+                f"no AWS Deep Learning Containers account is known for region {stack.region!r} ({DLC_ACCOUNTS_SOURCE} "
+                "lists none): pass image_account='<12-digit account>' (the ECR registry of your training images) or "
+                "ecr_repository_arns=[...]"
+            )
+        return account
+    mapping = stack.node.try_find_child(DLC_MAPPING_ID)
+    if mapping is None:
+        mapping = CfnMapping(stack, DLC_MAPPING_ID,
+                             mapping={region: {"account": account} for region, account in DLC_ACCOUNTS.items()})
+    Annotations.of(role).add_info(
+        f"environment-agnostic stack: the ECR pull grant names the Deep Learning Containers account of the region "
+        f"it deploys to (Fn::FindInMap over {len(DLC_ACCOUNTS)} regions); a region outside that table fails the "
+        "deploy: pass image_account or ecr_repository_arns to name the registry")
+    return Fn.find_in_map(DLC_MAPPING_ID, Aws.REGION, "account")

@@ -86,6 +86,8 @@ class SmddpTrainingNetwork(Construct):
         availability_zone_id_prefix: Optional[str] = None,
         monitoring: "bool | MonitoringOptions" = True,
         max_runtime_seconds: Optional[int] = None,
+        image_account: Optional[str] = None,
+        ecr_repository_arns: Optional[Sequence[str]] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -170,6 +172,12 @@ class SmddpTrainingNetwork(Construct):
             written into the job document; job-config emits it in every format (SDK v3 would
             otherwise stop a job after one hour). 1 to 2,419,200 (28 days, the API's limit).
             Default: none, job-config's 86,400 (24 h, the API's and SDK v2's default).
+        :param image_account: the ECR registry account of the job's images (the role may pull
+            from any of its repositories). Default: the AWS Deep Learning Containers account of
+            the stack's region (:data:`smddp_infra.partitions.DLC_ACCOUNTS`, from the SageMaker
+            SDK's image table; a region outside it is a synth error naming this prop).
+        :param ecr_repository_arns: the exact ECR repositories jobs may pull from, instead of
+            every repository of ``image_account``. Default: none.
         """
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
@@ -186,7 +194,8 @@ class SmddpTrainingNetwork(Construct):
         self.encrypt_inter_container_traffic = encrypt_inter_container_traffic
 
         if lustre_plan is None:
-            lustre_plan = _validation_l3.plan_from_props(props, instance)
+            lustre_plan = _validation_l3.plan_from_props(_partition_sizing_props(self, props), instance)
+        _refuse_absent_deployment_type(self, lustre_plan, props)
         self.lustre_plan = lustre_plan
 
         # --- encryption -------------------------------------------------------------------
@@ -326,6 +335,8 @@ class SmddpTrainingNetwork(Construct):
             dataset_prefix=dataset_prefix,
             encryption_keys=[encryption_key] if encryption_key else [],
             role=role,
+            image_account=image_account,
+            ecr_repository_arns=ecr_repository_arns,
         )
         self.role: iam.IRole = self.execution_role.role
 
@@ -469,3 +480,34 @@ def _max_runtime_prop(value: Any) -> Optional[int]:
     return _validation.whole("max_runtime_seconds", value, minimum=1, maximum=MAX_RUNTIME_LIMIT_SECONDS,
                              why=" (seconds; 28 days is the CreateTrainingJob StoppingCondition limit)",
                              optional=True)
+
+
+def _partition_sizing_props(network: Construct, props: dict[str, Any]) -> dict[str, Any]:
+    """The sizing props, without the deployment types the stack's partition does not have, when
+    the user left the choice to the calculator (GovCloud has no PERSISTENT_2)."""
+    from smddp_infra.partitions import absent_in
+    from smddp_infra.sizing.planner import CUSTOMER_KEY_DEPLOYMENT_TYPES, DEFAULT_DEPLOYMENT_TYPES
+
+    region = Stack.of(network).region
+    if Token.is_unresolved(region) or props["deployment_types"] is not None or props["efa_file_system"]:
+        return props
+    keyed = props["encryption_key"] is not None or props["create_encryption_key"]
+    choices = CUSTOMER_KEY_DEPLOYMENT_TYPES if keyed else DEFAULT_DEPLOYMENT_TYPES
+    kept = tuple(t for t in choices if absent_in(region, t) is None)
+    return props if kept == tuple(choices) else {**props, "deployment_types": kept}
+
+
+def _refuse_absent_deployment_type(network: Construct, plan: LustrePlan, props: dict[str, Any]) -> None:
+    """One line at synth for a file system type the stack's partition does not have."""
+    from smddp_infra.partitions import absent_in, partition_of
+
+    region = Stack.of(network).region
+    if Token.is_unresolved(region):
+        return
+    why = absent_in(region, plan.deployment_type)
+    if why is None:
+        return
+    setting = ("lustre_plan" if props["lustre_plan"] is not None else "efa_file_system=True"
+               if props["efa_file_system"] else "deployment_types")
+    raise ConfigError(f"{setting} asks for a {plan.deployment_type} file system, which the {partition_of(region)} "
+                      f"partition (region {region}) does not have: {why}")
