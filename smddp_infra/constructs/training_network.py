@@ -18,6 +18,7 @@ from constructs import Construct
 
 from smddp_infra.constructs import _training_network_validation as _validation_l3
 from smddp_infra.constructs._nested import warn_unless_exported
+from smddp_infra.constructs._retention import watch_retention
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
@@ -339,6 +340,9 @@ class SmddpTrainingNetwork(Construct):
             ecr_repository_arns=ecr_repository_arns,
         )
         self.role: iam.IRole = self.execution_role.role
+
+        # A removal-policy aspect that turns these to Delete is a synth warning (constructs/_retention.py).
+        watch_retention(self)
 
         self.job_config_output: Optional[CfnOutput] = None
         self.exported_job_config: Optional[CfnOutput] = None
