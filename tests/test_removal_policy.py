@@ -24,14 +24,16 @@ COMMITTED = ROOT / "docs" / "review" / "TrainingNetworkStack.template.yaml"
 STATEFUL = ("AWS::FSx::FileSystem", "AWS::S3::Bucket")
 
 
-def _synth(directory: Path, **context: Any) -> Any:
-    from aws_cdk import App, RemovalPolicies
+def _synth(directory: Path, *, acknowledge: bool = True, **context: Any) -> Any:
+    from aws_cdk import Acknowledgment, App, RemovalPolicies, Validations
 
     from smddp_infra.app_builder import build_app
 
     app = App(context=cdk_context(**context), outdir=str(directory))
     stack = build_app(app)
     RemovalPolicies.of(app).destroy()
+    if acknowledge:  # the nag pack's SMDDP-STATE1, acknowledged: "delete with the stack on purpose"
+        Validations.of(stack).acknowledge(Acknowledgment(id="SMDDP::SMDDP-STATE1", reason="dev account: on purpose"))
     return app.synth().get_stack_artifact(stack.artifact_id)
 
 
@@ -40,6 +42,12 @@ def destroyed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("destroy")
     return {"refused": (root / "refused", _synth(root / "refused")),
             "accepted": (root / "accepted", _synth(root / "accepted", **{"smddp:allowReplacement": True}))}
+
+
+def test_with_the_rule_pack_an_unacknowledged_destroy_fails_synth_naming_the_rule(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError) as caught:
+        _synth(tmp_path / "unacknowledged", acknowledge=False)
+    assert "SMDDP-STATE1" in str(caught.value) and "Lustre/FileSystem/Resource" in str(caught.value)
 
 
 @pytest.fixture(scope="module")
@@ -101,3 +109,13 @@ def test_guard_cli_refuses_and_allow_replacement_lets_it_through(destroyed: dict
     assert "UNRETAIN TrainingNetworkLustreFileSystem" in out and "DeletionPolicy: Retain -> Delete" in out
     assert main(["guard", "--deployed", str(old), str(destroyed["accepted"][0])]) == 0
     assert "ACCEPTED by smddp:allowReplacement=true" in capsys.readouterr().out
+
+
+def test_check_warns_on_our_file_system_and_notes_the_buckets(destroyed: dict[str, Any], default_app: Any) -> None:
+    from smddp_infra.rules import check_template
+
+    _, artifact = destroyed["refused"]
+    found = {(f.rule_id, f.severity.value, artifact.template["Resources"][f.resource]["Type"])
+             for f in check_template(artifact.template) if f.rule_id.startswith("SMDDP-STATE")}
+    assert found == {("SMDDP-STATE1", "warning", "AWS::FSx::FileSystem"), ("SMDDP-STATE2", "info", "AWS::S3::Bucket")}
+    assert not [f for f in check_template(default_app.json) if f.rule_id.startswith("SMDDP-STATE")]
