@@ -111,7 +111,10 @@ class TrainingExecutionRole(Construct):
             (:data:`smddp_infra.partitions.DLC_ACCOUNTS`; a region outside that table needs this
             prop or ``ecr_repository_arns``); in an environment-agnostic stack, the table as a
             ``Fn::FindInMap`` on ``AWS::Region``.
-        :param role: escape hatch: an existing role; the policy is attached to it. Default: a new role.
+        :param role: escape hatch: an existing role; the policy is attached to it. A role imported
+            with ``mutable=False`` (or from another account) is left alone: nothing is attached, and
+            a synth warning (``smddp:roleImmutable``) lists the statements it must hold. Default: a
+            new role.
         """
         v.require("training_subnet", training_subnet, "ISubnet", optional=False)
         groups = v.require_each("security_groups", security_groups, "ISecurityGroup")
@@ -264,6 +267,14 @@ class TrainingExecutionRole(Construct):
                     resources=[k.key_arn for k in encryption_keys],
                 )
             )
+        #: The statements the job needs (attached, or listed in a warning for an immutable role).
+        self.statements: tuple[iam.PolicyStatement, ...] = tuple(statements)
+        self.policy: Optional[iam.ManagedPolicy] = None
+        if role_is_immutable(role):
+            # The platform owns it: nothing is attached (aws-cdk-lib would attach a ManagedPolicy to an
+            # immutable import anyway, aws/aws-cdk#38103); the warning lists what to add.
+            warn_immutable_role(self, role, statements)
+            return
         # A customer managed policy, not an inline one (NIST/HIPAA IAMNoInlinePolicy), and not an
         # AWS managed one (AwsSolutions-IAM4).
         self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[role],
@@ -326,3 +337,49 @@ def _image_account(role: Construct, image_account: Optional[str]) -> str:
         f"it deploys to (Fn::FindInMap over {len(DLC_ACCOUNTS)} regions); a region outside that table fails the "
         "deploy: pass image_account or ecr_repository_arns to name the registry")
     return Fn.find_in_map(DLC_MAPPING_ID, Aws.REGION, "account")
+
+
+IMMUTABLE_ROLE_WARNING = "smddp:roleImmutable"
+
+
+def role_is_immutable(role: Any) -> bool:
+    """Did the app import ``role`` so that nothing may be attached to it?
+
+    aws-cdk-lib exposes no ``mutable`` attribute. ``Role.from_role_arn``/``from_role_name`` with
+    ``mutable=False`` (or a role of another account) return an ``ImmutableRole`` wrapper next to a
+    sibling ``MutableRole<id>`` import; ``Role.without_policy_updates()`` returns one with the id
+    ``ImmutableRole<id>`` next to the role. Both are read from the construct tree (aws-cdk-lib
+    2.275.0; tests/test_embedding_roles.py builds each with the real library).
+    """
+    if isinstance(role, iam.Role):
+        return False
+    node = role.node
+    scope = node.scope
+    if scope is None:
+        return False
+    if scope.node.try_find_child(f"MutableRole{node.id}") is not None:
+        return True
+    return node.id.startswith("ImmutableRole") and scope.node.try_find_child(node.id[len("ImmutableRole"):]) is not None
+
+
+def _readable(value: Any) -> Any:
+    """A resolved policy document with intrinsics written the way cdk-nag names them."""
+    if isinstance(value, dict) and ({"Fn::Join", "Fn::GetAtt", "Ref"} & set(value)):
+        return _render(value)
+    if isinstance(value, dict):
+        return {k: _readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    return value
+
+
+def warn_immutable_role(scope: Construct, role: iam.IRole, statements: Sequence[iam.PolicyStatement]) -> None:
+    """One synth warning naming the ``role`` prop and exactly the statements to add to it."""
+    stack = Stack.of(scope)
+    document = _readable(stack.resolve(iam.PolicyDocument(statements=list(statements)).to_json()))
+    Annotations.of(scope).add_warning_v2(
+        IMMUTABLE_ROLE_WARNING,
+        f"role {role.node.path} was imported immutable (mutable=False): nothing is attached to it; training jobs need "
+        f"these {len(statements)} statements on it (<X.Arn> is that resource's ARN in this stack): "
+        + json.dumps(document, separators=(",", ":"), sort_keys=True),
+    )

@@ -136,8 +136,9 @@ class SmddpTrainingNetwork(Construct):
             key the calculator chooses among those. Default: none (S3-managed and FSx service keys).
         :param create_encryption_key: create a KMS key (rotation on) when none is passed; the file
             system is then PERSISTENT too. Default: False.
-        :param role: escape hatch: an existing execution role; the policy is attached to it. Default: a
-            new role.
+        :param role: escape hatch: an existing execution role; the policy is attached to it. A role
+            imported with ``mutable=False`` (or of another account) is left alone, and a synth
+            warning lists the statements it must hold (docs/embedding.md). Default: a new role.
         :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
             endpoint. Default: from a built-in table of regions (UNCONFIRMED outside it).
         :param endpoint_security_groups: with an existing VPC: the groups of its interface
