@@ -11,7 +11,7 @@ of the public contract: they feed logical IDs, and changing one replaces a state
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
@@ -22,6 +22,7 @@ from smddp_infra.constructs._retention import watch_retention
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
+from smddp_infra.constructs.existing_filesystem import AttachedFileSystem, ExistingFileSystem, check_existing, check_same_zone
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.monitoring import monitoring_options
 from smddp_infra.constructs.network import TrainingVpc
@@ -89,6 +90,7 @@ class SmddpTrainingNetwork(Construct):
         max_runtime_seconds: Optional[int] = None,
         image_account: Optional[str] = None,
         ecr_repository_arns: Optional[Sequence[str]] = None,
+        file_system: Optional["ExistingFileSystem"] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -180,8 +182,16 @@ class SmddpTrainingNetwork(Construct):
             SDK's image table; a region outside it is a synth error naming this prop).
         :param ecr_repository_arns: the exact ECR repositories jobs may pull from, instead of
             every repository of ``image_account``. Default: none.
+        :param file_system: escape hatch: an existing FSx for Lustre file system
+            (:class:`ExistingFileSystem`: id, DNS name, mount name, its security group, its AZ, and
+            its type, capacity and baseline when known). No file system is created; jobs carry its
+            group (left unchanged) and mount it; its AZ must be the training subnet's; alarms only
+            when its baseline is stated. The workload props are then optional. Default: a new file
+            system sized by the calculator.
         """
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
+        existing = check_existing(file_system)
+        _refuse_with_existing_file_system(props)
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
         monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
         self.max_runtime_seconds = _max_runtime_prop(max_runtime_seconds)
@@ -195,10 +205,12 @@ class SmddpTrainingNetwork(Construct):
             raise ConfigError(f"encrypt_inter_container_traffic must be True or False, got {encrypt_inter_container_traffic!r}")
         self.encrypt_inter_container_traffic = encrypt_inter_container_traffic
 
-        if lustre_plan is None:
+        if lustre_plan is None and existing is None:
             lustre_plan = _validation_l3.plan_from_props(_partition_sizing_props(self, props), instance)
-        _refuse_absent_deployment_type(self, lustre_plan, props)
-        self.lustre_plan = lustre_plan
+        if lustre_plan is not None:
+            _refuse_absent_deployment_type(self, lustre_plan, props)
+        #: The file system's sizing (None with ``file_system=``: the network did not size it).
+        self.lustre_plan: Optional[LustrePlan] = lustre_plan
 
         # --- encryption -------------------------------------------------------------------
         if encryption_key is None and create_encryption_key:
@@ -298,10 +310,14 @@ class SmddpTrainingNetwork(Construct):
         self.security_groups: tuple[ec2.ISecurityGroup, ...] = (self.efa_security_group, *additional_security_groups)
 
         # --- file system --------------------------------------------------------------------
-        self.file_system = LustreFileSystem(
+        self.file_system: Any = None
+        if existing is not None:
+            self.security_groups = _attach_existing(self, existing, additional_security_groups)
+            self.file_system = AttachedFileSystem(self, "ExistingFileSystem", existing=existing, monitoring=monitoring)
+        self.file_system = self.file_system or LustreFileSystem(
             self,
             "Lustre",
-            plan=lustre_plan,
+            plan=cast(LustrePlan, lustre_plan),  # not None: no existing file system
             vpc=vpc,
             subnet=training_subnet,
             security_group=self.efa_security_group,
@@ -426,9 +442,9 @@ class SmddpTrainingNetwork(Construct):
             region=stack.region,
             availability_zone=self.availability_zone,
             encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
-            required_throughput_mbps=self.lustre_plan.required_throughput_mbps,
+            required_throughput_mbps=self.lustre_plan.required_throughput_mbps if self.lustre_plan is not None else None,
             kms_key_arn=self.encryption_key.key_arn if self.encryption_key is not None else None,
-            sizing=self.lustre_plan.sizing_record(),
+            sizing=self.lustre_plan.sizing_record() if self.lustre_plan is not None else None,
             monitoring=self.file_system.monitoring.settings() if self.file_system.monitoring is not None else None,
             max_runtime_seconds=self.max_runtime_seconds,
         )
@@ -516,3 +532,27 @@ def _refuse_absent_deployment_type(network: Construct, plan: LustrePlan, props: 
                if props["efa_file_system"] else "deployment_types")
     raise ConfigError(f"{setting} asks for a {plan.deployment_type} file system, which the {partition_of(region)} "
                       f"partition (region {region}) does not have: {why}")
+
+
+def _refuse_with_existing_file_system(props: dict[str, Any]) -> None:
+    """Props that size or link a file system the network creates mean nothing with ``file_system=``."""
+    if props["file_system"] is None:
+        return
+    sizing = [name for name in ("lustre_plan", "deployment_types", "max_capacity_gib", "efa_file_system",
+                                "dataset_bucket") if props[name] not in (None, False)]
+    if sizing:
+        raise ConfigError(f"file_system= was given with {', '.join(sizing)}: those size or link a file system the "
+                          "network creates; with an existing one, drop them (link datasets on your file system)")
+
+
+def _attach_existing(network: "SmddpTrainingNetwork", existing: ExistingFileSystem,
+                     additional: Sequence[ec2.ISecurityGroup]) -> tuple[ec2.ISecurityGroup, ...]:
+    """The AZ check, and the job's groups: the EFA group, the file system's own group (its self rule
+    for TCP 988, which FSx requires of a file system's groups, admits the jobs; it is not changed),
+    then the additional groups."""
+    check_same_zone(existing, network.availability_zone)
+    groups = (network.efa_security_group, existing.security_group, *additional)
+    if len(groups) > 5:
+        raise ConfigError(f"with file_system, jobs carry the EFA group and the file system's group: "
+                          f"additional_security_groups may name at most 3, got {len(additional)}")
+    return groups
