@@ -129,3 +129,16 @@ def test_props_that_size_a_created_file_system_are_refused() -> None:
 
 def test_a_directory_outside_the_mount_is_refused() -> None:
     assert "file_system.directory_path must be /abcdefgh" in _refusal(directory_path="/elsewhere")
+
+
+def test_a_hyperpod_cluster_mounts_the_existing_file_system() -> None:
+    from aws_cdk import App, Environment, Stack, assertions
+
+    from _hyperpod_apps import slurm_groups
+    from smddp_infra import HyperPodCluster
+
+    stack = Stack(App(context=cdk_context()), "Hp", env=Environment(region="us-east-1"))
+    network = _network(stack, file_system=_existing(stack))
+    HyperPodCluster(stack, "HyperPod", network=network, instance_groups=slurm_groups(), lifecycle_script="on_init_complete.sh")
+    text = json.dumps(assertions.Template.from_stack(stack).to_json())
+    assert f"{FS_ID}.fsx.us-east-1.amazonaws.com" in text and '"MountName": "abcdefgh"' in text

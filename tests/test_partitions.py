@@ -185,3 +185,20 @@ def test_the_rules_read_chinas_endpoint_names() -> None:
 
     assert short_service_name("cn.com.amazonaws.cn-north-1.ecr.dkr") == "ecr.dkr"
     assert short_service_name("com.amazonaws.cn-north-1.logs") == "logs"
+
+
+@pytest.mark.parametrize("region", ["cn-northwest-1", "us-gov-west-1"])
+def test_a_hyperpod_cluster_where_the_partition_has_none_is_one_line(region: str) -> None:
+    from aws_cdk import App, Environment, Stack
+
+    from _hyperpod_apps import slurm_groups
+    from smddp_infra import HyperPodCluster
+    from smddp_infra.errors import ConfigError
+
+    stack = Stack(App(context=cdk_context()), "Hp", env=Environment(region=region))
+    network = _network(stack, availability_zone=f"{region}a", create_encryption_key=False)
+    with pytest.raises(ConfigError) as caught:
+        HyperPodCluster(stack, "HyperPod", network=network, instance_groups=slurm_groups(),
+                        lifecycle_script="on_init_complete.sh")
+    assert str(caught.value).startswith(f"HyperPodCluster cannot be created in the stack's region {region}")
+    assert "AWS::SageMaker::Cluster" in str(caught.value) and "\n" not in str(caught.value)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from aws_cdk import Annotations, Token, aws_ec2 as ec2
+from aws_cdk import Annotations, Token, aws_ec2 as ec2, aws_fsx as fsx
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
@@ -111,6 +111,11 @@ class AttachedFileSystem(Construct):
         super().__init__(scope, id)
         self.existing = existing
         self.plan = None
+        #: aws-cdk-lib's own import of it (``dns_name``, ``file_system_id``, ``connections``), as
+        #: ``LustreFileSystem.file_system`` is for a created one. Nothing reaches the template.
+        self.file_system = fsx.LustreFileSystem.from_lustre_file_system_attributes(
+            self, "Imported", dns_name=existing.dns_name, file_system_id=existing.file_system_id,
+            security_group=existing.security_group)
         self.security_group: ec2.ISecurityGroup = existing.security_group
         self.monitoring: Optional[FileSystemMonitoring] = None
         options = monitoring_options(monitoring)
