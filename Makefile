@@ -35,7 +35,7 @@ setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP) $(FLOOR_STAMP)
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
 	test -x $(BIN)/python || $(STEP) "python -m venv .venv" $(PYTHON) -m venv $(VENV)
 	@$(STEP) "pip install .venv (requirements-dev.txt)" $(BIN)/python -m pip install $(PIP_FLAGS) -r requirements-dev.txt
-	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps -e .
+	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps -e . --config-settings editable_mode=compat
 	sh tools/node-shims.sh $(VENV)
 	touch $@
 

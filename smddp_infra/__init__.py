@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names below are loa
     from smddp_infra.checks import SmddpChecks as SmddpChecks
     from smddp_infra.constructs.checkpoints import CheckpointBucket as CheckpointBucket
     from smddp_infra.constructs.efa import EfaSecurityGroup as EfaSecurityGroup
+    from smddp_infra.constructs.existing_filesystem import ExistingFileSystem as ExistingFileSystem
     from smddp_infra.constructs.filesystem import LustreFileSystem as LustreFileSystem
     from smddp_infra.constructs.hyperpod import HyperPodCluster as HyperPodCluster
     from smddp_infra.constructs.hyperpod_role import HyperPodClusterRole as HyperPodClusterRole
@@ -43,6 +44,7 @@ _LAZY = {
     "TrainingLaunchPolicy": "smddp_infra.constructs.launch_policy",
     "FileSystemMonitoring": "smddp_infra.constructs.monitoring",
     "MonitoringOptions": "smddp_infra.constructs.monitoring",
+    "ExistingFileSystem": "smddp_infra.constructs.existing_filesystem",
     "TrainingNetworkStack": "smddp_infra.stack",
     "HyperPodCluster": "smddp_infra.constructs.hyperpod",
     "HyperPodClusterRole": "smddp_infra.constructs.hyperpod_role",

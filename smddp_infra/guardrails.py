@@ -100,6 +100,9 @@ class LaunchScope:
     omit_condition_keys: tuple[str, ...] = ()
     #: More conditions for the launch statement, ``{operator: {key: value}}``, merged in.
     extra_conditions: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: The partition's DNS suffix (``amazonaws.com.cn`` in China; a CDK token such as
+    #: ``AWS::URLSuffix``). Default: the suffix of ``partition`` when it is a known partition name.
+    url_suffix: Optional[str] = None
 
     def __post_init__(self) -> None:
         if not self.subnet_ids:
@@ -119,6 +122,17 @@ class LaunchScope:
         r = self.region if region is None else region
         a = self.account if account is None else account
         return f"arn:{self.partition}:{service}:{r}:{a}:{resource}"
+
+    @property
+    def s3_via_service(self) -> str:
+        """``kms:ViaService`` for S3 in this region: ``s3.<region>.<the partition's URL suffix>``."""
+        from smddp_infra.partitions import URL_SUFFIXES
+
+        suffix = self.url_suffix if self.url_suffix is not None else URL_SUFFIXES.get(self.partition)
+        if suffix is None:
+            raise ConfigError(f"the launch policy's partition {self.partition!r} is not a known partition name: pass "
+                              "url_suffix (the partition's DNS suffix, e.g. amazonaws.com.cn)")
+        return f"s3.{self.region}.{suffix}"
 
     @property
     def job_arns(self) -> list[str]:
@@ -228,7 +242,7 @@ def launch_statements(scope: LaunchScope) -> list[dict[str, Any]]:
             # SSE-KMS bucket: uploading needs GenerateDataKey, reading needs Decrypt, on this key only.
             statements.append({"Sid": SID_KEY, "Effect": "Allow", "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
                                "Resource": scope.kms_key_arn,
-                               "Condition": {"StringEquals": {"kms:ViaService": f"s3.{scope.region}.amazonaws.com"}}})
+                               "Condition": {"StringEquals": {"kms:ViaService": scope.s3_via_service}}})
     group = scope.arn("logs", f"log-group:{TRAINING_LOG_GROUP}")
     statements.append({"Sid": SID_LOGS, "Effect": "Allow",
                        "Action": ["logs:DescribeLogStreams", "logs:FilterLogEvents", "logs:GetLogEvents"],

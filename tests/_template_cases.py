@@ -78,6 +78,8 @@ CASES: dict[str, Expected] = {
     "i24_fsx_default_group.yaml": frozenset(),  # not evaluated (INFOS), never a pass
     # issue 25: network ACLs (the rule diagnose runs live, on templates too)
     "i25_nacl_between_subnets.yaml": frozenset({("SMDDP-NET6", "TrainingJob"), ("SMDDP-NET3", "SubnetA")}),
+    # issue 27: Retain -> Delete on what our constructs made is a warning; elsewhere an info (INFOS)
+    "retention_delete.yaml": frozenset({("SMDDP-STATE1", "Checkpoints")}),
 }
 
 #: Informational notes pinned where they are the point of the fixture.
@@ -89,6 +91,7 @@ INFOS: dict[str, Expected] = {
     "sg_egress_missing.json": frozenset({("SMDDP-SG3", "TrainingGroup")}),
     "p4_named_only_warn.yaml": frozenset({("SMDDP-SG3", "EfaSecurityGroup")}),
     "i24_fsx_default_group.yaml": frozenset({("SMDDP-INFO1", "Lustre")}),
+    "retention_delete.yaml": frozenset({("SMDDP-STATE2", "Scratch"), ("SMDDP-STATE2", "DataKey")}),
 }
 
 #: The parameter assignment each conditional finding must name (point 7).

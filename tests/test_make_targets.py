@@ -86,3 +86,11 @@ def test_review_without_root_skips_the_diagram_with_a_note(tmp_path: Path) -> No
     assert done.stdout.splitlines() == [
         "graphviz: not installed, and installing it needs root (apt-get install graphviz); skipping the SVG diagram "
         "(the review still has the Mermaid diagram and network.dot)."]
+
+
+def test_make_installs_the_checkout_so_that_mypy_sees_it() -> None:
+    # setuptools' default editable install is an import hook mypy cannot follow (import-not-found
+    # for an app type-checked against the checkout); compat mode writes a path entry it reads.
+    installs = [line for line in _recipe(".venv/.installed", "-B") if "pip install" in line and " -e ." in line]
+    assert installs, "the .venv recipe installs the checkout"
+    assert all("--config-settings editable_mode=compat" in line for line in installs), installs

@@ -138,7 +138,7 @@ def _check_combinations(p: Mapping[str, Any], extra: list[Any]) -> None:
                               "already; pass the plan or the workload props, not both")
         if p["efa_file_system"] and not p["lustre_plan"].efa_enabled:
             raise ConfigError("efa_file_system=True contradicts lustre_plan, which is not EFA-enabled")
-    elif p["read_mbps_per_gpu"] is None and p["required_throughput_mbps"] is None:
+    elif p["read_mbps_per_gpu"] is None and p["required_throughput_mbps"] is None and p.get("file_system") is None:
         raise ConfigError("SmddpTrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none")
     elif p["read_mbps_per_gpu"] is not None and p["required_throughput_mbps"] is not None:
         raise ConfigError(

@@ -165,6 +165,7 @@ class HyperPodCluster(Construct):
             raise ConfigError(f"network must be an SmddpTrainingNetwork, got {type(network).__name__}")
         super().__init__(scope, id)
         v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
+        _refuse_absent_in_partition(self)
         for note in notes:
             Annotations.of(self).add_info(note)
 
@@ -340,3 +341,14 @@ def _default_name(scope: Construct) -> str:
 
 
 __all__ = ["HyperPodCluster", "InstanceGroup"]
+
+
+def _refuse_absent_in_partition(cluster: Construct) -> None:
+    """One line at synth where the stack's partition has no ``AWS::SageMaker::Cluster``."""
+    from smddp_infra.partitions import absent_in, partition_of
+
+    region = Stack.of(cluster).region
+    why = None if Token.is_unresolved(region) else absent_in(region, "AWS::SageMaker::Cluster")
+    if why is not None:
+        raise ConfigError(f"HyperPodCluster cannot be created in the stack's region {region} (partition "
+                          f"{partition_of(region)}): {why}")

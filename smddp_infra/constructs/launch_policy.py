@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from aws_cdk import Aws, Stack, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Aws, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs.acknowledgements import LAUNCH_WILDCARD_REASONS, acknowledge_wildcards
@@ -120,6 +120,7 @@ class TrainingLaunchPolicy(Construct):
             job_name_prefix=job_name_prefix,
             omit_condition_keys=tuple(omit_condition_keys),
             extra_conditions=dict(extra_conditions or {}),
+            url_suffix=_url_suffix(stack),
         )
         document = launch_policy_document(self.scope)
         self.policy = iam.ManagedPolicy(
@@ -162,3 +163,11 @@ class TrainingLaunchPolicy(Construct):
                 "grant_launch needs an IAM role, user or group (a managed policy attaches only to those), "
                 f"got {type(principal).__name__}"
             )
+
+
+def _url_suffix(stack: Stack) -> str:
+    """The partition's DNS suffix: from :mod:`smddp_infra.partitions` for a concrete region (a
+    literal, as the template had before), ``AWS::URLSuffix`` in an environment-agnostic stack."""
+    from smddp_infra.partitions import url_suffix
+
+    return Aws.URL_SUFFIX if Token.is_unresolved(stack.region) else url_suffix(stack.region)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from aws_cdk import Stack, Tags, aws_ec2 as ec2, aws_s3 as s3
+from aws_cdk import Annotations, Stack, Tags, Token, aws_ec2 as ec2, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
@@ -80,7 +80,8 @@ class TrainingVpc(Construct):
         :param nat_gateway: add a public subnet, internet gateway and NAT gateway. Default: False
             (no internet path; AWS APIs through endpoints).
         :param interface_endpoints: interface endpoint services (the part after
-            ``com.amazonaws.<region>.``). Default: sagemaker.api, sts, logs, monitoring, ecr.api,
+            ``com.amazonaws.<region>.``; the full name, ``cn.com.amazonaws.`` where China uses
+            it, comes from aws-cdk-lib's ``InterfaceVpcEndpointAwsService``). Default: sagemaker.api, sts, logs, monitoring, ecr.api,
             ecr.dkr without NAT; none with NAT.
         :param flow_log_bucket: S3 bucket for the VPC flow logs (all traffic). Default: a new
             secure log bucket (``FlowLogBucket``); the L3 passes its access-log bucket.
@@ -194,17 +195,34 @@ class TrainingVpc(Construct):
             self.endpoint_security_group.add_ingress_rule(
                 ec2.Peer.ipv4(self.training_subnet.ipv4_cidr_block), ec2.Port.tcp(443), "HTTPS from the training subnet"
             )
-            region = Stack.of(self).region
+            if Token.is_unresolved(Stack.of(self).region):
+                _warn_endpoint_names_without_region(self)
             for service in interface_endpoints:
                 endpoint = self.vpc.add_interface_endpoint(
                     _endpoint_id(service),
-                    service=ec2.InterfaceVpcEndpointService(f"com.amazonaws.{region}.{service}", 443),
+                    # aws-cdk-lib's table, not a format string of ours: China names most services
+                    # cn.com.amazonaws.<region>.<service> (sts, sagemaker.api, ecr.*, monitoring),
+                    # but logs and kms com.amazonaws.<region>.<service>.
+                    service=ec2.InterfaceVpcEndpointAwsService(service),
                     private_dns_enabled=True,
                     subnets=ec2.SubnetSelection(subnets=[self.training_subnet]),
                     security_groups=[self.endpoint_security_group],
                     open=False,  # open=True admits the VPC CIDR; we admit the training subnet
                 )
                 self.interface_endpoints[service] = endpoint
+
+
+def _warn_endpoint_names_without_region(network: Construct) -> None:
+    """In an environment-agnostic stack aws-cdk-lib cannot tell the partition, and names every
+    interface endpoint ``com.amazonaws.${AWS::Region}.<service>``: right in aws and aws-us-gov,
+    wrong in China for the services named ``cn.com.amazonaws.*`` there (the deploy fails). Not
+    evaluated (the partition is unknown), so an info, not a warning."""
+    Annotations.of(network).add_info(
+        "environment-agnostic stack: interface endpoint service names are written com.amazonaws.${AWS::Region}.<service> "
+        "(right in the aws and aws-us-gov partitions); China names sts, sagemaker.api, ecr.api, ecr.dkr and monitoring "
+        "cn.com.amazonaws.<region>.<service>: give the stack env=Environment(region=...) to deploy in cn-north-1 or "
+        "cn-northwest-1",
+    )
 
 
 def _endpoint_id(service: str) -> str:

@@ -19,18 +19,23 @@ each is acknowledged on this construct with the reason.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Optional, Sequence
 
-from aws_cdk import ArnFormat, Stack, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Annotations, ArnFormat, Aws, CfnMapping, Fn, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS, acknowledge_wildcards
 from smddp_infra.errors import ConfigError
+from smddp_infra.partitions import DLC_ACCOUNTS, DLC_ACCOUNTS_SOURCE
 
-#: AWS Deep Learning Containers registry account (PyTorch + SMDDP images). UNCONFIRMED for
-#: every partition; override with ``ecr_repository_arns``.
+#: AWS Deep Learning Containers registry account of the commercial regions that share one
+#: (PyTorch + SMDDP images); every region's account is in :data:`smddp_infra.partitions.DLC_ACCOUNTS`.
 DLC_ACCOUNT = "763104351884"
+#: The stack-level mapping (region -> DLC account) an environment-agnostic stack reads with
+#: ``Fn::FindInMap`` on ``AWS::Region``.
+DLC_MAPPING_ID = "SmddpDlcAccounts"
 
 
 def _objects(prefix: str) -> str:
@@ -54,6 +59,8 @@ def _render(value: Any) -> str:
         return "<" + ".".join(str(part) for part in value["Fn::GetAtt"]) + ">"
     if isinstance(value, dict) and "Ref" in value:
         return f"<{value['Ref']}>"
+    if isinstance(value, dict):  # other intrinsics (Fn::FindInMap): cdk-nag writes them as compact JSON
+        return json.dumps(value, separators=(",", ":"))
     return str(value)
 
 
@@ -80,6 +87,7 @@ class TrainingExecutionRole(Construct):
         encryption_keys: Sequence[kms.IKey] = (),
         ecr_repository_arns: Optional[Sequence[str]] = None,
         role: Optional[iam.IRole] = None,
+        image_account: Optional[str] = None,
     ) -> None:
         """
         :param training_subnet: the subnet jobs run in (kept on the construct as ``training_subnet``;
@@ -96,9 +104,17 @@ class TrainingExecutionRole(Construct):
         :param dataset_bucket: read-only dataset bucket. Default: none.
         :param dataset_prefix: key prefix in the dataset bucket. Default: the whole bucket.
         :param encryption_keys: KMS keys the job encrypts/decrypts with. Default: none.
-        :param ecr_repository_arns: images the job may pull. Default: every repository of the
-            AWS Deep Learning Containers account in this region.
-        :param role: escape hatch: an existing role; the policy is attached to it. Default: a new role.
+        :param ecr_repository_arns: images the job may pull. Default: every repository of
+            ``image_account``.
+        :param image_account: the ECR registry account the job's images come from. Default: the
+            AWS Deep Learning Containers account of the stack's region
+            (:data:`smddp_infra.partitions.DLC_ACCOUNTS`; a region outside that table needs this
+            prop or ``ecr_repository_arns``); in an environment-agnostic stack, the table as a
+            ``Fn::FindInMap`` on ``AWS::Region``.
+        :param role: escape hatch: an existing role; the policy is attached to it. A role imported
+            with ``mutable=False`` (or from another account) is left alone: nothing is attached, and
+            a synth warning (``smddp:roleImmutable``) lists the statements it must hold. Default: a
+            new role.
         """
         v.require("training_subnet", training_subnet, "ISubnet", optional=False)
         groups = v.require_each("security_groups", security_groups, "ISecurityGroup")
@@ -114,6 +130,7 @@ class TrainingExecutionRole(Construct):
         v.require_each("encryption_keys", encryption_keys, "IKey")
         v.text_list("ecr_repository_arns", ecr_repository_arns)
         v.require("role", role, "IRole")
+        _check_image_account(image_account, ecr_repository_arns)
         super().__init__(scope, id)
         stack = v.stack_of(self)
         if role is None:
@@ -182,7 +199,8 @@ class TrainingExecutionRole(Construct):
                 actions=["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"],
                 resources=list(ecr_repository_arns)
                 if ecr_repository_arns is not None
-                else [stack.format_arn(service="ecr", account=DLC_ACCOUNT, resource="repository", resource_name="*")],
+                else [stack.format_arn(service="ecr", account=_image_account(self, image_account),
+                                       resource="repository", resource_name="*")],
             ),
             iam.PolicyStatement(
                 sid="CheckpointList",
@@ -249,6 +267,14 @@ class TrainingExecutionRole(Construct):
                     resources=[k.key_arn for k in encryption_keys],
                 )
             )
+        #: The statements the job needs (attached, or listed in a warning for an immutable role).
+        self.statements: tuple[iam.PolicyStatement, ...] = tuple(statements)
+        self.policy: Optional[iam.ManagedPolicy] = None
+        if role_is_immutable(role):
+            # The platform owns it: nothing is attached (aws-cdk-lib would attach a ManagedPolicy to an
+            # immutable import anyway, aws/aws-cdk#38103); the warning lists what to add.
+            warn_immutable_role(self, role, statements)
+            return
         # A customer managed policy, not an inline one (NIST/HIPAA IAMNoInlinePolicy), and not an
         # AWS managed one (AwsSolutions-IAM4).
         self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[role],
@@ -272,3 +298,88 @@ class TrainingExecutionRole(Construct):
 def _arn_format(sep: str) -> ArnFormat:
 
     return ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME
+
+
+def _check_image_account(image_account: Any, ecr_repository_arns: Any) -> None:
+    """``image_account``: 12 digits (or a token), and not together with ``ecr_repository_arns``."""
+    v.text("image_account", image_account, allow_token=True)
+    if image_account is None or Token.is_unresolved(image_account):
+        return
+    if not (len(image_account) == 12 and image_account.isdigit()):
+        raise ConfigError(f"image_account must be a 12-digit AWS account id (the ECR registry of the job's images), "
+                          f"got {image_account!r}")
+    if ecr_repository_arns is not None:
+        raise ConfigError("image_account and ecr_repository_arns were both given: ecr_repository_arns names the "
+                          "repositories exactly; pass one of them")
+
+
+def _image_account(role: Construct, image_account: Optional[str]) -> str:
+    """The registry account for the ECR pull grant: the prop, else the region's Deep Learning
+    Containers account, else (environment-agnostic stack) the table read at deploy time."""
+    if image_account is not None:
+        return image_account
+    stack = Stack.of(role)
+    if not Token.is_unresolved(stack.region):
+        account = DLC_ACCOUNTS.get(stack.region)
+        if account is None:
+            raise ConfigError(
+                f"no AWS Deep Learning Containers account is known for region {stack.region!r} ({DLC_ACCOUNTS_SOURCE} "
+                "lists none): pass image_account='<12-digit account>' (the ECR registry of your training images) or "
+                "ecr_repository_arns=[...]"
+            )
+        return account
+    mapping = stack.node.try_find_child(DLC_MAPPING_ID)
+    if mapping is None:
+        mapping = CfnMapping(stack, DLC_MAPPING_ID,
+                             mapping={region: {"account": account} for region, account in DLC_ACCOUNTS.items()})
+    Annotations.of(role).add_info(
+        f"environment-agnostic stack: the ECR pull grant names the Deep Learning Containers account of the region "
+        f"it deploys to (Fn::FindInMap over {len(DLC_ACCOUNTS)} regions); a region outside that table fails the "
+        "deploy: pass image_account or ecr_repository_arns to name the registry")
+    return Fn.find_in_map(DLC_MAPPING_ID, Aws.REGION, "account")
+
+
+IMMUTABLE_ROLE_WARNING = "smddp:roleImmutable"
+
+
+def role_is_immutable(role: Any) -> bool:
+    """Did the app import ``role`` so that nothing may be attached to it?
+
+    aws-cdk-lib exposes no ``mutable`` attribute. ``Role.from_role_arn``/``from_role_name`` with
+    ``mutable=False`` (or a role of another account) return an ``ImmutableRole`` wrapper next to a
+    sibling ``MutableRole<id>`` import; ``Role.without_policy_updates()`` returns one with the id
+    ``ImmutableRole<id>`` next to the role. Both are read from the construct tree (aws-cdk-lib
+    2.275.0; tests/test_embedding_roles.py builds each with the real library).
+    """
+    if isinstance(role, iam.Role):
+        return False
+    node = role.node
+    scope = node.scope
+    if scope is None:
+        return False
+    if scope.node.try_find_child(f"MutableRole{node.id}") is not None:
+        return True
+    return node.id.startswith("ImmutableRole") and scope.node.try_find_child(node.id[len("ImmutableRole"):]) is not None
+
+
+def _readable(value: Any) -> Any:
+    """A resolved policy document with intrinsics written the way cdk-nag names them."""
+    if isinstance(value, dict) and ({"Fn::Join", "Fn::GetAtt", "Ref"} & set(value)):
+        return _render(value)
+    if isinstance(value, dict):
+        return {k: _readable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_readable(v) for v in value]
+    return value
+
+
+def warn_immutable_role(scope: Construct, role: iam.IRole, statements: Sequence[iam.PolicyStatement]) -> None:
+    """One synth warning naming the ``role`` prop and exactly the statements to add to it."""
+    stack = Stack.of(scope)
+    document = _readable(stack.resolve(iam.PolicyDocument(statements=list(statements)).to_json()))
+    Annotations.of(scope).add_warning_v2(
+        IMMUTABLE_ROLE_WARNING,
+        f"role {role.node.path} was imported immutable (mutable=False): nothing is attached to it; training jobs need "
+        f"these {len(statements)} statements on it (<X.Arn> is that resource's ARN in this stack): "
+        + json.dumps(document, separators=(",", ":"), sort_keys=True),
+    )

@@ -11,16 +11,18 @@ of the public contract: they feed logical IDs, and changing one replaces a state
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _training_network_validation as _validation_l3
 from smddp_infra.constructs._nested import warn_unless_exported
+from smddp_infra.constructs._retention import watch_retention
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
+from smddp_infra.constructs.existing_filesystem import AttachedFileSystem, ExistingFileSystem, check_existing, check_same_zone
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.monitoring import monitoring_options
 from smddp_infra.constructs.network import TrainingVpc
@@ -86,6 +88,9 @@ class SmddpTrainingNetwork(Construct):
         availability_zone_id_prefix: Optional[str] = None,
         monitoring: "bool | MonitoringOptions" = True,
         max_runtime_seconds: Optional[int] = None,
+        image_account: Optional[str] = None,
+        ecr_repository_arns: Optional[Sequence[str]] = None,
+        file_system: Optional["ExistingFileSystem"] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -133,8 +138,9 @@ class SmddpTrainingNetwork(Construct):
             key the calculator chooses among those. Default: none (S3-managed and FSx service keys).
         :param create_encryption_key: create a KMS key (rotation on) when none is passed; the file
             system is then PERSISTENT too. Default: False.
-        :param role: escape hatch: an existing execution role; the policy is attached to it. Default: a
-            new role.
+        :param role: escape hatch: an existing execution role; the policy is attached to it. A role
+            imported with ``mutable=False`` (or of another account) is left alone, and a synth
+            warning lists the statements it must hold (docs/embedding.md). Default: a new role.
         :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
             endpoint. Default: from a built-in table of regions (UNCONFIRMED outside it).
         :param endpoint_security_groups: with an existing VPC: the groups of its interface
@@ -170,8 +176,22 @@ class SmddpTrainingNetwork(Construct):
             written into the job document; job-config emits it in every format (SDK v3 would
             otherwise stop a job after one hour). 1 to 2,419,200 (28 days, the API's limit).
             Default: none, job-config's 86,400 (24 h, the API's and SDK v2's default).
+        :param image_account: the ECR registry account of the job's images (the role may pull
+            from any of its repositories). Default: the AWS Deep Learning Containers account of
+            the stack's region (:data:`smddp_infra.partitions.DLC_ACCOUNTS`, from the SageMaker
+            SDK's image table; a region outside it is a synth error naming this prop).
+        :param ecr_repository_arns: the exact ECR repositories jobs may pull from, instead of
+            every repository of ``image_account``. Default: none.
+        :param file_system: escape hatch: an existing FSx for Lustre file system
+            (:class:`ExistingFileSystem`: id, DNS name, mount name, its security group, its AZ, and
+            its type, capacity and baseline when known). No file system is created; jobs carry its
+            group (left unchanged) and mount it; its AZ must be the training subnet's; alarms only
+            when its baseline is stated. The workload props are then optional. Default: a new file
+            system sized by the calculator.
         """
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
+        existing = check_existing(file_system)
+        _refuse_with_existing_file_system(props)
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
         monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
         self.max_runtime_seconds = _max_runtime_prop(max_runtime_seconds)
@@ -185,9 +205,12 @@ class SmddpTrainingNetwork(Construct):
             raise ConfigError(f"encrypt_inter_container_traffic must be True or False, got {encrypt_inter_container_traffic!r}")
         self.encrypt_inter_container_traffic = encrypt_inter_container_traffic
 
-        if lustre_plan is None:
-            lustre_plan = _validation_l3.plan_from_props(props, instance)
-        self.lustre_plan = lustre_plan
+        if lustre_plan is None and existing is None:
+            lustre_plan = _validation_l3.plan_from_props(_partition_sizing_props(self, props), instance)
+        if lustre_plan is not None:
+            _refuse_absent_deployment_type(self, lustre_plan, props)
+        #: The file system's sizing (None with ``file_system=``: the network did not size it).
+        self.lustre_plan: Optional[LustrePlan] = lustre_plan
 
         # --- encryption -------------------------------------------------------------------
         if encryption_key is None and create_encryption_key:
@@ -287,10 +310,14 @@ class SmddpTrainingNetwork(Construct):
         self.security_groups: tuple[ec2.ISecurityGroup, ...] = (self.efa_security_group, *additional_security_groups)
 
         # --- file system --------------------------------------------------------------------
-        self.file_system = LustreFileSystem(
+        self.file_system: Any = None
+        if existing is not None:
+            self.security_groups = _attach_existing(self, existing, additional_security_groups)
+            self.file_system = AttachedFileSystem(self, "ExistingFileSystem", existing=existing, monitoring=monitoring)
+        self.file_system = self.file_system or LustreFileSystem(
             self,
             "Lustre",
-            plan=lustre_plan,
+            plan=cast(LustrePlan, lustre_plan),  # not None: no existing file system
             vpc=vpc,
             subnet=training_subnet,
             security_group=self.efa_security_group,
@@ -326,8 +353,13 @@ class SmddpTrainingNetwork(Construct):
             dataset_prefix=dataset_prefix,
             encryption_keys=[encryption_key] if encryption_key else [],
             role=role,
+            image_account=image_account,
+            ecr_repository_arns=ecr_repository_arns,
         )
         self.role: iam.IRole = self.execution_role.role
+
+        # A removal-policy aspect that turns these to Delete is a synth warning (constructs/_retention.py).
+        watch_retention(self)
 
         self.job_config_output: Optional[CfnOutput] = None
         self.exported_job_config: Optional[CfnOutput] = None
@@ -410,9 +442,9 @@ class SmddpTrainingNetwork(Construct):
             region=stack.region,
             availability_zone=self.availability_zone,
             encrypt_inter_container_traffic=self.encrypt_inter_container_traffic,
-            required_throughput_mbps=self.lustre_plan.required_throughput_mbps,
+            required_throughput_mbps=self.lustre_plan.required_throughput_mbps if self.lustre_plan is not None else None,
             kms_key_arn=self.encryption_key.key_arn if self.encryption_key is not None else None,
-            sizing=self.lustre_plan.sizing_record(),
+            sizing=self.lustre_plan.sizing_record() if self.lustre_plan is not None else None,
             monitoring=self.file_system.monitoring.settings() if self.file_system.monitoring is not None else None,
             max_runtime_seconds=self.max_runtime_seconds,
         )
@@ -469,3 +501,58 @@ def _max_runtime_prop(value: Any) -> Optional[int]:
     return _validation.whole("max_runtime_seconds", value, minimum=1, maximum=MAX_RUNTIME_LIMIT_SECONDS,
                              why=" (seconds; 28 days is the CreateTrainingJob StoppingCondition limit)",
                              optional=True)
+
+
+def _partition_sizing_props(network: Construct, props: dict[str, Any]) -> dict[str, Any]:
+    """The sizing props, without the deployment types the stack's partition does not have, when
+    the user left the choice to the calculator (GovCloud has no PERSISTENT_2)."""
+    from smddp_infra.partitions import absent_in
+    from smddp_infra.sizing.planner import CUSTOMER_KEY_DEPLOYMENT_TYPES, DEFAULT_DEPLOYMENT_TYPES
+
+    region = Stack.of(network).region
+    if Token.is_unresolved(region) or props["deployment_types"] is not None or props["efa_file_system"]:
+        return props
+    keyed = props["encryption_key"] is not None or props["create_encryption_key"]
+    choices = CUSTOMER_KEY_DEPLOYMENT_TYPES if keyed else DEFAULT_DEPLOYMENT_TYPES
+    kept = tuple(t for t in choices if absent_in(region, t) is None)
+    return props if kept == tuple(choices) else {**props, "deployment_types": kept}
+
+
+def _refuse_absent_deployment_type(network: Construct, plan: LustrePlan, props: dict[str, Any]) -> None:
+    """One line at synth for a file system type the stack's partition does not have."""
+    from smddp_infra.partitions import absent_in, partition_of
+
+    region = Stack.of(network).region
+    if Token.is_unresolved(region):
+        return
+    why = absent_in(region, plan.deployment_type)
+    if why is None:
+        return
+    setting = ("lustre_plan" if props["lustre_plan"] is not None else "efa_file_system=True"
+               if props["efa_file_system"] else "deployment_types")
+    raise ConfigError(f"{setting} asks for a {plan.deployment_type} file system, which the {partition_of(region)} "
+                      f"partition (region {region}) does not have: {why}")
+
+
+def _refuse_with_existing_file_system(props: dict[str, Any]) -> None:
+    """Props that size or link a file system the network creates mean nothing with ``file_system=``."""
+    if props["file_system"] is None:
+        return
+    sizing = [name for name in ("lustre_plan", "deployment_types", "max_capacity_gib", "efa_file_system",
+                                "dataset_bucket") if props[name] not in (None, False)]
+    if sizing:
+        raise ConfigError(f"file_system= was given with {', '.join(sizing)}: those size or link a file system the "
+                          "network creates; with an existing one, drop them (link datasets on your file system)")
+
+
+def _attach_existing(network: "SmddpTrainingNetwork", existing: ExistingFileSystem,
+                     additional: Sequence[ec2.ISecurityGroup]) -> tuple[ec2.ISecurityGroup, ...]:
+    """The AZ check, and the job's groups: the EFA group, the file system's own group (its self rule
+    for TCP 988, which FSx requires of a file system's groups, admits the jobs; it is not changed),
+    then the additional groups."""
+    check_same_zone(existing, network.availability_zone)
+    groups = (network.efa_security_group, existing.security_group, *additional)
+    if len(groups) > 5:
+        raise ConfigError(f"with file_system, jobs carry the EFA group and the file system's group: "
+                          f"additional_security_groups may name at most 3, got {len(additional)}")
+    return groups

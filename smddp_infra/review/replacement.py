@@ -67,8 +67,9 @@ class Replacement:
     property: str  # dotted path, "(logical id)" or "(type)"
     reason: str
     certainty: str = "yes"  # "yes" or "maybe" (the spec's "conditional")
-    kind: str = "replace"  # "replace", "delete" (logical id gone), "fails" (an update FSx refuses) or "fixed"
-    # (a property FSx fixes at creation that the replacement data does not mark)
+    kind: str = "replace"  # "replace", "delete" (logical id gone), "fails" (an update FSx refuses), "fixed"
+    # (a property FSx fixes at creation that the replacement data does not mark) or "unretain" (a Retain
+    # policy becomes Delete: the data goes when the stack goes)
     caused_by: tuple[str, ...] = ()  # replaced resources whose new id forces this one
 
     def message(self) -> str:
@@ -358,7 +359,8 @@ class GuardFinding:
 
     @property
     def verb(self) -> str:
-        return {"replace": "REPLACE", "delete": "DELETE", "fails": "FAILS", "fixed": "CANNOT CHANGE"}.get(self.first.kind, "REPLACE")
+        return {"replace": "REPLACE", "delete": "DELETE", "fails": "FAILS", "fixed": "CANNOT CHANGE",
+                "unretain": "UNRETAIN"}.get(self.first.kind, "REPLACE")
 
     def lines(self) -> list[str]:
         r = self.first
@@ -412,6 +414,7 @@ def guard(old: Mapping[str, Any], new: Mapping[str, Any], *, data: Optional[Repl
     replaced_ids = {r.logical_id for r in found}
     found += _capacity_failures(old_resources, new_resources, skip=replaced_ids)
     found += _create_time_changes(old_resources, new_resources, skip=replaced_ids)
+    found += retention_losses(old_resources, new_resources)
     grouped: dict[tuple[str, str], list[Replacement]] = {}
     for r in sorted(found, key=lambda r: (_ORDER.get(r.resource_type, 9), r.logical_id, r.kind, r.property)):
         grouped.setdefault((r.logical_id, r.kind), []).append(r)
@@ -497,6 +500,47 @@ def _create_time_changes(old: Mapping[str, Mapping[str, Any]], new: Mapping[str,
     return found
 
 
+#: Policies that keep the physical resource when CloudFormation deletes it from the stack.
+RETAINING_POLICIES = ("Retain", "RetainExceptOnCreate", "Snapshot")
+#: What to do about a Retain that became Delete (the usual cause: a blanket removal-policy aspect).
+UNRETAIN_AVOID = ("exclude this resource from the removal-policy aspect that set DESTROY (e.g. "
+                  "`RemovalPolicies.of(app).destroy()` or an Aspect calling apply_removal_policy), or apply it only "
+                  "to stacks without the network; to delete with the stack on purpose, accept it "
+                  "(`-c smddp:allowReplacement=true`)")
+
+
+def retention_losses(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]]) -> list[Replacement]:
+    """Stateful resources deployed with a retaining DeletionPolicy or UpdateReplacePolicy whose new
+    template drops it (``Delete``, or no policy: CloudFormation's default is Delete).
+
+    CloudFormation applies the deployed resource's policies when it deletes it; after this update
+    the new ones apply, so deleting the stack (or removing the resource, or a later
+    replacement) deletes the file system, bucket or key with its data (CloudFormation User
+    Guide, "DeletionPolicy attribute" and "UpdateReplacePolicy attribute").
+    """
+    found = []
+    for logical_id, after in new.items():
+        before = old.get(logical_id)
+        if not before or after.get("Type") not in GUARDED_TYPES or before.get("Type") != after.get("Type"):
+            continue
+        for attribute in ("DeletionPolicy", "UpdateReplacePolicy"):
+            was, now = before.get(attribute), after.get(attribute, "Delete")
+            if was in RETAINING_POLICIES and now not in RETAINING_POLICIES:
+                found.append(Replacement(logical_id, str(after["Type"]), _label(after, logical_id), attribute,
+                                         f"{was} -> {_plain(now)}", kind="unretain"))
+    return found
+
+
+def _unretain_meaning(r: Replacement) -> str:
+    what = {FILE_SYSTEM_TYPE: "the file system and every file on it", "AWS::S3::Bucket": "the bucket and its objects",
+            "AWS::KMS::Key": "the key (scheduled for deletion; data encrypted under it becomes unreadable)"}.get(
+        r.resource_type, "the resource")
+    if r.property == "DeletionPolicy":
+        return (f"the data goes when the stack goes: deleting the stack, or removing this resource from the app, "
+                f"deletes {what} instead of keeping it")
+    return f"a later update that replaces this resource deletes the old one: {what}, instead of keeping it"
+
+
 def _as_int(value: Any) -> Optional[int]:
     """A whole number from a template value (JSON int or a digit string); None for intrinsics."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -512,6 +556,8 @@ def _retained(resource: Mapping[str, Any], kind: str) -> bool:
 
 
 def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
+    if r.kind == "unretain":
+        return _unretain_meaning(r)
     if r.kind == "fixed":
         return ("FSx cannot change this on the deployed file system: CloudFormation either replaces it with an EMPTY "
                 "one or fails the update and rolls back (which one is UNCONFIRMED); refused before deploy either way")
@@ -553,6 +599,8 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
 
 def _avoid(r: Replacement, before: Mapping[str, Any], after: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     before_props = before.get("Properties") or {}
+    if r.kind == "unretain":
+        return [UNRETAIN_AVOID]
     if r.kind == "delete":
         return [f"restore the construct id / path that produced {r.logical_id} (construct ids are part of the "
                 "contract; changing one is delete + create)"]

@@ -42,7 +42,8 @@ CALLER_SERVICES: dict[str, str] = {
 #: Kept for callers of the earlier name: the services a no-NAT subnet is checked for.
 REQUIRED_INTERFACE_SERVICES = tuple(CALLER_SERVICES)
 _EGRESS_TARGETS = ("NatGatewayId", "InstanceId", "NetworkInterfaceId", "TransitGatewayId", "VpcPeeringConnectionId")
-_SERVICE = re.compile(r"^(?:aws\.sagemaker\.|com\.amazonaws\.)[^.]+\.(.+)$")
+#: ``cn.com.amazonaws.`` is how China names most interface endpoint services (sts, ecr.*, ...).
+_SERVICE = re.compile(r"^(?:aws\.sagemaker\.|(?:cn\.)?com\.amazonaws\.)[^.]+\.(.+)$")
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ def service_name(model: World, endpoint: Resource) -> Optional[str]:
 
 
 def short_service_name(name: str) -> Optional[str]:
-    """``com.amazonaws.*.sts`` / ``aws.sagemaker.*.notebook`` -> ``sts`` / ``notebook``."""
+    """``com.amazonaws.*.sts`` / ``cn.com.amazonaws.*.sts`` / ``aws.sagemaker.*.notebook`` -> ``sts`` / ``sts`` /
+    ``notebook``."""
     match = _SERVICE.match(name.strip())
     return match.group(1) if match else None
 
