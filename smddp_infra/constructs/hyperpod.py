@@ -299,11 +299,11 @@ class HyperPodCluster(Construct):
         from smddp_infra.constructs.network import _endpoint_id
 
         created = network.network
-        region = Stack.of(self).region
         for service in self._missing_endpoints(network, endpoints):
             endpoint = created.vpc.add_interface_endpoint(
                 _endpoint_id(service),
-                service=ec2.InterfaceVpcEndpointService(f"com.amazonaws.{region}.{service}", 443),
+                # aws-cdk-lib's table, never a format string of ours: the partition's prefix
+                service=ec2.InterfaceVpcEndpointAwsService(service),
                 private_dns_enabled=True,
                 subnets=ec2.SubnetSelection(subnets=[created.training_subnet]),
                 security_groups=[created.endpoint_security_group],
