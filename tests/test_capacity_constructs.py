@@ -1,0 +1,97 @@
+"""What the constructs do with bought capacity (issue 29): a training plan on the L3 (job
+document, launch guardrail, the plan's AZ against the subnet's) and an EFA-enabled file
+system whose only clients are training jobs.
+
+One App, synthesized once for the module; the refusals happen before synth.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conftest import Synthesized, cdk_context
+
+PLAN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-16-node-reserved-2027-q1"
+ENV = {"account": "123456789012", "region": "us-east-1"}
+
+
+def _network(stack: Any, **props: Any) -> Any:
+    from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+
+    defaults: dict[str, Any] = {"instance_type": "ml.p5.48xlarge", "instance_count": 2, "required_throughput_mbps": 2000}
+    defaults.update(props)
+    return SmddpTrainingNetwork(stack, "Net", **defaults)
+
+
+def _messages(synth: Synthesized, stack: Any, level: str) -> list[str]:
+    artifact = synth.assembly.get_stack_artifact(stack.artifact_id)
+    return [str(m.entry.data) for m in artifact.messages if str(m.level).lower().endswith(level)]
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, Any]:
+    from aws_cdk import App, Environment, Stack
+
+    app = App(context=cdk_context())
+    env = Environment(**ENV)
+    by_id = Stack(app, "PlanById", env=env)
+    net = _network(by_id, availability_zone_id="use1-az6", training_plan_arn=PLAN,
+                   training_plan_availability_zone_id="use1-az6")
+    net.launch_policy()
+    by_name = Stack(app, "PlanByName", env=env)
+    _network(by_name, availability_zone="us-east-1a", training_plan_arn=PLAN, training_plan_availability_zone_id="use1-az6")
+    stacks = {"by_id": by_id, "by_name": by_name, "net": net}
+    synth = Synthesized(app, by_id)
+    return {"synth": synth, **stacks}
+
+
+def _document(synth: Synthesized, stack: Any) -> dict[str, Any]:
+    template = synth.assembly.get_stack_artifact(stack.artifact_id).template
+    (output,) = [o for k, o in template["Outputs"].items() if k.endswith("TrainingJobConfig")]
+    parts = output["Value"]["Fn::Join"][1]
+    text = "".join(p if isinstance(p, str) else "TOKEN" for p in parts)  # tokens sit inside JSON strings
+    return json.loads(text)
+
+
+def test_the_document_carries_the_plan_its_zone_and_the_subnets_zone_id(built):
+    doc = _document(built["synth"], built["by_id"])
+    assert doc["version"] == 2
+    assert (doc["trainingPlanArn"], doc["trainingPlanAvailabilityZoneId"], doc["availabilityZoneId"]) == (
+        PLAN, "use1-az6", "use1-az6")
+
+
+def test_the_launch_policy_allows_exactly_the_plan(built):
+    template = built["synth"].json
+    (policy,) = [r for r in template["Resources"].values()
+                 if r["Type"] == "AWS::IAM::ManagedPolicy" and "Roles" not in r["Properties"]]
+    launch = policy["Properties"]["PolicyDocument"]["Statement"][0]
+    assert PLAN in launch["Resource"] and sum(1 for r in launch["Resource"] if r == PLAN) == 1
+
+
+def test_a_network_placed_by_name_says_the_plan_zone_is_not_evaluated(built):
+    infos = _messages(built["synth"], built["by_name"], "info")
+    assert any("training_plan_availability_zone_id not evaluated" in m and "known by name only" in m for m in infos), infos
+    assert not any("training_plan" in m for m in _messages(built["synth"], built["by_id"], "info"))
+
+
+@pytest.mark.parametrize("props, message", [
+    ({"availability_zone_id": "use1-az6", "training_plan_arn": PLAN, "training_plan_availability_zone_id": "use1-az1"},
+     "training_plan_availability_zone_id 'use1-az1': the training plan's reserved capacity is in use1-az1 but the "
+     "training subnet is in use1-az6"),
+    ({"availability_zone_id": "use1-az6", "training_plan_arn": "arn:aws:sagemaker:us-east-1:123456789012:plan/x"},
+     "training_plan_arn must be a SageMaker training plan ARN"),
+    ({"availability_zone_id": "use1-az6", "training_plan_availability_zone_id": "use1-az6"},
+     "training_plan_availability_zone_id='use1-az6' was given without training_plan_arn"),
+])
+def test_bad_plan_props_are_one_line_before_synth(props, message):
+    from aws_cdk import App, Environment, Stack
+
+    from smddp_infra.errors import ConfigError
+
+    stack = Stack(App(context=cdk_context()), "Bad", env=Environment(**ENV))
+    with pytest.raises(ConfigError) as caught:
+        _network(stack, **props)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
