@@ -43,7 +43,13 @@ def built() -> dict[str, Any]:
     net.launch_policy()
     by_name = Stack(app, "PlanByName", env=env)
     _network(by_name, availability_zone="us-east-1a", training_plan_arn=PLAN, training_plan_availability_zone_id="use1-az6")
-    stacks = {"by_id": by_id, "by_name": by_name, "net": net}
+    efa_jobs = Stack(app, "EfaJobsOnly", env=env)
+    _network(efa_jobs, availability_zone="us-east-1a", efa_file_system=True)
+    efa_cluster = Stack(app, "EfaWithCluster", env=env)
+    clustered = _network(efa_cluster, availability_zone="us-east-1a", efa_file_system=True)
+    clustered.add_efa_client("HyperPod cluster Cluster")  # what the HyperPod construct calls
+    stacks = {"by_id": by_id, "by_name": by_name, "net": net, "efa_jobs": efa_jobs, "efa_cluster": efa_cluster,
+              "clustered": clustered}
     synth = Synthesized(app, by_id)
     return {"synth": synth, **stacks}
 
@@ -95,3 +101,33 @@ def test_bad_plan_props_are_one_line_before_synth(props, message):
     with pytest.raises(ConfigError) as caught:
         _network(stack, **props)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+# --- an EFA-enabled file system for training jobs ---------------------------------------------
+
+def _efa_warnings(synth: Synthesized, stack: Any) -> list[str]:
+    return [m for m in _messages(synth, stack, "warning") if "smddp:efaFileSystemForTrainingJobs" in m]
+
+
+def test_an_efa_file_system_for_training_jobs_only_is_a_warning_that_says_tcp(built):
+    from smddp_infra.sizing.guards import EFA_OVER_TCP_FOR_TRAINING_JOBS
+
+    (warning,) = _efa_warnings(built["synth"], built["efa_jobs"])
+    assert "efa_file_system=True on EfaJobsOnly/Net" in warning and "mount it over TCP" in warning
+    assert EFA_OVER_TCP_FOR_TRAINING_JOBS in warning and "UNCONFIRMED" in warning
+    template = built["synth"].assembly.get_stack_artifact(built["efa_jobs"].artifact_id).template
+    (fs,) = [r for r in template["Resources"].values() if r["Type"] == "AWS::FSx::FileSystem"]
+    assert fs["Properties"]["LustreConfiguration"]["EfaEnabled"] is True  # still built as asked
+
+
+def test_the_shape_the_warning_cites_has_no_efa_member():
+    import botocore.session
+
+    shape = botocore.session.get_session().get_service_model("sagemaker").shape_for("FileSystemDataSource")
+    assert sorted(shape.members) == ["DirectoryPath", "FileSystemAccessMode", "FileSystemId", "FileSystemType"]
+
+
+def test_an_attached_efa_client_silences_it_and_a_plain_file_system_never_warns(built):
+    assert _efa_warnings(built["synth"], built["efa_cluster"]) == []
+    assert built["clustered"].efa_clients == ("HyperPod cluster Cluster",)
+    assert _efa_warnings(built["synth"], built["by_id"]) == []

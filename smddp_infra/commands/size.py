@@ -178,6 +178,11 @@ def run(args: argparse.Namespace) -> int:
     for alert in plan_alerts(chosen, cost_setting="the default threshold; smddp:monthlyCostWarningUSD in an app"):
         message = alert.message.replace("max_capacity_gib (smddp:maxCapacityGiB)", "--max-capacity-gib")
         sys.stderr.write(f"smddp-infra size: warning: {message}\n")
+    if args.efa:
+        # The same fact the network's synth warning states (one text, sizing.guards).
+        from smddp_infra.sizing.guards import EFA_OVER_TCP_FOR_TRAINING_JOBS
+
+        sys.stderr.write(f"smddp-infra size: warning: --efa: if {EFA_OVER_TCP_FOR_TRAINING_JOBS}\n")
     if args.json:
         print(json.dumps(chosen.to_dict(), indent=2))
         return 0

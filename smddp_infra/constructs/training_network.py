@@ -17,6 +17,7 @@ from aws_cdk import Annotations, CfnOutput, RemovalPolicy, Stack, Token, aws_ec2
 from constructs import Construct
 
 from smddp_infra.constructs import _training_network_validation as _validation_l3
+from smddp_infra.constructs._efa_clients import add_efa_client, efa_clients, watch_efa_clients
 from smddp_infra.constructs._nested import warn_unless_exported
 from smddp_infra.constructs._retention import watch_retention
 from smddp_infra.constructs.acknowledgements import acknowledge
@@ -346,6 +347,10 @@ class SmddpTrainingNetwork(Construct):
             monitoring=monitoring,
         )
 
+        if lustre_plan.efa_enabled:
+            # Training jobs mount it over TCP: a synth warning unless an EFA client is attached.
+            watch_efa_clients(self)
+
         # --- checkpoints and role -------------------------------------------------------------
         self.checkpoints = CheckpointBucket(
             self,
@@ -398,6 +403,20 @@ class SmddpTrainingNetwork(Construct):
         stack_path = Stack.of(self).node.path
         path = self.node.path
         return path[len(stack_path) + 1:] if path.startswith(stack_path + "/") else path
+
+    def add_efa_client(self, description: str) -> None:
+        """Say that a client that mounts the file system over EFA uses this network (a HyperPod
+        cluster, EC2 instances with the EFA Lustre client): the synth warning that an EFA-enabled
+        file system serves only training jobs, which mount it over TCP, is then not emitted.
+
+        :param description: who the client is, e.g. ``"HyperPod cluster Cluster"``.
+        """
+        add_efa_client(self, description)
+
+    @property
+    def efa_clients(self) -> tuple[str, ...]:
+        """The EFA clients attached with :meth:`add_efa_client` (empty: training jobs only)."""
+        return efa_clients(self)
 
     def launch_policy(self, **overrides: Any) -> "TrainingLaunchPolicy":
         """The network's launch guardrail (created once, as ``LaunchPolicy``): a customer-managed

@@ -64,3 +64,23 @@ def plan_alerts(plan: LustrePlan, *, monthly_cost_warning_usd: Optional[float] =
             "(smddp:maxCapacityGiB) if that is not intended (prices: UNCONFIRMED list prices)",
         ))
     return tuple(alerts)
+
+
+#: Annotation id of :data:`EFA_OVER_TCP_FOR_TRAINING_JOBS` (acknowledgeable).
+EFA_TRAINING_JOBS_ALERT_ID = "smddp:efaFileSystemForTrainingJobs"
+
+#: Why an EFA-enabled file system gains a network of training jobs nothing. CreateTrainingJob
+#: mounts FSx through ``FileSystemDataSource``, whose only members are FileSystemId,
+#: FileSystemType, DirectoryPath and FileSystemAccessMode (botocore's sagemaker model): there is
+#: no EFA or GPUDirect Storage option, and SageMaker (not the script) mounts it. An EFA-enabled
+#: file system also serves TCP clients, so jobs read it over TCP. That SageMaker never mounts
+#: over EFA is UNCONFIRMED (no page says so either way); the clients that do use EFA are HyperPod
+#: and EC2 instances with the EFA Lustre client (FSx for Lustre User Guide, EFA-enabled file
+#: systems: Nitro v4+ with EFA, not trn2, kernel 6.8+; GDS on P5/P5e/P5en/P6-B200).
+EFA_OVER_TCP_FOR_TRAINING_JOBS = (
+    "the EFA-enabled file system's only clients are SageMaker training jobs, which mount it over TCP: "
+    "CreateTrainingJob's FileSystemDataSource has FileSystemId, FileSystemType, DirectoryPath and "
+    "FileSystemAccessMode and no EFA option (botocore's sagemaker model; that SageMaker never mounts over EFA "
+    "is UNCONFIRMED), so the EFA capacity steps are paid for and not used; EFA pays off for HyperPod or EC2 "
+    "clients with the EFA Lustre client (Nitro v4+, not trn2, kernel 6.8+)"
+)
