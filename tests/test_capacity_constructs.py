@@ -18,6 +18,16 @@ PLAN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5-16-node-reserv
 ENV = {"account": "123456789012", "region": "us-east-1"}
 
 
+def _tiering_plan() -> Any:
+    from smddp_infra.sizing.tiering import TieringPrices, plan_intelligent_tiering
+
+    prices = TieringPrices(frequent_gb_month=0.023, throughput_mbps_month=0.9, read_cache_gib_month=0.3)
+    return plan_intelligent_tiering(6000, 200_000, prices=prices, hot_gib=50_000)
+
+
+TIERING_PLAN = _tiering_plan()
+
+
 def _network(stack: Any, **props: Any) -> Any:
     from smddp_infra.constructs.training_network import SmddpTrainingNetwork
 
@@ -48,8 +58,10 @@ def built() -> dict[str, Any]:
     efa_cluster = Stack(app, "EfaWithCluster", env=env)
     clustered = _network(efa_cluster, availability_zone="us-east-1a", efa_file_system=True)
     clustered.add_efa_client("HyperPod cluster Cluster")  # what the HyperPod construct calls
+    tiering = Stack(app, "Tiering", env=env)
+    _network(tiering, availability_zone="us-east-1a", required_throughput_mbps=None, lustre_plan=TIERING_PLAN)
     stacks = {"by_id": by_id, "by_name": by_name, "net": net, "efa_jobs": efa_jobs, "efa_cluster": efa_cluster,
-              "clustered": clustered}
+              "clustered": clustered, "tiering": tiering}
     synth = Synthesized(app, by_id)
     return {"synth": synth, **stacks}
 
@@ -131,3 +143,34 @@ def test_an_attached_efa_client_silences_it_and_a_plain_file_system_never_warns(
     assert _efa_warnings(built["synth"], built["efa_cluster"]) == []
     assert built["clustered"].efa_clients == ("HyperPod cluster Cluster",)
     assert _efa_warnings(built["synth"], built["by_id"]) == []
+
+
+# --- an Intelligent-Tiering file system ---------------------------------------------------------
+
+def _template(built: dict[str, Any], name: str) -> dict[str, Any]:
+    return built["synth"].assembly.get_stack_artifact(built[name].artifact_id).template
+
+
+def test_an_intelligent_tiering_plan_builds_the_class_without_storage_capacity(built):
+    (fs,) = [r for r in _template(built, "tiering")["Resources"].values() if r["Type"] == "AWS::FSx::FileSystem"]
+    props = fs["Properties"]
+    assert props["StorageType"] == "INTELLIGENT_TIERING" and "StorageCapacity" not in props
+    lustre = props["LustreConfiguration"]
+    assert lustre["DeploymentType"] == "PERSISTENT_2" and "PerUnitStorageThroughput" not in lustre
+    assert lustre["ThroughputCapacity"] == TIERING_PLAN.throughput_capacity_mbps == 8000
+    assert lustre["DataReadCacheConfiguration"] == {"SizingMode": "USER_PROVISIONED", "SizeGiB": 50_000}
+    assert lustre["MetadataConfiguration"] == {"Mode": "AUTOMATIC"} and props["FileSystemTypeVersion"] == "2.15"
+    assert fs["Metadata"]["smddp:sizing"]["storageType"] == "INTELLIGENT_TIERING"
+
+
+def test_the_intelligent_tiering_template_is_clean_under_cfn_lint_and_the_rules(built):
+    from cfnlint.api import ManualArgs, lint
+
+    from smddp_infra.rules.engine import check_template
+
+    template = _template(built, "tiering")
+    assert [str(m) for m in lint(json.dumps(template), config=ManualArgs(regions=["us-east-1"]))] == []
+    fsx = [f for f in check_template(template) if f.rule_id.startswith("SMDDP-FSX")]
+    assert fsx == [], [f.message for f in fsx]
+    infos = _messages(built["synth"], built["tiering"], "info")
+    assert any("monitoring not built for an Intelligent-Tiering file system" in m for m in infos)

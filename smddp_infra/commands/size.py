@@ -195,11 +195,7 @@ def run(args: argparse.Namespace) -> int:
     # that --json stays a clean document.
     from smddp_infra.sizing.guards import plan_alerts
 
-    from smddp_infra.sizing.planner import LustrePlan
-
-    alerts = plan_alerts(chosen, cost_setting="the default threshold; smddp:monthlyCostWarningUSD in an app") \
-        if isinstance(chosen, LustrePlan) else ()
-    for alert in alerts:
+    for alert in plan_alerts(chosen, cost_setting="the default threshold; smddp:monthlyCostWarningUSD in an app"):
         message = alert.message.replace("max_capacity_gib (smddp:maxCapacityGiB)", "--max-capacity-gib")
         sys.stderr.write(f"smddp-infra size: warning: {message}\n")
     if not_compared and args.json:
@@ -254,7 +250,10 @@ def _print_table(required: float, dataset_gib: float, plans: dict[str, Any]) -> 
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    # An Intelligent-Tiering row is wider (its GiB cell holds data + cache): widen the table
+    # rather than let rich truncate the cost; SSD-only tables keep the terminal's width.
+    wide = any(getattr(p, "storage_type", "") == "INTELLIGENT_TIERING" for p in plans.values())
+    console = Console(width=max(Console().width, 104)) if wide else Console()
     title = f"FSx for Lustre for {required:,.0f} MB/s and {dataset_gib:,.0f} GiB"
     table = Table(title=title, title_justify="left")
     table.add_column("Deployment type", no_wrap=True)
@@ -269,7 +268,7 @@ def _print_table(required: float, dataset_gib: float, plans: dict[str, Any]) -> 
     for index, (group, plan) in enumerate(plans.items()):
         label = group + (" + EFA" if plan.efa_enabled else "") + (" (chosen)" if index == 0 else "")
         if tiered(plan):
-            tier, size = "IT", f"{plan.dataset_gib:,.0f} + {plan.read_cache_gib:,} cache"
+            tier, size = "IT", f"{plan.dataset_gib:,.0f} + {plan.read_cache_gib:,}"
         else:
             tier, size = str(plan.per_unit_storage_throughput or "200*"), f"{plan.storage_capacity_gib:,}"
         table.add_row(
@@ -281,8 +280,9 @@ def _print_table(required: float, dataset_gib: float, plans: dict[str, Any]) -> 
             f"{plan.monthly_cost_usd:,.2f}",
             style="bold" if index == 0 else None,
         )
-    table.caption = ("Tier: MB/s per TiB (*scratch baseline, not settable; IT: Intelligent-Tiering, GiB stored + read "
-                     "cache, MB/s its ThroughputCapacity). MB/s: baseline disk throughput, burst not counted.")
+    it_note = "; IT: Intelligent-Tiering, GiB stored + read cache, MB/s its ThroughputCapacity" if wide else ""
+    table.caption = (f"Tier: MB/s per TiB (*scratch baseline, not settable{it_note}). MB/s: baseline disk throughput, "
+                     "burst not counted.")
     console.print(table)
     chosen = next(iter(plans.values()))
     console.print(chosen.explanation, highlight=False)

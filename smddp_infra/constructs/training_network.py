@@ -32,6 +32,7 @@ from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
 from smddp_infra.errors import ConfigError
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
 from smddp_infra.sizing.planner import LustrePlan
+from smddp_infra.sizing.tiering import TieringPlan
 
 if TYPE_CHECKING:
     from smddp_infra.constructs.monitoring import MonitoringOptions
@@ -56,7 +57,7 @@ class SmddpTrainingNetwork(Construct):
         max_instance_count: Optional[int] = None,
         availability_zone: Optional[str] = None,
         availability_zone_id: Optional[str] = None,
-        lustre_plan: Optional[LustrePlan] = None,
+        lustre_plan: "Optional[LustrePlan | TieringPlan]" = None,
         read_mbps_per_gpu: Optional[float] = None,
         required_throughput_mbps: Optional[float] = None,
         dataset_gib: float = 0,
@@ -106,7 +107,8 @@ class SmddpTrainingNetwork(Construct):
             ``availability_zone_id`` is required when the network creates the VPC.
         :param availability_zone_id: AZ ID instead (``use1-az4``, as capacity reservations name it).
             Default: none (``availability_zone`` is used).
-        :param lustre_plan: the file system's sizing. Default: :func:`plan_lustre` over the
+        :param lustre_plan: the file system's sizing (a :class:`TieringPlan` builds an
+            Intelligent-Tiering file system). Default: :func:`plan_lustre` over the
             workload (``read_mbps_per_gpu`` or ``required_throughput_mbps``, ``dataset_gib``).
         :param read_mbps_per_gpu: MB/s each accelerator reads. One of this,
             ``required_throughput_mbps`` or ``lustre_plan`` is required.

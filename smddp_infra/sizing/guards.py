@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from smddp_infra.errors import ConfigError
 from smddp_infra.sizing.lustre_rules import DEFAULT_REGIONAL_QUOTA_GIB
 from smddp_infra.sizing.planner import LustrePlan
 from smddp_infra.sizing.prices import DEFAULT_MONTHLY_COST_WARNING_USD
+
+if TYPE_CHECKING:
+    from smddp_infra.sizing.tiering import TieringPlan
 
 #: Annotation ids (``Annotations.add_warning_v2``): stable, so an app can acknowledge one.
 QUOTA_ALERT_ID = "smddp:lustreQuota"
@@ -42,11 +45,21 @@ def monthly_cost_threshold(value: Any, *, setting: str = "monthly_cost_warning_u
     return float(value)
 
 
-def plan_alerts(plan: LustrePlan, *, monthly_cost_warning_usd: Optional[float] = None,
+def plan_alerts(plan: "LustrePlan | TieringPlan", *, monthly_cost_warning_usd: Optional[float] = None,
                 cost_setting: str = "monthly_cost_warning_usd / smddp:monthlyCostWarningUSD") -> tuple[PlanAlert, ...]:
     """Quota and spend alerts for ``plan`` (empty for an ordinary plan)."""
     threshold = monthly_cost_threshold(monthly_cost_warning_usd, setting=cost_setting)
     alerts: list[PlanAlert] = []
+    if not isinstance(plan, LustrePlan):  # Intelligent-Tiering: no capacity quota to compare, the user's prices
+        if plan.monthly_cost_usd > threshold:
+            alerts.append(PlanAlert(
+                COST_ALERT_ID,
+                f"FSx for Lustre Intelligent-Tiering file system ({plan.throughput_capacity_mbps:,} MB/s, "
+                f"{plan.read_cache_gib:,} GiB read cache, {plan.dataset_gib:,g} GiB stored) costs about "
+                f"${plan.monthly_cost_usd:,.0f}/month at your prices, above the ${threshold:,.0f}/month warning "
+                f"threshold ({cost_setting})",
+            ))
+        return tuple(alerts)
     size = plan.storage_capacity_gib
     if size > DEFAULT_REGIONAL_QUOTA_GIB:
         alerts.append(PlanAlert(

@@ -36,6 +36,7 @@ from numbers import Real
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+from smddp_infra.contract import SizingRecord
 from smddp_infra.errors import SizingError
 from smddp_infra.sizing import lustre_rules as rules
 
@@ -107,7 +108,11 @@ class PriceFile:
 
 
 def parse_price_file(raw: Any, *, where: str = "--prices") -> PriceFile:
-    """``{"INTELLIGENT_TIERING": {...}, "SSD": {"PERSISTENT_2/125": 0.145, ...}}`` (either part optional)."""
+    """``{"INTELLIGENT_TIERING": {...}, "SSD": {"PERSISTENT_2/125": 0.145, ...}}`` (either part
+    optional; a top-level ``"comment"`` string is allowed: JSON has no comments, and a price file
+    should say where its figures come from)."""
+    if isinstance(raw, Mapping) and isinstance(raw.get("comment"), str):
+        raw = {k: v for k, v in raw.items() if k != "comment"}
     if not isinstance(raw, Mapping) or not raw:
         raise SizingError(f"{where} must be a JSON object with INTELLIGENT_TIERING and/or SSD, got "
                           f"{'an empty object' if raw == {} else type(raw).__name__}")
@@ -210,6 +215,33 @@ class TieringPlan:
             problems.append(f"DataReadCacheConfiguration.SizeGiB must be {low:,} to {high:,} GiB at "
                             f"{self.throughput_capacity_mbps:,} MB/s, got {self.read_cache_gib}")
         return problems
+
+    @property
+    def storage_capacity_gib(self) -> int:
+        """0: the class provisions no StorageCapacity (billed per GB stored)."""
+        return 0
+
+    @property
+    def per_unit_storage_throughput(self) -> None:
+        return None
+
+    @property
+    def tier_key(self) -> str:
+        return INTELLIGENT_TIERING
+
+    def sizing_record(self) -> SizingRecord:
+        """The record as the contract carries it: no capacity (0), ThroughputCapacity as the baseline."""
+        return SizingRecord(
+            deployment_type=self.deployment_type, storage_type=self.storage_type, storage_capacity_gib=0,
+            per_unit_storage_throughput=None, efa_enabled=self.efa_enabled,
+            required_throughput_mbps=self.required_throughput_mbps, baseline_throughput_mbps=self.baseline_throughput_mbps,
+            min_capacity_gib=self.dataset_gib, chosen_from=(INTELLIGENT_TIERING,), chosen_by="calculator",
+        )
+
+    def record(self) -> dict[str, Any]:
+        """The file system's template Metadata (``smddp:sizing``), with the cache beside it."""
+        return {**self.sizing_record().to_json(), "throughputCapacityMBps": self.throughput_capacity_mbps,
+                "readCacheGiB": self.read_cache_gib}
 
     def to_dict(self) -> dict[str, Any]:
         return {
