@@ -231,7 +231,7 @@ class SmddpTrainingNetwork(Construct):
         if lustre_plan is not None:
             _refuse_absent_deployment_type(self, lustre_plan, props)
         #: The file system's sizing (None with ``file_system=``: the network did not size it).
-        self.lustre_plan: Optional[LustrePlan] = lustre_plan
+        self.lustre_plan: "Optional[LustrePlan | TieringPlan]" = lustre_plan
 
         # --- encryption -------------------------------------------------------------------
         if encryption_key is None and create_encryption_key:
@@ -349,7 +349,7 @@ class SmddpTrainingNetwork(Construct):
             monitoring=monitoring,
         )
 
-        if lustre_plan.efa_enabled:
+        if lustre_plan is not None and lustre_plan.efa_enabled:
             # Training jobs mount it over TCP: a synth warning unless an EFA client is attached.
             watch_efa_clients(self)
 
@@ -562,7 +562,7 @@ def _partition_sizing_props(network: Construct, props: dict[str, Any]) -> dict[s
     return props if kept == tuple(choices) else {**props, "deployment_types": kept}
 
 
-def _refuse_absent_deployment_type(network: Construct, plan: LustrePlan, props: dict[str, Any]) -> None:
+def _refuse_absent_deployment_type(network: Construct, plan: "LustrePlan | TieringPlan", props: dict[str, Any]) -> None:
     """One line at synth for a file system type the stack's partition does not have."""
     from smddp_infra.partitions import absent_in, partition_of
 
