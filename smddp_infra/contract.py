@@ -23,7 +23,12 @@ from typing import Any, Mapping, Optional, Sequence
 from smddp_infra.errors import ConfigError
 
 #: Highest document ``version`` this code writes and reads.
-DOCUMENT_VERSION = 1
+DOCUMENT_VERSION = 2
+#: The first version whose keys a reader must not ignore: ``trainingPlanArn``. A version-1
+#: reader would drop the plan and render a job that runs on on-demand capacity instead of the
+#: reserved one, so a document with a plan says version 2 (an older smddp-infra then refuses it
+#: with "upgrade"); a document without one still says 1 (:attr:`JobDocument.schema_version`).
+TRAINING_PLAN_VERSION = 2
 
 #: The only local path SageMaker syncs to CheckpointConfig.S3Uri.
 CHECKPOINT_LOCAL_PATH = "/opt/ml/checkpoints"
@@ -165,7 +170,22 @@ class JobDocument:
     #: StoppingCondition.MaxRuntimeInSeconds the network asks for; None: the network sets none
     #: and job-config emits :data:`DEFAULT_MAX_RUNTIME_SECONDS` (see :attr:`max_runtime`).
     max_runtime_seconds: Optional[int] = None
-    version: int = DOCUMENT_VERSION
+    #: The training subnet's AZ ID, when the network was placed by AZ ID (an AZ name maps to
+    #: different AZ IDs in different accounts, so a name alone does not say which ID it is).
+    availability_zone_id: Optional[str] = None
+    #: ResourceConfig.TrainingPlanArn: the SageMaker training plan whose reserved capacity jobs run on.
+    training_plan_arn: Optional[str] = None
+    #: The AZ ID of the plan's reserved capacity (DescribeTrainingPlan ->
+    #: ReservedCapacitySummaries[].AvailabilityZoneId), when the network was told it.
+    training_plan_availability_zone_id: Optional[str] = None
+    #: The version the document was read as (1 for documents built in code without a plan);
+    #: :attr:`schema_version` is what :meth:`to_json` writes.
+    version: int = 1
+
+    @property
+    def schema_version(self) -> int:
+        """The lowest version that holds this document: :data:`TRAINING_PLAN_VERSION` with a plan, else 1."""
+        return max(self.version, TRAINING_PLAN_VERSION if self.training_plan_arn is not None else 1)
 
     @property
     def max_runtime(self) -> int:
@@ -175,7 +195,7 @@ class JobDocument:
     def to_json(self) -> dict[str, Any]:
         """The JSON object stored in the document output (and the SSM parameter)."""
         doc: dict[str, Any] = {
-            "version": self.version,
+            "version": self.schema_version,
             "region": self.region,
             "availabilityZone": self.availability_zone,
             "instanceType": self.instance_type,
@@ -213,6 +233,12 @@ class JobDocument:
             doc["monitoring"] = self.monitoring.to_json()
         if self.max_runtime_seconds is not None:
             doc["maxRuntimeInSeconds"] = self.max_runtime_seconds
+        if self.availability_zone_id is not None:
+            doc["availabilityZoneId"] = self.availability_zone_id
+        if self.training_plan_arn is not None:
+            doc["trainingPlanArn"] = self.training_plan_arn
+        if self.training_plan_availability_zone_id is not None:
+            doc["trainingPlanAvailabilityZoneId"] = self.training_plan_availability_zone_id
         return doc
 
     def zone_of(self, subnet: str) -> str:
@@ -439,6 +465,9 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
         monitoring=(None if doc.get("monitoring") is None
                     else MonitoringSettings.parse(doc["monitoring"], where=f"{where}: monitoring")),
         max_runtime_seconds=runtime,
+        availability_zone_id=_opt_str(doc, "availabilityZoneId", where),
+        training_plan_arn=_opt_str(doc, "trainingPlanArn", where),
+        training_plan_availability_zone_id=_opt_str(doc, "trainingPlanAvailabilityZoneId", where),
     )
 
 
@@ -510,7 +539,8 @@ class DeployedNetwork:
             else f"network {self.label!r}"
 
     def job_document(self, *, instance_type: Optional[str] = None, instance_count: Optional[int] = None,
-                     max_runtime_seconds: Optional[int] = None) -> JobDocument:
+                     max_runtime_seconds: Optional[int] = None, training_plan_arn: Optional[str] = None,
+                     training_plan_availability_zone_id: Optional[str] = None) -> JobDocument:
         """The document, with the cluster shape overridden when asked.
 
         A stack without a document output is rebuilt from its individual outputs, which do not
@@ -530,6 +560,10 @@ class DeployedNetwork:
             overrides["instance_count"] = instance_count
         if max_runtime_seconds is not None:
             overrides["max_runtime_seconds"] = max_runtime_seconds
+        if training_plan_arn is not None:
+            overrides["training_plan_arn"] = training_plan_arn
+        if training_plan_availability_zone_id is not None:
+            overrides["training_plan_availability_zone_id"] = training_plan_availability_zone_id
         return replace(doc, **overrides)
 
 

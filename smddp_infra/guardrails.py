@@ -92,7 +92,10 @@ class LaunchScope:
     output_prefix: Optional[str] = None
     include_tuning_jobs: bool = False
     #: Training plans jobs may run on (``ResourceConfig.TrainingPlanArn``): CreateTrainingJob is
-    #: then also authorized on the plan's ARN (UNCONFIRMED), so list them here.
+    #: then also authorized on the plan's ARN (AWS's service authorization reference, as carried
+    #: by parliament 1.6.4's database, lists ``training-plan`` among CreateTrainingJob's resource
+    #: types; that SageMaker refuses a plan not granted here: UNCONFIRMED), so list them here. A
+    #: deployed network's document names its one plan, and ``scope_from_document`` allows exactly it.
     training_plan_arns: tuple[str, ...] = ()
     #: Job names the principal may use: ``""`` means any (``training-job/*``).
     job_name_prefix: str = ""
@@ -385,4 +388,5 @@ def scope_from_document(doc: JobDocument, *, where: str = "", instance_types: Se
         code_prefix=prefixes.get("code.s3Uri"),
         output_prefix=prefixes.get("output.s3Uri"),
         include_tuning_jobs=include_tuning_jobs,
+        training_plan_arns=(doc.training_plan_arn,) if doc.training_plan_arn is not None else (),
     )

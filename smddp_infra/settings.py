@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
-from smddp_infra.jobconfig.validation import check_max_runtime
+from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn, plan_zone_problem
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, efa_instance
 
 #: Interface endpoints a training job in a subnet without NAT needs (REFERENCE: the S3
@@ -197,6 +197,10 @@ class NetworkSettings:
     #: A SageMaker HyperPod Slurm cluster on the same network (docs/hyperpod.md): one controller
     #: and ``instance_count`` compute nodes of ``instance_type``.
     hyperpod: bool = False
+    #: ResourceConfig.TrainingPlanArn for jobs on the network, and the AZ ID of the plan's
+    #: reserved capacity (refused against a subnet placed by another AZ ID).
+    training_plan_arn: Optional[str] = None
+    training_plan_availability_zone_id: Optional[str] = None
 
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> "NetworkSettings":
@@ -274,6 +278,17 @@ class NetworkSettings:
                            max_instance_count=max_instances)
         runtime = get("maxRuntimeSeconds")
         max_runtime = None if runtime is None else check_max_runtime(_integer(runtime), setting="smddp:maxRuntimeSeconds")
+        plan = get("trainingPlanArn")
+        plan_arn = None if plan is None else check_training_plan_arn(plan, setting="smddp:trainingPlanArn")
+        plan_zone = get("trainingPlanAvailabilityZoneId")
+        if plan_zone is not None:
+            plan_zone = check_az_id(plan_zone, setting="smddp:trainingPlanAvailabilityZoneId")
+            if plan_arn is None:
+                raise ConfigError(f"smddp:trainingPlanAvailabilityZoneId={plan_zone!r} needs smddp:trainingPlanArn too, "
+                                  "got no smddp:trainingPlanArn")
+            problem = plan_zone_problem(az_id, plan_zone, subnet_zone=az or "")
+            if problem is not None and problem.startswith("refused: "):
+                raise ConfigError(f"smddp:trainingPlanAvailabilityZoneId {plan_zone!r}: {problem.removeprefix('refused: ')}")
         per_unit = get("perUnitStorageThroughput")
         per_unit_throughput = None if per_unit is None else _whole("smddp:perUnitStorageThroughput", per_unit, minimum=1)
         if per_unit_throughput is not None and deployment_type is None:
@@ -313,6 +328,8 @@ class NetworkSettings:
             **_monitoring_settings(get, region),
             max_runtime_seconds=max_runtime,
             hyperpod=hyperpod,
+            training_plan_arn=plan_arn,
+            training_plan_availability_zone_id=plan_zone,
         )
 
     @property

@@ -104,6 +104,8 @@ class TrainingNetworkStack(Stack):
             create_encryption_key=settings.kms_key == "create",
             s3_prefix_list_id=settings.s3_prefix_list_id,
             max_runtime_seconds=settings.max_runtime_seconds,
+            training_plan_arn=settings.training_plan_arn,
+            training_plan_availability_zone_id=settings.training_plan_availability_zone_id,
             # The default stack's document output keeps its first name (cdk-outputs.json readers).
             job_config_output_id=DOCUMENT_OUTPUT,
             monitoring=self._monitoring(settings),

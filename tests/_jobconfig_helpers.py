@@ -42,7 +42,13 @@ CONFIGS = (
     # a stack without the TrainingJobConfig output: rebuilt from the individual outputs
     Config("individual-outputs", "individual-outputs-only.json",
            ("--instance-type", "ml.p5.48xlarge", "--instance-count", "2", "--channel", "train-fsx")),
+    # 16 x ml.p5.48xlarge on a training plan's reserved capacity (document version 2), the
+    # network placed by AZ ID in the plan's AZ
+    Config("training-plan", "p5-training-plan.json"),
 )
+#: The one representative deployment whose jobs run on a training plan.
+PLAN_CONFIG_ID = "training-plan"
+PLAN_FILE = OUTPUTS_DIR / "p5-training-plan.json"
 CONFIG_IDS = [c.id for c in CONFIGS]
 #: The one representative stack deployed before the output and code prefixes existed.
 OLDER_STACK_ID = "govcloud-older-stack"

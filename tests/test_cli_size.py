@@ -173,3 +173,14 @@ def test_quota_and_cost_alerts_reach_stderr_and_json_stays_clean():
                                "--instance-count", "4", "--read-mbps-per-gpu", "50"], capture_output=True, text=True,
                               timeout=60)
     assert (ordinary.returncode, ordinary.stderr) == (0, "")
+
+
+def test_efa_says_training_jobs_mount_it_over_tcp_on_stderr(capsys):
+    from smddp_infra.sizing.guards import EFA_OVER_TCP_FOR_TRAINING_JOBS
+
+    code, out, err = _run(capsys, "--required-mbps", "1", "--efa", "--json")
+    assert code == 0 and json.loads(out)["efa_enabled"] is True
+    (line,) = [w for w in err.splitlines() if "--efa" in w]
+    assert line.startswith("smddp-infra size: warning: --efa: ") and EFA_OVER_TCP_FOR_TRAINING_JOBS in line
+    code, out, err = _run(capsys, "--required-mbps", "1", "--json")
+    assert code == 0 and "over TCP" not in err

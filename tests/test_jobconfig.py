@@ -431,7 +431,7 @@ def test_preflight_refuses_arguments_both_nested_and_at_the_top_level():
     (with_document(maxRuntimeInSeconds="86400"), "maxRuntimeInSeconds must be a whole number of seconds, got '86400'"),
     (with_document(maxRuntimeInSeconds=True), "maxRuntimeInSeconds must be a whole number of seconds, got True"),
     (with_document(encryptInterContainerTraffic="yes"), "encryptInterContainerTraffic must be true or false"),
-    (with_document(version=2), "TrainingJobConfig: version must be 1..1"),
+    (with_document(version=3), "TrainingJobConfig: version must be 1..2"),
     (with_document(roleArn=None), "TrainingJobConfig is missing 'roleArn'"),
     ({"TrainingJobConfig": "{not json"}, "TrainingJobConfig must be a JSON document"),
     ({"TrainingJobConfig": "[1, 2]"}, "TrainingJobConfig must be a JSON object"),

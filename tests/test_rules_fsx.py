@@ -149,7 +149,8 @@ def test_an_efa_file_system_without_a_tier_is_told_the_efa_capacity_steps() -> N
     found = check_template(template)
     assert not [f for f in found if f.rule_id == "SMDDP-FSX1" and "StorageCapacity" in f.message]
     (capacity,) = [f.message for f in found if f.rule_id == "SMDDP-FSX6"]
-    assert "with EfaEnabled" in capacity and "UNCONFIRMED" in capacity
+    assert "with EfaEnabled" in capacity and "'IP addresses for file systems'" in capacity
+    assert "that CreateFileSystem refuses another capacity is UNCONFIRMED" in capacity
     for step, tier in (("38,400", 125), ("19,200", 250), ("9,600", 500), ("4,800", 1000)):
         assert f"{step} GiB at {tier}" in capacity
     assert "MB/s/TiB" in capacity

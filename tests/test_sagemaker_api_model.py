@@ -16,7 +16,7 @@ import copy
 import pytest
 from botocore import xform_name
 
-from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, USER_CHOSEN_OUTPUT, complete_request, emitted
+from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, PLAN_CONFIG_ID, USER_CHOSEN_OUTPUT, complete_request, emitted
 from _sagemaker_shape_walker import all_problems, botocore_errors, sagemaker_operation, walk
 from smddp_infra.contract import parse_document
 from smddp_infra.jobconfig import create_training_job_fragment
@@ -36,6 +36,29 @@ def test_boto3_fragment_in_a_complete_request_passes_botocore_and_the_walker(con
     request = good_request(config_id)
     assert botocore_errors(request) == ""
     assert walk(request, INPUT) == []
+
+
+def test_the_plan_request_names_its_plan_and_passes_botocore():
+    request = good_request(PLAN_CONFIG_ID)
+    assert request["ResourceConfig"]["TrainingPlanArn"].split(":")[5].startswith("training-plan/")
+    assert botocore_errors(request) == "" and walk(request, INPUT) == []
+
+
+def test_job_config_checks_the_plan_arn_with_botocores_own_pattern():
+    """One pattern, the API's: the validator's regex and length are botocore's shape metadata,
+    and a value the walker refuses is one job-config refuses too."""
+    from smddp_infra.jobconfig.validation import TRAINING_PLAN_ARN_LENGTH, TRAINING_PLAN_ARN_RE, training_plan_arn_problem
+
+    shape = INPUT.members["ResourceConfig"].members["TrainingPlanArn"]
+    assert TRAINING_PLAN_ARN_RE.pattern == shape.metadata["pattern"]
+    assert TRAINING_PLAN_ARN_LENGTH == (shape.metadata["min"], shape.metadata["max"])
+    for bad in ("arn:aws:sagemaker:us-east-1:123456789012:reserved-capacity/p5-16-node-x",
+                "arn:aws:sagemaker:us-east-1:1234:training-plan/p5-16-node-reserved-2027",
+                "arn:aws:sagemaker:us-east-1:123456789012:training-plans/p5-reserved"):
+        request = good_request(PLAN_CONFIG_ID)
+        request["ResourceConfig"]["TrainingPlanArn"] = bad
+        assert all_problems(request), bad
+        assert training_plan_arn_problem(bad) is not None, bad
 
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)

@@ -39,7 +39,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
-from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, channel_of, emitted
+from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, PLAN_CONFIG_ID, channel_of, emitted
 from _net_guard import NetGuard, module_no_network  # noqa: F401  (fixture)
 from _sagemaker_shape_walker import all_problems
 
@@ -47,7 +47,7 @@ DUMMY_KEY, DUMMY_SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiC
 TELEMETRY_OFF = {"SchemaVersion": "1.0", "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": True}}}}
 TELEMETRY_ON = {"SchemaVersion": "1.0", "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": False}}}}
 REGIONS = {"default-p4d": "us-east-1", "p5-64-node": "us-west-2", "govcloud-older-stack": "us-gov-west-1",
-           "two-stacks": "us-east-1", "individual-outputs": "eu-west-1"}
+           "two-stacks": "us-east-1", "individual-outputs": "eu-west-1", "training-plan": "us-east-1"}
 DEFAULT_BUCKET = "smddp-offline-default-bucket"
 
 
@@ -203,6 +203,16 @@ def test_sdk_request_carries_the_emitted_maximum_runtime(sdk_requests, config_id
     v2 = emitted(config_id, "v2")["estimator"]
     assert sdk_requests[config_id]["StoppingCondition"]["MaxRuntimeInSeconds"] == v2["max_run"]
     assert v2["max_run"] == (432000 if config_id == "p5-64-node" else 86400)
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_sdk_request_runs_on_the_training_plan_job_config_names(sdk_requests, config_id):
+    """v2's ``training_plan`` reaches the request as ResourceConfig.TrainingPlanArn; a network
+    without a plan sends none (on-demand capacity)."""
+    v2 = emitted(config_id, "v2")["estimator"]
+    plan = sdk_requests[config_id]["ResourceConfig"].get("TrainingPlanArn")
+    assert plan == v2.get("training_plan")
+    assert (plan is not None) == (config_id == PLAN_CONFIG_ID)
 
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)

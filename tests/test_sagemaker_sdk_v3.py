@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from _iam_simulator import ALLOWED, evaluate, resolve
-from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, channel_of, emitted
+from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, PLAN_CONFIG_ID, channel_of, emitted
 from _sagemaker_shape_walker import all_problems
 from conftest import ROOT
 
@@ -39,7 +39,7 @@ from smddp_infra.preflight import known_keys
 SDKV3_PYTHON = ROOT / ".venv-sdkv3" / "bin" / "python"
 HARNESS = Path(__file__).resolve().parent / "_sdkv3_harness.py"
 REGIONS = {"default-p4d": "us-east-1", "p5-64-node": "us-west-2", "govcloud-older-stack": "us-gov-west-1",
-           "two-stacks": "us-east-1", "individual-outputs": "eu-west-1"}
+           "two-stacks": "us-east-1", "individual-outputs": "eu-west-1", "training-plan": "us-east-1"}
 SIMULATES, CANNOT_SIMULATE = "simulates", "cannot-simulate"
 #: The same job, launched by a caller that may not call iam:SimulatePrincipalPolicy.
 DEFAULT_UNSIMULATED = "default-p4d/" + CANNOT_SIMULATE
@@ -254,6 +254,16 @@ def test_v3_request_carries_the_emitted_maximum_runtime_not_the_sdk_default(v3_r
     assert request["StoppingCondition"]["MaxRuntimeInSeconds"] == wanted
     assert wanted == (432000 if config_id == "p5-64-node" else 86400)
     assert wanted != SDK_V3_DEFAULT_MAX_RUNTIME
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_v3_request_runs_on_the_training_plan_job_config_names(v3_run, config_id):
+    """``Compute(training_plan_arn=...)`` reaches the request ModelTrainer sends as
+    ResourceConfig.TrainingPlanArn; without a plan the request has none."""
+    request, cfg = _request(v3_run, config_id), emitted(config_id, "v3")
+    plan = request["ResourceConfig"].get("TrainingPlanArn")
+    assert plan == cfg["compute"].get("training_plan_arn")
+    assert (plan is not None) == (config_id == PLAN_CONFIG_ID)
 
 
 def test_without_the_stopping_condition_the_sdk_sends_its_one_hour_default(v3_run):

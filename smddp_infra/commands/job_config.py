@@ -43,6 +43,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "stopping_condition, boto3 StoppingCondition); default: the network's "
                              f"max_runtime_seconds, else {DEFAULT_MAX_RUNTIME_SECONDS} (24 h); at most "
                              f"{MAX_RUNTIME_LIMIT_SECONDS} (28 days)")
+    parser.add_argument("--training-plan-arn", default=None, metavar="ARN",
+                        help="run on a SageMaker training plan's reserved capacity: v2 training_plan, v3 "
+                             "Compute(training_plan_arn=...), boto3 ResourceConfig.TrainingPlanArn (default: the "
+                             "network's training_plan_arn, else none)")
+    parser.add_argument("--plan-az-id", default=None, metavar="AZ_ID",
+                        help="the AZ ID of the plan's reserved capacity (DescribeTrainingPlan -> "
+                             "ReservedCapacitySummaries[].AvailabilityZoneId): refused when the network's subnet "
+                             "is placed by AZ ID in another one; 'not evaluated' when its AZ ID is unknown")
 
 
 def _count(text: str) -> int:
@@ -72,7 +80,11 @@ def _runtime(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.contract import read_outputs_file, select_network
-    from smddp_infra.jobconfig import missing_locations_warning, render, validated
+    from dataclasses import replace
+
+    from smddp_infra.errors import ConfigError
+    from smddp_infra.jobconfig import check_plan_zone, check_training_plan_arn, missing_locations_warning, render, validated
+    from smddp_infra.jobconfig.validation import check_az_id
 
     from smddp_infra.sizing.catalog import efa_instance
 
@@ -80,15 +92,28 @@ def run(args: argparse.Namespace) -> int:
         efa_instance(args.instance_type, setting="--instance-type")
     count = _count(args.instance_count) if args.instance_count is not None else None
     runtime = _runtime(args.max_runtime_seconds) if args.max_runtime_seconds is not None else None
+    plan = (check_training_plan_arn(args.training_plan_arn, setting="--training-plan-arn")
+            if args.training_plan_arn is not None else None)
+    plan_zone = check_az_id(args.plan_az_id, setting="--plan-az-id") if args.plan_az_id is not None else None
     network = select_network(read_outputs_file(args.outputs), network=args.network, stack=args.stack)
     document = validated(network, instance_type=args.instance_type, instance_count=count,
-                         max_runtime_seconds=runtime)
+                         max_runtime_seconds=runtime, training_plan_arn=plan)
+    if plan_zone is not None:
+        if document.training_plan_arn is None:
+            raise ConfigError(f"--plan-az-id {plan_zone} was given without a training plan: pass --training-plan-arn "
+                              f"(or set the network's training_plan_arn), got none in {network.where}")
+        document = replace(document, training_plan_availability_zone_id=plan_zone)
+    # Refused (one line naming the flag or the document key) or "not evaluated" (stderr).
+    zone_note = check_plan_zone(document, setting="--plan-az-id" if plan_zone else
+                                f"{network.where}: trainingPlanAvailabilityZoneId")
     text = json.dumps(render(document, args.fmt, channel=args.channel), indent=2) + "\n"
     # An older stack still renders, but the job would fail late in S3: say so on stderr
     # (stdout stays pure JSON for `> job.json`).
     warning = missing_locations_warning(document, args.fmt, where=network.where)
     if warning:
         sys.stderr.write(f"smddp-infra job-config: warning: {warning}\n")
+    if zone_note:
+        sys.stderr.write(f"smddp-infra job-config: training plan AZ {zone_note}\n")
     # One write of the finished text: nothing half-printed if rendering fails.
     sys.stdout.write(text)
     return 0

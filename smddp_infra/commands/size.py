@@ -54,6 +54,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: SCRATCH_2 PERSISTENT_1 PERSISTENT_2)",
     )
     choice.add_argument("--max-capacity-gib", metavar="GIB", help="largest file system you accept")
+    choice.add_argument(
+        "--storage-class",
+        dest="storage_classes",
+        action="extend",
+        nargs="+",
+        metavar="CLASS",
+        help="SSD and/or INTELLIGENT_TIERING (default: SSD); Intelligent-Tiering is costed only with --prices",
+    )
+    choice.add_argument("--prices", metavar="FILE",
+                        help="JSON price file: INTELLIGENT_TIERING prices (no published figures) and/or SSD tier prices "
+                             "that replace the defaults (docs/sizing.md)")
+    choice.add_argument("--hot-gib", metavar="GIB",
+                        help="the working set an epoch re-reads, for Intelligent-Tiering's read cache (default: the "
+                             "whole --dataset-gib)")
     parser.add_argument("--json", action="store_true", help="print the chosen plan as JSON")
 
 
@@ -156,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
     dataset_gib = _number("--dataset-gib", args.dataset_gib, allow_zero=True)
     max_capacity = _number("--max-capacity-gib", args.max_capacity_gib)
     required = _required_mbps(args, count, dataset_gib)
+    classes, tiering_prices, ssd_prices, not_compared = _storage_classes(args)
+    hot_gib = _number("--hot-gib", args.hot_gib, allow_zero=True)
     try:
         plans = best_per_deployment_type(
             required,
@@ -164,6 +180,10 @@ def run(args: argparse.Namespace) -> int:
             deployment_types=_deployment_types(args.deployment_types),
             max_capacity_gib=max_capacity,
             clients=count,
+            prices=ssd_prices,
+            storage_classes=classes or ["SSD"],
+            tiering_prices=tiering_prices,
+            hot_gib=hot_gib,
         )
     except SizingError as exc:  # name the flags, not the Python parameters behind them
         message = str(exc)
@@ -178,18 +198,62 @@ def run(args: argparse.Namespace) -> int:
     for alert in plan_alerts(chosen, cost_setting="the default threshold; smddp:monthlyCostWarningUSD in an app"):
         message = alert.message.replace("max_capacity_gib (smddp:maxCapacityGiB)", "--max-capacity-gib")
         sys.stderr.write(f"smddp-infra size: warning: {message}\n")
+    if not_compared and args.json:
+        sys.stderr.write(f"smddp-infra size: note: {not_compared}\n")
+    if args.efa:
+        # The same fact the network's synth warning states (one text, sizing.guards).
+        from smddp_infra.sizing.guards import EFA_OVER_TCP_FOR_TRAINING_JOBS
+
+        sys.stderr.write(f"smddp-infra size: warning: --efa: if {EFA_OVER_TCP_FOR_TRAINING_JOBS}\n")
     if args.json:
         print(json.dumps(chosen.to_dict(), indent=2))
         return 0
     _print_table(required, dataset_gib or 0, plans)
+    if not_compared:
+        print(not_compared)
     return 0
+
+
+def _storage_classes(args: argparse.Namespace) -> tuple[Optional[list[str]], Any, Any, Optional[str]]:
+    """(classes to plan, Intelligent-Tiering prices, SSD prices, why Intelligent-Tiering is not compared).
+
+    Intelligent-Tiering has no published prices: asked for beside SSD without them, it is left
+    out with the reason; asked for alone, it is an error naming --prices. Without any of the
+    three flags nothing is imported (the command's cold start).
+    """
+    if args.storage_classes is None and args.prices is None and args.hot_gib is None:
+        return None, None, None, None
+    from smddp_infra.sizing.prices import DEFAULT_PRICES
+    from smddp_infra.sizing.tiering import INTELLIGENT_TIERING, NO_PRICES_WHY, STORAGE_CLASSES, load_price_file
+
+    classes = list(dict.fromkeys(args.storage_classes or ["SSD"]))
+    for name in classes:
+        if name not in STORAGE_CLASSES:
+            raise SizingError(f"--storage-class must be among {', '.join(STORAGE_CLASSES)}, got {name!r}")
+    price_file = load_price_file(args.prices) if args.prices is not None else None
+    tiering = price_file.intelligent_tiering if price_file is not None else None
+    ssd = {**DEFAULT_PRICES, **price_file.ssd} if price_file is not None and price_file.ssd is not None else None
+    not_compared = None
+    if INTELLIGENT_TIERING in classes and tiering is None:
+        if classes == [INTELLIGENT_TIERING]:
+            raise SizingError(f"--storage-class INTELLIGENT_TIERING needs --prices FILE with an INTELLIGENT_TIERING "
+                              f"section: {NO_PRICES_WHY}")
+        classes.remove(INTELLIGENT_TIERING)
+        not_compared = NO_PRICES_WHY
+    if args.hot_gib is not None and INTELLIGENT_TIERING not in classes:
+        raise SizingError("--hot-gib sizes Intelligent-Tiering's read cache: it needs --storage-class INTELLIGENT_TIERING "
+                          "and --prices")
+    return classes, tiering, ssd, not_compared
 
 
 def _print_table(required: float, dataset_gib: float, plans: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    # An Intelligent-Tiering row is wider (its GiB cell holds data + cache): widen the table
+    # rather than let rich truncate the cost; SSD-only tables keep the terminal's width.
+    wide = any(getattr(p, "storage_type", "") == "INTELLIGENT_TIERING" for p in plans.values())
+    console = Console(width=max(Console().width, 104)) if wide else Console()
     title = f"FSx for Lustre for {required:,.0f} MB/s and {dataset_gib:,.0f} GiB"
     table = Table(title=title, title_justify="left")
     table.add_column("Deployment type", no_wrap=True)
@@ -198,20 +262,31 @@ def _print_table(required: float, dataset_gib: float, plans: dict[str, Any]) -> 
     table.add_column("MB/s", justify="right")
     table.add_column("Headroom", justify="right")
     table.add_column("$/month", justify="right")
+    def tiered(plan: Any) -> bool:  # without importing the tiering module on the SSD-only path
+        return bool(plan.storage_type == "INTELLIGENT_TIERING")
+
     for index, (group, plan) in enumerate(plans.items()):
         label = group + (" + EFA" if plan.efa_enabled else "") + (" (chosen)" if index == 0 else "")
+        if tiered(plan):
+            tier, size = "IT", f"{plan.dataset_gib:,.0f} + {plan.read_cache_gib:,}"
+        else:
+            tier, size = str(plan.per_unit_storage_throughput or "200*"), f"{plan.storage_capacity_gib:,}"
         table.add_row(
             label,
-            str(plan.per_unit_storage_throughput or "200*"),
-            f"{plan.storage_capacity_gib:,}",
+            tier,
+            size,
             f"{plan.baseline_throughput_mbps:,.0f}",
             f"{plan.headroom:+.1%}",
             f"{plan.monthly_cost_usd:,.2f}",
             style="bold" if index == 0 else None,
         )
-    table.caption = "Tier: MB/s per TiB (*scratch baseline, not settable). MB/s: baseline disk throughput, burst not counted."
+    it_note = "; IT: Intelligent-Tiering, GiB stored + read cache, MB/s its ThroughputCapacity" if wide else ""
+    table.caption = (f"Tier: MB/s per TiB (*scratch baseline, not settable{it_note}). MB/s: baseline disk throughput, "
+                     "burst not counted.")
     console.print(table)
     chosen = next(iter(plans.values()))
     console.print(chosen.explanation, highlight=False)
-    for warning in chosen.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+    shown = [chosen] + [p for p in plans.values() if tiered(p) and p is not chosen]
+    for plan in shown:
+        for warning in plan.warnings:
+            console.print(f"[yellow]warning:[/] {warning}", highlight=False)

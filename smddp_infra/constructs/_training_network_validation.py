@@ -37,6 +37,7 @@ from smddp_infra.sizing.planner import (
     LustrePlan,
     plan_lustre,
 )
+from smddp_infra.sizing.tiering import TieringPlan
 from smddp_infra.sizing.workload import throughput_from_cluster
 
 #: Context keys the construct reads when the matching prop is not given (cdk.json or ``-c``).
@@ -58,7 +59,8 @@ def check_values(p: Mapping[str, Any]) -> InstanceType:
     v.az_name_shape("availability_zone", p["availability_zone"])
     v.az_id_shape("availability_zone_id", p["availability_zone_id"])
     v.az_id_prefix("availability_zone_id_prefix", p["availability_zone_id_prefix"])
-    v.instance("lustre_plan", p["lustre_plan"], LustrePlan, "from smddp_infra.sizing.plan_lustre(...)")
+    if not isinstance(p["lustre_plan"], TieringPlan):  # an Intelligent-Tiering plan is a plan too
+        v.instance("lustre_plan", p["lustre_plan"], LustrePlan, "from smddp_infra.sizing.plan_lustre(...)")
     v.number("read_mbps_per_gpu", p["read_mbps_per_gpu"], minimum=0, exclusive=True, unit="MB/s per accelerator")
     v.number("required_throughput_mbps", p["required_throughput_mbps"], minimum=0, exclusive=True, unit="MB/s")
     v.number("dataset_gib", p["dataset_gib"], minimum=0, unit="GiB", optional=False)

@@ -22,6 +22,7 @@ from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.sizing.guards import plan_alerts
 from smddp_infra.sizing.lustre_rules import MAX_BACKUP_RETENTION_DAYS, PERSISTENT_TYPES
 from smddp_infra.sizing.planner import CUSTOMER_KEY_WHY, SIZING_METADATA, LustrePlan
+from smddp_infra.sizing.tiering import CACHE_SIZING_MODE, TieringPlan
 
 REQUIREMENT_TAG = TAG_REQUIRED_THROUGHPUT
 #: Where the dataset bucket appears inside the file system when linked.
@@ -45,7 +46,7 @@ class LustreFileSystem(Construct):
         scope: Construct,
         id: str,
         *,
-        plan: LustrePlan,
+        plan: "LustrePlan | TieringPlan",
         vpc: ec2.IVpc,
         subnet: ec2.ISubnet,
         security_group: ec2.ISecurityGroup,
@@ -57,7 +58,10 @@ class LustreFileSystem(Construct):
         monitoring: "bool | MonitoringOptions" = True,
     ) -> None:
         """
-        :param plan: the sizing plan (deployment type, capacity, per-unit throughput, EFA).
+        :param plan: the sizing plan (deployment type, capacity, per-unit throughput, EFA), or an
+            Intelligent-Tiering plan (:func:`~smddp_infra.sizing.tiering.plan_intelligent_tiering`:
+            StorageType INTELLIGENT_TIERING, ThroughputCapacity and a USER_PROVISIONED read cache, no
+            StorageCapacity; its free-capacity alarm does not apply, so ``monitoring`` is not built).
         :param vpc: the VPC of ``subnet``.
         :param subnet: the ONE training subnet (FSx for Lustre takes exactly one).
         :param security_group: the EFA group the training instances carry; its all-traffic
@@ -79,8 +83,13 @@ class LustreFileSystem(Construct):
         _validate_values(plan=plan, vpc=vpc, subnet=subnet, security_group=security_group, dataset_bucket=dataset_bucket,
                          dataset_prefix=dataset_prefix, kms_key=kms_key, backup_retention_days=backup_retention_days,
                          monthly_cost_warning_usd=monthly_cost_warning_usd)
-        watch = _monitoring_options(monitoring, plan)
+        tiered = isinstance(plan, TieringPlan)
+        watch = _monitoring_options(monitoring, plan) if isinstance(plan, LustrePlan) else None
         super().__init__(scope, id)
+        if tiered and monitoring is not False:
+            Annotations.of(self).add_info(
+                "monitoring not built for an Intelligent-Tiering file system (no provisioned StorageCapacity for the "
+                "free-capacity alarm); watch ThroughputCapacity with smddp-infra observe: not evaluated here")
         v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         v.check_subnet_in_vpc(self, subnet, vpc, subnet_prop="subnet")
         persistent = plan.deployment_type in PERSISTENT_TYPES
@@ -109,7 +118,8 @@ class LustreFileSystem(Construct):
             data_compression_type=fsx.LustreDataCompressionType.LZ4,
             automatic_backup_retention=Duration.days(backup_retention_days) if persistent else None,
             copy_tags_to_backups=True if persistent else None,
-            drive_cache_type=fsx.DriveCacheType[plan.drive_cache_type] if plan.drive_cache_type else None,
+            drive_cache_type=(fsx.DriveCacheType[plan.drive_cache_type]
+                              if isinstance(plan, LustrePlan) and plan.drive_cache_type else None),
         )
         self.file_system = fsx.LustreFileSystem(
             self,
@@ -117,7 +127,9 @@ class LustreFileSystem(Construct):
             vpc=vpc,
             vpc_subnet=subnet,
             security_group=security_group,
-            storage_capacity_gib=plan.storage_capacity_gib,
+            # Intelligent-Tiering has no StorageCapacity, but the L2 requires a valid one: a placeholder
+            # the override below deletes (aws-cdk-lib's L2 has no throughput or cache props either).
+            storage_capacity_gib=TIERING_PLACEHOLDER_GIB if tiered else plan.storage_capacity_gib,
             storage_type=fsx.StorageType[plan.storage_type] if plan.storage_type == "HDD" else None,
             file_system_type_version=fsx.FileSystemTypeVersion.V_2_15,
             lustre_configuration=lustre,
@@ -136,6 +148,8 @@ class LustreFileSystem(Construct):
             cfn.add_property_override("LustreConfiguration.MetadataConfiguration", {"Mode": "AUTOMATIC"})
         if plan.efa_enabled:
             cfn.add_property_override("LustreConfiguration.EfaEnabled", True)
+        if isinstance(plan, TieringPlan):
+            _intelligent_tiering(cfn, plan)
         Tags.of(cfn).add(REQUIREMENT_TAG, _fmt(plan.required_throughput_mbps))
         # What was asked and chosen, so `smddp-infra guard` can re-plan a later update in place.
         cfn.add_metadata(SIZING_METADATA, plan.record())
@@ -182,10 +196,25 @@ class LustreFileSystem(Construct):
         return self.file_system.connections
 
 
+#: What the L2 is given for an Intelligent-Tiering plan and the override then deletes.
+TIERING_PLACEHOLDER_GIB = 1200
+
+
+def _intelligent_tiering(cfn: fsx.CfnFileSystem, plan: TieringPlan) -> None:
+    """The L1 properties of an Intelligent-Tiering file system (CloudFormation's schema has them;
+    aws-cdk-lib's L2 does not): StorageType, ThroughputCapacity, the read cache, no StorageCapacity."""
+    cfn.add_property_override("StorageType", plan.storage_type)
+    cfn.add_property_deletion_override("StorageCapacity")
+    cfn.add_property_override("LustreConfiguration.ThroughputCapacity", plan.throughput_capacity_mbps)
+    cfn.add_property_override("LustreConfiguration.DataReadCacheConfiguration",
+                              {"SizingMode": CACHE_SIZING_MODE, "SizeGiB": plan.read_cache_gib})
+
+
 def _validate_values(*, plan: Any, vpc: Any, subnet: Any, security_group: Any, dataset_bucket: Any, dataset_prefix: Any,
                      kms_key: Any, backup_retention_days: Any, monthly_cost_warning_usd: Any) -> None:
     """One validator per prop, before any jsii call (aws-cdk-lib's ``validateProps`` manner)."""
-    v.instance("plan", plan, LustrePlan, "from smddp_infra.sizing.plan_lustre(...)")
+    if not isinstance(plan, TieringPlan):
+        v.instance("plan", plan, LustrePlan, "from smddp_infra.sizing.plan_lustre(...)")
     if plan is None:
         raise PropTypeError("plan is required: pass smddp_infra.sizing.plan_lustre(...)")
     problems = plan.problems()

@@ -177,6 +177,10 @@ class HyperPodCluster(Construct):
             file_system_id = network.file_system.file_system_id
             file_system_dns_name = network.file_system.file_system.dns_name
             file_system_mount_name = network.file_system.mount_name
+            # HyperPod nodes mount the file system themselves and can use an EFA-enabled file
+            # system's EFA path (with the EFA Lustre client): the network's "training jobs only,
+            # over TCP" warning does not apply once a cluster joins (docs/sizing.md, EFA).
+            network.add_efa_client(f"HyperPod cluster {self.node.path}")
         assert training_subnet is not None and security_groups is not None and job_bucket is not None
         self.orchestrator = orchestrator
         self.instance_groups = groups

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Annotations, CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _training_network_validation as _validation_l3
+from smddp_infra.constructs._efa_clients import add_efa_client, efa_clients, watch_efa_clients
 from smddp_infra.constructs._nested import warn_unless_exported
 from smddp_infra.constructs._retention import watch_retention
 from smddp_infra.constructs.acknowledgements import acknowledge
@@ -31,6 +32,7 @@ from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
 from smddp_infra.errors import ConfigError
 from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
 from smddp_infra.sizing.planner import LustrePlan
+from smddp_infra.sizing.tiering import TieringPlan
 
 if TYPE_CHECKING:
     from smddp_infra.constructs.monitoring import MonitoringOptions
@@ -55,7 +57,7 @@ class SmddpTrainingNetwork(Construct):
         max_instance_count: Optional[int] = None,
         availability_zone: Optional[str] = None,
         availability_zone_id: Optional[str] = None,
-        lustre_plan: Optional[LustrePlan] = None,
+        lustre_plan: "Optional[LustrePlan | TieringPlan]" = None,
         read_mbps_per_gpu: Optional[float] = None,
         required_throughput_mbps: Optional[float] = None,
         dataset_gib: float = 0,
@@ -91,6 +93,8 @@ class SmddpTrainingNetwork(Construct):
         image_account: Optional[str] = None,
         ecr_repository_arns: Optional[Sequence[str]] = None,
         file_system: Optional["ExistingFileSystem"] = None,
+        training_plan_arn: Optional[str] = None,
+        training_plan_availability_zone_id: Optional[str] = None,
     ) -> None:
         """
         :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
@@ -103,7 +107,8 @@ class SmddpTrainingNetwork(Construct):
             ``availability_zone_id`` is required when the network creates the VPC.
         :param availability_zone_id: AZ ID instead (``use1-az4``, as capacity reservations name it).
             Default: none (``availability_zone`` is used).
-        :param lustre_plan: the file system's sizing. Default: :func:`plan_lustre` over the
+        :param lustre_plan: the file system's sizing (a :class:`TieringPlan` builds an
+            Intelligent-Tiering file system). Default: :func:`plan_lustre` over the
             workload (``read_mbps_per_gpu`` or ``required_throughput_mbps``, ``dataset_gib``).
         :param read_mbps_per_gpu: MB/s each accelerator reads. One of this,
             ``required_throughput_mbps`` or ``lustre_plan`` is required.
@@ -188,6 +193,15 @@ class SmddpTrainingNetwork(Construct):
             group (left unchanged) and mount it; its AZ must be the training subnet's; alarms only
             when its baseline is stated. The workload props are then optional. Default: a new file
             system sized by the calculator.
+        :param training_plan_arn: a SageMaker training plan (targeting training jobs) whose reserved
+            capacity jobs on this network run on: written into the job document (job-config emits
+            ResourceConfig.TrainingPlanArn in every format) and the only plan :meth:`launch_policy`
+            allows. Checked against botocore's pattern. Default: none (on-demand capacity).
+        :param training_plan_availability_zone_id: the AZ ID of the plan's reserved capacity
+            (DescribeTrainingPlan -> ReservedCapacitySummaries[].AvailabilityZoneId). With the
+            network placed by ``availability_zone_id``, another AZ is refused at synth; placed by
+            AZ name (which maps to different IDs per account) it is "not evaluated" (a synth info).
+            Default: none.
         """
         props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
         existing = check_existing(file_system)
@@ -195,7 +209,14 @@ class SmddpTrainingNetwork(Construct):
         instance = _validation_l3.check_values(props)  # plain values, before any jsii call
         monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
         self.max_runtime_seconds = _max_runtime_prop(max_runtime_seconds)
+        self.training_plan_arn, self.training_plan_availability_zone_id, plan_zone_note = _training_plan_props(
+            training_plan_arn, training_plan_availability_zone_id, availability_zone_id=availability_zone_id,
+            availability_zone=availability_zone, creates_vpc=vpc is None)
+        #: The training subnet's AZ ID when the network placed it by AZ ID (None otherwise).
+        self.availability_zone_id = availability_zone_id if vpc is None else None
         super().__init__(scope, id)
+        if plan_zone_note is not None:
+            Annotations.of(self).add_info(f"training_plan_availability_zone_id {plan_zone_note}")
         self._validate_props(props)
         stack = Stack.of(self)
         self.instance_type = instance_type
@@ -210,7 +231,7 @@ class SmddpTrainingNetwork(Construct):
         if lustre_plan is not None:
             _refuse_absent_deployment_type(self, lustre_plan, props)
         #: The file system's sizing (None with ``file_system=``: the network did not size it).
-        self.lustre_plan: Optional[LustrePlan] = lustre_plan
+        self.lustre_plan: "Optional[LustrePlan | TieringPlan]" = lustre_plan
 
         # --- encryption -------------------------------------------------------------------
         if encryption_key is None and create_encryption_key:
@@ -328,6 +349,10 @@ class SmddpTrainingNetwork(Construct):
             monitoring=monitoring,
         )
 
+        if lustre_plan is not None and lustre_plan.efa_enabled:
+            # Training jobs mount it over TCP: a synth warning unless an EFA client is attached.
+            watch_efa_clients(self)
+
         # --- checkpoints and role -------------------------------------------------------------
         self.checkpoints = CheckpointBucket(
             self,
@@ -381,6 +406,20 @@ class SmddpTrainingNetwork(Construct):
         path = self.node.path
         return path[len(stack_path) + 1:] if path.startswith(stack_path + "/") else path
 
+    def add_efa_client(self, description: str) -> None:
+        """Say that a client that mounts the file system over EFA uses this network (a HyperPod
+        cluster, EC2 instances with the EFA Lustre client): the synth warning that an EFA-enabled
+        file system serves only training jobs, which mount it over TCP, is then not emitted.
+
+        :param description: who the client is, e.g. ``"HyperPod cluster Cluster"``.
+        """
+        add_efa_client(self, description)
+
+    @property
+    def efa_clients(self) -> tuple[str, ...]:
+        """The EFA clients attached with :meth:`add_efa_client` (empty: training jobs only)."""
+        return efa_clients(self)
+
     def launch_policy(self, **overrides: Any) -> "TrainingLaunchPolicy":
         """The network's launch guardrail (created once, as ``LaunchPolicy``): a customer-managed
         policy that lets its holders start training jobs only inside this network.
@@ -410,6 +449,8 @@ class SmddpTrainingNetwork(Construct):
             "code_prefix": self.checkpoints.code_prefix,
             "output_prefix": self.checkpoints.output_prefix,
         }
+        if self.training_plan_arn is not None:
+            props["training_plan_arns"] = [self.training_plan_arn]
         props.update(overrides)
         return TrainingLaunchPolicy(self, "LaunchPolicy", **props)
 
@@ -447,6 +488,9 @@ class SmddpTrainingNetwork(Construct):
             sizing=self.lustre_plan.sizing_record() if self.lustre_plan is not None else None,
             monitoring=self.file_system.monitoring.settings() if self.file_system.monitoring is not None else None,
             max_runtime_seconds=self.max_runtime_seconds,
+            availability_zone_id=self.availability_zone_id,
+            training_plan_arn=self.training_plan_arn,
+            training_plan_availability_zone_id=self.training_plan_availability_zone_id,
         )
 
     def job_config_json(self) -> str:
@@ -518,7 +562,7 @@ def _partition_sizing_props(network: Construct, props: dict[str, Any]) -> dict[s
     return props if kept == tuple(choices) else {**props, "deployment_types": kept}
 
 
-def _refuse_absent_deployment_type(network: Construct, plan: LustrePlan, props: dict[str, Any]) -> None:
+def _refuse_absent_deployment_type(network: Construct, plan: "LustrePlan | TieringPlan", props: dict[str, Any]) -> None:
     """One line at synth for a file system type the stack's partition does not have."""
     from smddp_infra.partitions import absent_in, partition_of
 
@@ -556,3 +600,32 @@ def _attach_existing(network: "SmddpTrainingNetwork", existing: ExistingFileSyst
         raise ConfigError(f"with file_system, jobs carry the EFA group and the file system's group: "
                           f"additional_security_groups may name at most 3, got {len(additional)}")
     return groups
+
+
+def _training_plan_props(arn: Any, zone_id: Any, *, availability_zone_id: Optional[str],
+                         availability_zone: Optional[str], creates_vpc: bool) -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """The plan props checked before any jsii call: (arn, plan AZ ID, "not evaluated" note or None).
+
+    A plan's reserved capacity sits in one AZ per block and a job runs in its subnet's AZ, so a
+    plan in another AZ never serves the network's jobs. Certain only when the subnet's AZ ID is
+    known (the network created it from ``availability_zone_id``): an AZ name maps to different
+    AZ IDs in different accounts.
+    """
+    from aws_cdk import Token
+
+    from smddp_infra.jobconfig.validation import check_az_id, check_training_plan_arn, plan_zone_problem
+
+    if arn is not None and not Token.is_unresolved(arn):
+        check_training_plan_arn(arn, setting="training_plan_arn")
+    if zone_id is None:
+        return arn, None, None
+    check_az_id(zone_id, setting="training_plan_availability_zone_id")
+    if arn is None:
+        raise ConfigError(f"training_plan_availability_zone_id={zone_id!r} was given without training_plan_arn: pass "
+                          "the plan too (or drop the AZ ID)")
+    known = availability_zone_id if creates_vpc and availability_zone_id and not Token.is_unresolved(availability_zone_id) \
+        else None
+    problem = plan_zone_problem(known, zone_id, subnet_zone=availability_zone or "")
+    if problem is not None and problem.startswith("refused: "):
+        raise ConfigError(f"training_plan_availability_zone_id {zone_id!r}: {problem.removeprefix('refused: ')}")
+    return arn, zone_id, problem

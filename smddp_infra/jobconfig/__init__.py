@@ -36,22 +36,32 @@ from smddp_infra.jobconfig.render import (
     sdk_v3_pieces,
     v2_distribution,
 )
-from smddp_infra.jobconfig.validation import check_max_runtime, max_runtime_problem, validate_document
+from smddp_infra.jobconfig.validation import (
+    check_max_runtime,
+    check_plan_zone,
+    check_training_plan_arn,
+    max_runtime_problem,
+    validate_document,
+)
 
 __all__ = [
     "CHECKPOINT_LOCAL_PATH", "DEFAULT_CHANNEL", "DOCUMENT_OUTPUT", "FILE_SYSTEM_TYPE", "FORMATS",
     "SMDDP_DISTRIBUTION", "TORCHRUN_DISTRIBUTION", "DeployedNetwork", "FileSystemRef", "JobDocument",
     "Launcher", "checkpoint_s3_uri", "create_training_job_fragment", "job_document_from_outputs_file",
     "launcher_for", "missing_locations_warning", "render", "sdk_v2_kwargs", "sdk_v3_pieces",
-    "check_max_runtime", "max_runtime_problem", "v2_distribution", "validate_document", "validated",
+    "check_max_runtime", "check_plan_zone", "check_training_plan_arn", "max_runtime_problem", "v2_distribution", "validate_document", "validated",
 ]
 
 
 def validated(network: DeployedNetwork, *, instance_type: Optional[str] = None,
-              instance_count: Optional[int] = None, max_runtime_seconds: Optional[int] = None) -> JobDocument:
-    """The network's document with the cluster shape and runtime overrides applied, validated."""
+              instance_count: Optional[int] = None, max_runtime_seconds: Optional[int] = None,
+              training_plan_arn: Optional[str] = None,
+              training_plan_availability_zone_id: Optional[str] = None) -> JobDocument:
+    """The network's document with the cluster shape, runtime and plan overrides applied, validated."""
     return validate_document(network.job_document(instance_type=instance_type, instance_count=instance_count,
-                                                  max_runtime_seconds=max_runtime_seconds),
+                                                  max_runtime_seconds=max_runtime_seconds,
+                                                  training_plan_arn=training_plan_arn,
+                                                  training_plan_availability_zone_id=training_plan_availability_zone_id),
                              where=network.where)
 
 

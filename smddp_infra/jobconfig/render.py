@@ -112,6 +112,8 @@ def sdk_v2_kwargs(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
         "checkpoint_s3_uri": doc.checkpoint_s3_uri,
         "checkpoint_local_path": doc.checkpoint_local_path,
     }
+    if doc.training_plan_arn is not None:
+        estimator["training_plan"] = doc.training_plan_arn
     if doc.output_s3_uri is not None:
         estimator["output_path"] = doc.output_s3_uri
     if doc.code_s3_uri is not None:
@@ -132,7 +134,7 @@ def sdk_v2_kwargs(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
         "file_system_access_mode": fs.access_mode,
     }}
     return {"estimator": estimator, "fit": {"inputs": inputs},
-            "notes": [launcher.reason, runtime_note(doc), icte_note(doc)]}
+            "notes": [launcher.reason, runtime_note(doc), icte_note(doc), *plan_notes(doc)]}
 
 
 def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
@@ -160,9 +162,12 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
     if doc.enable_network_isolation is not None:
         networking["enable_network_isolation"] = doc.enable_network_isolation
     fs = doc.file_system
+    compute: dict[str, Any] = {"instance_type": doc.instance_type, "instance_count": doc.instance_count}
+    if doc.training_plan_arn is not None:
+        compute["training_plan_arn"] = doc.training_plan_arn
     pieces: dict[str, Any] = {
         "role": doc.role_arn,
-        "compute": {"instance_type": doc.instance_type, "instance_count": doc.instance_count},
+        "compute": compute,
         "stopping_condition": {"max_runtime_in_seconds": doc.max_runtime},
         "networking": networking,
         "checkpoint_config": {"s3_uri": doc.checkpoint_s3_uri, "local_path": doc.checkpoint_local_path},
@@ -184,7 +189,7 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
         }],
         "distributed": {launcher.v3_distributed: {}},
         "notes": [*SDK_V3_NOTES, launcher.reason, runtime_note(doc, sdk_default=SDK_V3_DEFAULT_MAX_RUNTIME),
-                  icte_note(doc)],
+                  icte_note(doc), *plan_notes(doc)],
     })
     return pieces
 
@@ -207,9 +212,12 @@ def create_training_job_fragment(doc: JobDocument, *, channel: str = DEFAULT_CHA
     instance storage, and SageMaker provisions no EBS volume for such instances.
     """
     fs = doc.file_system
+    resources: dict[str, Any] = {"InstanceType": doc.instance_type, "InstanceCount": doc.instance_count}
+    if doc.training_plan_arn is not None:
+        resources["TrainingPlanArn"] = doc.training_plan_arn
     request: dict[str, Any] = {
         "RoleArn": doc.role_arn,
-        "ResourceConfig": {"InstanceType": doc.instance_type, "InstanceCount": doc.instance_count},
+        "ResourceConfig": resources,
         "StoppingCondition": {"MaxRuntimeInSeconds": doc.max_runtime},
         "VpcConfig": {"SecurityGroupIds": list(doc.security_group_ids), "Subnets": list(doc.subnets)},
         "CheckpointConfig": {"S3Uri": doc.checkpoint_s3_uri, "LocalPath": doc.checkpoint_local_path},
@@ -325,6 +333,17 @@ def icte_note(doc: JobDocument) -> str:
             "encrypt_inter_container_traffic): SageMaker encrypts the IP traffic between the job's instances "
             "(IPsec: UDP 500 + ESP, admitted by the EFA group's all-traffic self rules), which can slow "
             "IP-heavy jobs; see docs/job-config.md for what it covers on EFA")
+
+
+def plan_notes(doc: JobDocument) -> list[str]:
+    """What a training plan changes for the job, stated where the plan is emitted (none without one)."""
+    if doc.training_plan_arn is None:
+        return []
+    return [f"training plan {doc.training_plan_arn}: the job runs on the plan's reserved capacity; it waits in "
+            "Pending until the plan is Active and has capacity, and time before the plan starts or between "
+            "two of its reservations does not count against MaxPendingTimeInSeconds (botocore's "
+            "StoppingCondition); the plan must target training jobs and hold this instance type, in the "
+            "training subnet's AZ; see docs/job-config.md for instance_count and the maximum runtime"]
 
 
 def _channel(name: str) -> str:

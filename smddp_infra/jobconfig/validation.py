@@ -26,6 +26,12 @@ _FILE_SYSTEM_ID_RE = re.compile(r"fs-[0-9a-f]{8,17}")  # API: (fs-[0-9a-f]{8,}),
 _ROLE_ARN_RE = re.compile(r"arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+")
 _S3_URI_RE = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])/(.*)")
 _MOUNT_NAME_RE = re.compile(r"[A-Za-z0-9]+")
+#: ResourceConfig.TrainingPlanArn as botocore's sagemaker model (1.44.8) states it: pattern
+#: ``arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:training-plan/.*``, 50 to 2048 characters.
+TRAINING_PLAN_ARN_RE = re.compile(r"arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:training-plan/.*")
+TRAINING_PLAN_ARN_LENGTH = (50, 2048)
+#: An AZ ID (``use1-az4``): what DescribeTrainingPlan's ReservedCapacitySummaries[].AvailabilityZoneId holds.
+_AZ_ID_RE = re.compile(r"[a-z]{2,}[0-9]+-az[0-9]+")
 
 
 def validate_document(doc: JobDocument, *, where: str = "stack 'stack'") -> JobDocument:
@@ -46,7 +52,73 @@ def validate_document(doc: JobDocument, *, where: str = "stack 'stack'") -> JobD
     _check_count(doc.instance_count, prefix)
     if doc.max_runtime_seconds is not None:
         check_max_runtime(doc.max_runtime_seconds, setting=f"{prefix}maxRuntimeInSeconds")
+    if doc.training_plan_arn is not None:
+        check_training_plan_arn(doc.training_plan_arn, setting=f"{prefix}trainingPlanArn")
+    if doc.training_plan_availability_zone_id is not None:
+        check_az_id(doc.training_plan_availability_zone_id, setting=f"{prefix}trainingPlanAvailabilityZoneId")
+        check_plan_zone(doc, setting=f"{prefix}trainingPlanAvailabilityZoneId")
     return doc
+
+
+def training_plan_arn_problem(value: Any) -> Optional[str]:
+    """What is wrong with ``value`` as ResourceConfig.TrainingPlanArn (None: nothing)."""
+    low, high = TRAINING_PLAN_ARN_LENGTH
+    if not isinstance(value, str) or not TRAINING_PLAN_ARN_RE.fullmatch(value) or not low <= len(value) <= high:
+        return (f"must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:"
+                f"training-plan/<name>, {low} to {high} characters: CreateTrainingJob's "
+                f"ResourceConfig.TrainingPlanArn), got {value!r}")
+    return None
+
+
+def check_training_plan_arn(value: Any, *, setting: str) -> str:
+    """``value``, or one line naming ``setting`` and botocore's pattern."""
+    problem = training_plan_arn_problem(value)
+    if problem is not None:
+        raise ConfigError(f"{setting} {problem}")
+    checked: str = value
+    return checked
+
+
+def check_az_id(value: Any, *, setting: str) -> str:
+    """``value`` if it looks like an AZ ID (``use1-az4``), else one line naming ``setting``."""
+    if not isinstance(value, str) or not _AZ_ID_RE.fullmatch(value):
+        raise ConfigError(f"{setting} must be an AZ ID like use1-az4 (DescribeTrainingPlan's "
+                          f"ReservedCapacitySummaries[].AvailabilityZoneId), got {value!r}")
+    return value
+
+
+def plan_zone_problem(subnet_az_id: Optional[str], plan_az_id: str, *, subnet_zone: str = "") -> Optional[str]:
+    """Whether a training plan's capacity AZ can serve the training subnet.
+
+    ``"refused: ..."`` when the subnet's AZ ID is known and differs (a plan's reserved capacity
+    sits in one AZ per block, and a job's instances are placed in its subnets' AZ), ``"not
+    evaluated: ..."`` when only the subnet's AZ NAME is known (AZ names map to different AZ IDs
+    in different accounts), None when they agree.
+    """
+    if subnet_az_id is None:
+        named = f" {subnet_zone}" if subnet_zone else ""
+        return (f"not evaluated: the training plan's capacity is in {plan_az_id}, and the training subnet's AZ"
+                f"{named} is known by name only (an AZ name maps to different AZ IDs per account); compare with "
+                "`aws ec2 describe-availability-zones --zone-names <az>` or place the network by "
+                "availability_zone_id")
+    if subnet_az_id != plan_az_id:
+        return (f"refused: the training plan's reserved capacity is in {plan_az_id} but the training subnet is in "
+                f"{subnet_az_id}; a job runs in its subnet's AZ, so it would never get the plan's instances: place "
+                f"the network in {plan_az_id} (a new subnet replaces the file system) or use a plan in {subnet_az_id}")
+    return None
+
+
+def check_plan_zone(doc: JobDocument, *, setting: str) -> Optional[str]:
+    """:class:`ConfigError` (one line naming ``setting``) when the document's plan AZ ID and
+    subnet AZ ID are both known and differ; the "not evaluated" line when the subnet's is not;
+    None when they agree or no plan AZ is known."""
+    if doc.training_plan_availability_zone_id is None:
+        return None
+    problem = plan_zone_problem(doc.availability_zone_id, doc.training_plan_availability_zone_id,
+                                subnet_zone=doc.availability_zone)
+    if problem is not None and problem.startswith("refused: "):
+        raise ConfigError(f"{setting} {doc.training_plan_availability_zone_id!r}: {problem.removeprefix('refused: ')}")
+    return problem
 
 
 def max_runtime_problem(value: Any) -> Optional[str]:

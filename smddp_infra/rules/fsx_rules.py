@@ -8,8 +8,10 @@
   parameter assignment, so an ``EfaEnabled: !If [...]`` or a ``LustreVersion`` parameter
   allowing 2.12 is judged for the assignment that triggers it.
 * FSX6 (warning): an EFA-enabled capacity that the cited PERSISTENT_2 rule accepts but that
-  is not a whole EFA step of its tier (``lustre_rules.EFA_STEP_GIB``). The steps are
-  UNCONFIRMED as a minimum at creation, so a finding resting only on them is no error.
+  is not a whole EFA step of its tier (``lustre_rules.EFA_STEP_GIB``, the FSx guide's "IP
+  addresses for file systems" storage per file server). That CreateFileSystem refuses such a
+  capacity is stated nowhere we can cite (the API reference lists 1200, 2400 and increments of
+  2400 GiB for PERSISTENT_2 SSD), so a finding resting only on the steps is no error.
 * FSX2 (warning): baseline throughput below the ``smddp:requiredThroughputMBps`` tag the
   sizing recorded: the guide's "scaling efficiency drops on larger clusters".
 * FSX3 (error) / FSX4 (warning): Lustre's TCP 988 / 1018-1023 between the file system's
@@ -169,8 +171,9 @@ def check_efa_steps(world: World) -> list[Finding]:
         settings = read_settings(world, fs)
         for problem in settings.efa_step_problems() if settings is not None else ():
             findings.append(EFA_STEPS.finding(
-                fs.logical_id, f"file system {fs.logical_id}: {problem} (the EFA steps are UNCONFIRMED as a minimum at "
-                "creation: check the FSx for Lustre user guide)", "Properties", "StorageCapacity"))
+                fs.logical_id, f"file system {fs.logical_id}: {problem} (each step is one EFA file server's storage, FSx "
+                "for Lustre User Guide 'IP addresses for file systems'; that CreateFileSystem refuses another capacity is "
+                "UNCONFIRMED)", "Properties", "StorageCapacity"))
     return findings
 
 
@@ -363,7 +366,7 @@ SETTINGS = Rule(
     source=("API behaviour: FSx CreateFileSystem rejects the request (Amazon FSx API Reference, CreateFileSystem: "
             "StorageCapacity, FileSystemTypeVersion; CreateFileSystemLustreConfiguration: DeploymentType, "
             "PerUnitStorageThroughput, DriveCacheType, EfaEnabled, MetadataConfiguration, ThroughputCapacity). The EFA "
-            "capacity steps are SMDDP-FSX6 (UNCONFIRMED)."),
+            "capacity steps are SMDDP-FSX6."),
 )
 
 EFA_STEPS = Rule(
@@ -371,12 +374,14 @@ EFA_STEPS = Rule(
     severity=Severity.WARNING,
     cfn_lint_id="W9206",
     title="EFA-enabled FSx for Lustre capacity not a whole EFA step of its tier",
-    explanation="Give an EFA-enabled PERSISTENT_2 file system a multiple of its tier's EFA step (docs/rules.md); check the FSx for Lustre user guide first.",
-    symptom="FSx may reject the capacity at creation (a stack failure ~20 minutes into the deploy)",
+    explanation="Give an EFA-enabled PERSISTENT_2 file system a multiple of its tier's EFA step: one file server's storage (docs/rules.md).",
+    symptom="a partial EFA file server: FSx may reject the capacity at creation (a stack failure ~20 minutes into the deploy) or provision a whole step",
     check=check_efa_steps,
-    source=("UNCONFIRMED: steps reported as 38,400 / 19,200 / 9,600 / 4,800 GiB at 125 / 250 / 500 / 1000 MB/s/TiB for "
-            "EFA-enabled file systems (FSx for Lustre User Guide, 'Increasing storage capacity', to be checked); that "
-            "creation needs a whole step is assumed, and the API reference does not state it: a warning."),
+    source=("FSx for Lustre User Guide, 'IP addresses for file systems': an EFA-enabled file system stores 38.4 / 19.2 / "
+            "9.6 / 4.8 TiB per file server at 125 / 250 / 500 / 1000 MB/s/TiB, and 'Increasing storage capacity' grows "
+            "it in multiples of 38,400 / 19,200 / 9,600 / 4,800 GiB. A warning, not an error: the API reference's "
+            "CreateFileSystem StorageCapacity names only 1200, 2400 and increments of 2400 GiB for PERSISTENT_2 SSD, so "
+            "no cited source says creation refuses a capacity off the steps (UNCONFIRMED)."),
 )
 
 THROUGHPUT = Rule(

@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from smddp_infra.errors import ConfigError
 from smddp_infra.sizing.lustre_rules import DEFAULT_REGIONAL_QUOTA_GIB
 from smddp_infra.sizing.planner import LustrePlan
 from smddp_infra.sizing.prices import DEFAULT_MONTHLY_COST_WARNING_USD
+
+if TYPE_CHECKING:
+    from smddp_infra.sizing.tiering import TieringPlan
 
 #: Annotation ids (``Annotations.add_warning_v2``): stable, so an app can acknowledge one.
 QUOTA_ALERT_ID = "smddp:lustreQuota"
@@ -42,11 +45,21 @@ def monthly_cost_threshold(value: Any, *, setting: str = "monthly_cost_warning_u
     return float(value)
 
 
-def plan_alerts(plan: LustrePlan, *, monthly_cost_warning_usd: Optional[float] = None,
+def plan_alerts(plan: "LustrePlan | TieringPlan", *, monthly_cost_warning_usd: Optional[float] = None,
                 cost_setting: str = "monthly_cost_warning_usd / smddp:monthlyCostWarningUSD") -> tuple[PlanAlert, ...]:
     """Quota and spend alerts for ``plan`` (empty for an ordinary plan)."""
     threshold = monthly_cost_threshold(monthly_cost_warning_usd, setting=cost_setting)
     alerts: list[PlanAlert] = []
+    if not isinstance(plan, LustrePlan):  # Intelligent-Tiering: no capacity quota to compare, the user's prices
+        if plan.monthly_cost_usd > threshold:
+            alerts.append(PlanAlert(
+                COST_ALERT_ID,
+                f"FSx for Lustre Intelligent-Tiering file system ({plan.throughput_capacity_mbps:,} MB/s, "
+                f"{plan.read_cache_gib:,} GiB read cache, {plan.dataset_gib:,g} GiB stored) costs about "
+                f"${plan.monthly_cost_usd:,.0f}/month at your prices, above the ${threshold:,.0f}/month warning "
+                f"threshold ({cost_setting})",
+            ))
+        return tuple(alerts)
     size = plan.storage_capacity_gib
     if size > DEFAULT_REGIONAL_QUOTA_GIB:
         alerts.append(PlanAlert(
@@ -64,3 +77,23 @@ def plan_alerts(plan: LustrePlan, *, monthly_cost_warning_usd: Optional[float] =
             "(smddp:maxCapacityGiB) if that is not intended (prices: UNCONFIRMED list prices)",
         ))
     return tuple(alerts)
+
+
+#: Annotation id of :data:`EFA_OVER_TCP_FOR_TRAINING_JOBS` (acknowledgeable).
+EFA_TRAINING_JOBS_ALERT_ID = "smddp:efaFileSystemForTrainingJobs"
+
+#: Why an EFA-enabled file system gains a network of training jobs nothing. CreateTrainingJob
+#: mounts FSx through ``FileSystemDataSource``, whose only members are FileSystemId,
+#: FileSystemType, DirectoryPath and FileSystemAccessMode (botocore's sagemaker model): there is
+#: no EFA or GPUDirect Storage option, and SageMaker (not the script) mounts it. An EFA-enabled
+#: file system also serves TCP clients, so jobs read it over TCP. That SageMaker never mounts
+#: over EFA is UNCONFIRMED (no page says so either way); the clients that do use EFA are HyperPod
+#: and EC2 instances with the EFA Lustre client (FSx for Lustre User Guide, EFA-enabled file
+#: systems: Nitro v4+ with EFA, not trn2, kernel 6.8+; GDS on P5/P5e/P5en/P6-B200).
+EFA_OVER_TCP_FOR_TRAINING_JOBS = (
+    "the EFA-enabled file system's only clients are SageMaker training jobs, which mount it over TCP: "
+    "CreateTrainingJob's FileSystemDataSource has FileSystemId, FileSystemType, DirectoryPath and "
+    "FileSystemAccessMode and no EFA option (botocore's sagemaker model; that SageMaker never mounts over EFA "
+    "is UNCONFIRMED), so the EFA capacity steps are paid for and not used; EFA pays off for HyperPod or EC2 "
+    "clients with the EFA Lustre client (Nitro v4+, not trn2, kernel 6.8+)"
+)

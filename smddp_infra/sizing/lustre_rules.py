@@ -155,10 +155,12 @@ HDD_TIERS: tuple[Tier, ...] = (
     Tier(PERSISTENT_1, "HDD", 40, CapacityRule((), 1800, 1800)),
 )
 
-#: PERSISTENT_2 with EfaEnabled: capacity in whole steps that depend on the tier. The steps
-#: are in the FSx for Lustre user guide ("Increasing storage capacity": EFA-enabled file
-#: systems grow in multiples of 38,400 / 19,200 / 9,600 / 4,800 GiB at 125 / 250 / 500 /
-#: 1000 MB/s/TiB). UNCONFIRMED: the minimum at creation is taken to be one step (docs/sizing.md).
+#: PERSISTENT_2 with EfaEnabled: capacity in whole steps that depend on the tier. Source: the
+#: FSx for Lustre user guide, "IP addresses for file systems" (an EFA-enabled file server
+#: stores 38.4 / 19.2 / 9.6 / 4.8 TiB at 125 / 250 / 500 / 1000 MB/s/TiB; 2.4 TiB without EFA)
+#: and "Increasing storage capacity" (EFA-enabled file systems grow in those multiples of
+#: GiB). The calculator plans whole steps (one file server at least). That CreateFileSystem
+#: REFUSES a capacity off the steps is not stated in the API reference: SMDDP-FSX6 is a warning.
 EFA_STEP_GIB = {125: 38400, 250: 19200, 500: 9600, 1000: 4800}
 
 EFA_TIERS: tuple[Tier, ...] = tuple(
@@ -270,8 +272,8 @@ def validate_lustre_settings(
     INTELLIGENT_TIERING (whose throughput is ``throughput_capacity_mbps``).
 
     ``efa_steps=False`` judges an EFA-enabled capacity by the cited PERSISTENT_2 SSD rule
-    only, leaving out the EFA steps (:data:`EFA_STEP_GIB`, UNCONFIRMED as a minimum at
-    creation): :func:`efa_step_problems` reports those on their own.
+    only, leaving out the EFA steps (:data:`EFA_STEP_GIB`; that creation refuses a capacity
+    off them is UNCONFIRMED): :func:`efa_step_problems` reports those on their own.
     """
     problems: list[str] = []
     if deployment_type not in DEPLOYMENT_TYPES:
@@ -362,8 +364,8 @@ def efa_step_problems(
 ) -> list[str]:
     """The capacity problem that rests ONLY on the EFA steps ([] when there is none).
 
-    UNCONFIRMED: the steps (:data:`EFA_STEP_GIB`) are reported for growing an EFA-enabled file
-    system; that creation needs a whole step is assumed. Empty when the capacity already fails
+    The steps (:data:`EFA_STEP_GIB`) are the FSx guide's storage per EFA file server; that
+    creation REFUSES a capacity off them is UNCONFIRMED (hence a warning). Empty when the capacity already fails
     the cited PERSISTENT_2 rule (``validate_lustre_settings(..., efa_steps=False)`` says so).
     """
     if not efa_enabled or deployment_type != PERSISTENT_2 or storage_type != "SSD" or storage_capacity_gib is None:

@@ -28,13 +28,16 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Real
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, overload
 
 from smddp_infra.contract import METADATA_SIZING, SizingRecord
 from smddp_infra.errors import SizingError
 from smddp_infra.sizing import lustre_rules as rules
 from smddp_infra.sizing.lustre_rules import Tier
 from smddp_infra.sizing.prices import DEFAULT_PRICES, PRICE_TABLE_DATE, PRICE_TABLE_REGION
+
+if TYPE_CHECKING:
+    from smddp_infra.sizing.tiering import TieringPlan, TieringPrices
 
 #: Name that selects PERSISTENT_1 on HDD in ``deployment_types`` (HDD only exists there).
 PERSISTENT_1_HDD = "PERSISTENT_1_HDD"
@@ -219,6 +222,7 @@ class _Candidate:
         return (self.exact_cost, -self.throughput_mbps, scratch, _TIER_ORDER[self.tier])
 
 
+@overload
 def plan_lustre(
     required_throughput_mbps: float,
     min_capacity_gib: float = 0,
@@ -230,8 +234,52 @@ def plan_lustre(
     clients: Optional[int] = None,
     per_unit_storage_throughput: Optional[int] = None,
     customer_key: bool = False,
-) -> LustrePlan:
+    storage_classes: None = None,
+    tiering_prices: None = None,
+    hot_gib: None = None,
+) -> LustrePlan: ...
+
+
+@overload
+def plan_lustre(
+    required_throughput_mbps: float,
+    min_capacity_gib: float = 0,
+    *,
+    efa_enabled: bool = False,
+    deployment_types: Optional[Sequence[str]] = None,
+    prices: Optional[Mapping[str, float]] = None,
+    max_capacity_gib: Optional[float] = None,
+    clients: Optional[int] = None,
+    per_unit_storage_throughput: Optional[int] = None,
+    customer_key: bool = False,
+    storage_classes: Sequence[str],
+    tiering_prices: Optional["TieringPrices"] = None,
+    hot_gib: Optional[float] = None,
+) -> "LustrePlan | TieringPlan": ...
+
+
+def plan_lustre(
+    required_throughput_mbps: float,
+    min_capacity_gib: float = 0,
+    *,
+    efa_enabled: bool = False,
+    deployment_types: Optional[Sequence[str]] = None,
+    prices: Optional[Mapping[str, float]] = None,
+    max_capacity_gib: Optional[float] = None,
+    clients: Optional[int] = None,
+    per_unit_storage_throughput: Optional[int] = None,
+    customer_key: bool = False,
+    storage_classes: Optional[Sequence[str]] = None,
+    tiering_prices: Optional["TieringPrices"] = None,
+    hot_gib: Optional[float] = None,
+) -> "LustrePlan | TieringPlan":
     """The cheapest valid file system with baseline throughput and capacity both met.
+
+    ``storage_classes`` (default ``("SSD",)``) adds ``"INTELLIGENT_TIERING"``: then the
+    Intelligent-Tiering plan (:func:`~smddp_infra.sizing.tiering.plan_intelligent_tiering`, with
+    ``tiering_prices`` and ``hot_gib``, the working set the read cache is sized to) competes on
+    cost with the SSD plans and wins only when strictly cheaper. Intelligent-Tiering needs
+    ``tiering_prices``: no price figures are published.
 
     ``deployment_types`` names the groups to consider: ``SCRATCH_1``, ``SCRATCH_2``,
     ``PERSISTENT_1`` (SSD), ``PERSISTENT_1_HDD`` and ``PERSISTENT_2``; default
@@ -245,6 +293,13 @@ def plan_lustre(
     type named in ``deployment_types`` beside it is an error. Raises :class:`SizingError` for
     impossible requests.
     """
+    if storage_classes is not None:
+        plans = best_per_deployment_type(
+            required_throughput_mbps, min_capacity_gib, efa_enabled=efa_enabled, deployment_types=deployment_types,
+            prices=prices, max_capacity_gib=max_capacity_gib, clients=clients,
+            per_unit_storage_throughput=per_unit_storage_throughput, customer_key=customer_key,
+            storage_classes=storage_classes, tiering_prices=tiering_prices, hot_gib=hot_gib)
+        return next(iter(plans.values()))
     request = _Request.build(
         required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
         per_unit_storage_throughput, customer_key,
@@ -254,6 +309,7 @@ def plan_lustre(
     return request.to_plan(best, others=[c for c in candidates if c is not best])
 
 
+@overload
 def best_per_deployment_type(
     required_throughput_mbps: float,
     min_capacity_gib: float = 0,
@@ -265,13 +321,85 @@ def best_per_deployment_type(
     clients: Optional[int] = None,
     per_unit_storage_throughput: Optional[int] = None,
     customer_key: bool = False,
-) -> dict[str, LustrePlan]:
+    storage_classes: None = None,
+    tiering_prices: None = None,
+    hot_gib: None = None,
+) -> dict[str, LustrePlan]: ...
+
+
+@overload
+def best_per_deployment_type(
+    required_throughput_mbps: float,
+    min_capacity_gib: float = 0,
+    *,
+    efa_enabled: bool = False,
+    deployment_types: Optional[Sequence[str]] = None,
+    prices: Optional[Mapping[str, float]] = None,
+    max_capacity_gib: Optional[float] = None,
+    clients: Optional[int] = None,
+    per_unit_storage_throughput: Optional[int] = None,
+    customer_key: bool = False,
+    storage_classes: Sequence[str],
+    tiering_prices: Optional["TieringPrices"] = None,
+    hot_gib: Optional[float] = None,
+) -> "dict[str, LustrePlan | TieringPlan]": ...
+
+
+def best_per_deployment_type(  # type: ignore[misc]  # dict is invariant: the SSD-only overload returns dict[str, LustrePlan]
+    required_throughput_mbps: float,
+    min_capacity_gib: float = 0,
+    *,
+    efa_enabled: bool = False,
+    deployment_types: Optional[Sequence[str]] = None,
+    prices: Optional[Mapping[str, float]] = None,
+    max_capacity_gib: Optional[float] = None,
+    clients: Optional[int] = None,
+    per_unit_storage_throughput: Optional[int] = None,
+    customer_key: bool = False,
+    storage_classes: Optional[Sequence[str]] = None,
+    tiering_prices: Optional["TieringPrices"] = None,
+    hot_gib: Optional[float] = None,
+) -> "dict[str, LustrePlan | TieringPlan]":
     """The best plan of each considered group (``SCRATCH_2``, ``PERSISTENT_1``, ...), cheapest first.
 
     Groups with no feasible size under ``max_capacity_gib`` are left out; the first entry is
     always the plan :func:`plan_lustre` returns for the same arguments. Raises
-    :class:`SizingError` when no group is feasible.
+    :class:`SizingError` when no group is feasible. With ``"INTELLIGENT_TIERING"`` in
+    ``storage_classes`` its plan is the entry ``INTELLIGENT_TIERING``, placed by cost (an equal
+    cost goes to the SSD plan: its reads never miss to a slower tier).
     """
+    classes = _storage_classes(storage_classes)
+    tiering = None
+    if INTELLIGENT_TIERING_CLASS in classes:
+        tiering = _tiering_plan(required_throughput_mbps, min_capacity_gib, tiering_prices, hot_gib, efa_enabled)
+    if rules.SSD not in classes:
+        assert tiering is not None
+        return {INTELLIGENT_TIERING_CLASS: tiering}
+    ssd = _best_ssd_per_group(required_throughput_mbps, min_capacity_gib, efa_enabled=efa_enabled,
+                              deployment_types=deployment_types, prices=prices, max_capacity_gib=max_capacity_gib,
+                              clients=clients, per_unit_storage_throughput=per_unit_storage_throughput,
+                              customer_key=customer_key)
+    if tiering is None:
+        return dict(ssd)
+    ordered: list[tuple[str, "LustrePlan | TieringPlan"]] = list(ssd.items())
+    position = next((i for i, (_, plan) in enumerate(ordered) if tiering.monthly_cost_usd < plan.monthly_cost_usd),
+                    len(ordered))
+    ordered.insert(position, (INTELLIGENT_TIERING_CLASS, tiering))
+    return dict(ordered)
+
+
+def _best_ssd_per_group(
+    required_throughput_mbps: float,
+    min_capacity_gib: float = 0,
+    *,
+    efa_enabled: bool = False,
+    deployment_types: Optional[Sequence[str]] = None,
+    prices: Optional[Mapping[str, float]] = None,
+    max_capacity_gib: Optional[float] = None,
+    clients: Optional[int] = None,
+    per_unit_storage_throughput: Optional[int] = None,
+    customer_key: bool = False,
+) -> dict[str, LustrePlan]:
     request = _Request.build(
         required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
         per_unit_storage_throughput, customer_key,
@@ -289,6 +417,29 @@ def best_per_deployment_type(
 
 
 # --------------------------------------------------------------------------- internals
+
+INTELLIGENT_TIERING_CLASS = rules.INTELLIGENT_TIERING
+
+
+def _storage_classes(value: Optional[Sequence[str]]) -> tuple[str, ...]:
+    if value is None:
+        return (rules.SSD,)
+    names = (value,) if isinstance(value, str) else tuple(value)
+    allowed = (rules.SSD, INTELLIGENT_TIERING_CLASS)
+    if not names or any(n not in allowed for n in names):
+        raise SizingError(f"storage_classes must name one or both of {', '.join(allowed)}, got {list(names)!r}")
+    return names
+
+
+def _tiering_plan(required: float, dataset_gib: float, prices: Optional["TieringPrices"], hot_gib: Optional[float],
+                  efa_enabled: bool) -> "TieringPlan":
+    from smddp_infra.sizing.tiering import NO_PRICES_WHY, plan_intelligent_tiering
+
+    if prices is None:
+        raise SizingError(f"storage_classes includes {INTELLIGENT_TIERING_CLASS} but tiering_prices is not given: "
+                          f"{NO_PRICES_WHY}")
+    return plan_intelligent_tiering(required, dataset_gib, prices=prices, hot_gib=hot_gib, efa_enabled=efa_enabled)
+
 
 
 def _number(name: str, value: Any) -> float:
