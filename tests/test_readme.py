@@ -72,3 +72,9 @@ def test_readme_job_config_output_is_what_the_command_prints_for_the_default_fix
     shown = "\n".join(_text_block_after("smddp-infra job-config --outputs cdk-outputs.json --format v2"))
     actual = _run("smddp-infra job-config --outputs tests/fixtures/outputs/default-p4d.json --format v2")
     assert shown.strip() == actual.strip()
+
+
+def test_readme_system_check_output_is_what_the_command_prints() -> None:
+    command = "smddp-infra check tests/fixtures/corpus/system_hyperpod_exports"
+    actual = _run(command).splitlines()
+    assert _text_block_after(command) == [line for line in actual if line.strip()]
