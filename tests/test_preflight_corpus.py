@@ -7,27 +7,14 @@ SageMaker launchers do; scripts/preflight_corpus.py prints the same figures.
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from smddp_infra.cli import main
-from smddp_infra.preflight import PreflightReport, run_preflight
+from smddp_infra.preflight import run_preflight
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "fixtures" / "preflight-corpus"
-
-
-def by_rule(report: PreflightReport, rule: str) -> list:
-    return [f for f in report.findings if f.rule_id == rule]
-
-
-def write(tmp_path: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
+from _preflight_helpers import CORPUS, ROOT, by_rule, write
 
 
 # ---------------------------------------------------------------- the corpus bar

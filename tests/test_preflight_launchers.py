@@ -10,27 +10,14 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import importlib.util
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from smddp_infra.preflight import PreflightReport, run_preflight
+from smddp_infra.preflight import run_preflight
 from smddp_infra.preflight.job import SDK_V2_P5_MARKER, SDK_V2_P5_REFUSAL, SDK_V2_SOURCE
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "fixtures" / "preflight-corpus"
-
-
-def by_rule(report: PreflightReport, rule: str) -> list:
-    return [f for f in report.findings if f.rule_id == rule]
-
-
-def write(tmp_path: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
+from _preflight_helpers import CORPUS, by_rule, write
 
 
 # ---------------------------------------------------------------- TensorFlow SMDDP
