@@ -14,7 +14,6 @@ response against botocore's service model, so a double cannot invent a shape):
 from __future__ import annotations
 
 import json
-import logging
 import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
@@ -24,18 +23,13 @@ import pytest
 from smddp_infra.cli import main
 
 from _diagnose_scenarios import IMAGE, REGION, ROLE, Aws
+from _moto_server import moto_server
 
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer  # a test dependency: a missing one fails, never skips
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
+    with moto_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,8 @@ captured, never typed).
 from __future__ import annotations
 
 import io
-import logging
 import os
 import re
-import urllib.request
 from contextlib import redirect_stdout
 from datetime import timedelta
 from pathlib import Path
@@ -112,38 +110,31 @@ SCENARIOS: dict[str, Callable[[Aws, str], None]] = {
 @pytest.fixture(scope="module")
 def outputs() -> Iterator[dict[str, tuple[int, str]]]:
     """job name -> (exit code, normalised output), every scenario on one endpoint."""
-    from moto.server import ThreadedMotoServer
+    from _moto_server import moto_server
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    _, port = server.get_host_and_port()
-    url = f"http://127.0.0.1:{port}"
-    # moto's backends live in the process, shared by every server it starts: start from nothing,
-    # whatever ran before in this process (another module's log group would change the output).
-    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=30).close()
-    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                                            "AWS_PROFILE", "AWS_DEFAULT_REGION")}
-    os.environ.update(AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_REGION="us-east-1")
-    os.environ.pop("AWS_PROFILE", None)
-    os.environ.pop("AWS_DEFAULT_REGION", None)
-    try:
-        aws = Aws(url)
-        result: dict[str, tuple[int, str]] = {}
-        for name, build in SCENARIOS.items():
-            build(aws, name)
-            out = io.StringIO()
-            with redirect_stdout(out):
-                code = main(["diagnose", "--job", name])
-            result[name] = (code, normalise(out.getvalue()))
-        yield result
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        server.stop()
+    # another module's log group would change the output: start from a reset account
+    with moto_server(reset=True) as url:
+        saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+                                                "AWS_PROFILE", "AWS_DEFAULT_REGION")}
+        os.environ.update(AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_REGION="us-east-1")
+        os.environ.pop("AWS_PROFILE", None)
+        os.environ.pop("AWS_DEFAULT_REGION", None)
+        try:
+            aws = Aws(url)
+            result: dict[str, tuple[int, str]] = {}
+            for name, build in SCENARIOS.items():
+                build(aws, name)
+                out = io.StringIO()
+                with redirect_stdout(out):
+                    code = main(["diagnose", "--job", name])
+                result[name] = (code, normalise(out.getvalue()))
+            yield result
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
 
 
 def test_each_doc_output_is_what_diagnose_prints(outputs: dict[str, tuple[int, str]]) -> None:

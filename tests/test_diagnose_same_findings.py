@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 import sys
-import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -46,37 +44,30 @@ FILE_SYSTEM = "TrainingNetworkLustreFileSystemBFD42804"
 @pytest.fixture(scope="module")
 def live(default_app: Any) -> Iterator[tuple[dict[str, Any], dict[str, str], Any, str]]:
     import boto3
-    from moto.server import ThreadedMotoServer
 
     sys.path.insert(0, str(Path(__file__).parent))
     import cfn_doubles
+    from _moto_server import moto_server
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    _, port = server.get_host_and_port()
-    url = f"http://127.0.0.1:{port}"
-    # moto's backends live in the process, shared by every server it starts: start from nothing
-    # (tests/test_deploy_local.py deploys a stack of the same name in its own module).
-    urllib.request.urlopen(urllib.request.Request(f"{url}/moto-api/reset", method="POST"), timeout=30).close()
-    cfn_doubles.register()
-    try:
-        session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
-        cfn, ec2 = session.client("cloudformation", endpoint_url=url), session.client("ec2", endpoint_url=url)
-        template = default_app.json
-        for parameter in (template.get("Parameters") or {}).values():  # what `cdk bootstrap` writes (BootstrapVersion)
-            if str(parameter.get("Type", "")).startswith("AWS::SSM::Parameter::Value"):
-                session.client("ssm", endpoint_url=url).put_parameter(Name=parameter["Default"], Value="30", Type="String",
-                                                                            Overwrite=True)
-        cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(template), Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"])
-        assert cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
-        physical = {r["LogicalResourceId"]: r.get("PhysicalResourceId")
-                    for r in cfn.describe_stack_resources(StackName=STACK)["StackResources"]}
-        _repair_moto(template, physical, ec2)
-        yield template, physical, ec2, url
-    finally:
-        cfn_doubles.unregister()
-        server.stop()
+    # tests/test_deploy_local.py deploys a stack of the same name in its own module: start from a reset
+    with moto_server(reset=True) as url:
+        cfn_doubles.register()
+        try:
+            session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
+            cfn, ec2 = session.client("cloudformation", endpoint_url=url), session.client("ec2", endpoint_url=url)
+            template = default_app.json
+            for parameter in (template.get("Parameters") or {}).values():  # what `cdk bootstrap` writes (BootstrapVersion)
+                if str(parameter.get("Type", "")).startswith("AWS::SSM::Parameter::Value"):
+                    session.client("ssm", endpoint_url=url).put_parameter(Name=parameter["Default"], Value="30", Type="String",
+                                                                                Overwrite=True)
+            cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(template), Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM"])
+            assert cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+            physical = {r["LogicalResourceId"]: r.get("PhysicalResourceId")
+                        for r in cfn.describe_stack_resources(StackName=STACK)["StackResources"]}
+            _repair_moto(template, physical, ec2)
+            yield template, physical, ec2, url
+        finally:
+            cfn_doubles.unregister()
 
 
 def _repair_moto(template: dict[str, Any], physical: dict[str, str], ec2: Any) -> None:

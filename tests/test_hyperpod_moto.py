@@ -58,18 +58,10 @@ def templates() -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
-    import logging
+    from _moto_server import moto_server
 
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
+    with moto_server() as url:
+        yield url
 
 
 @pytest.fixture
