@@ -300,21 +300,8 @@ class HyperPodCluster(Construct):
     def _add_endpoints(self, network: Any, endpoints: Optional[Sequence[str]]) -> None:
         """The endpoints HyperPod nodes use without a NAT gateway that the network lacks, placed as
         the network places its own: the training subnet, private DNS, HTTPS from that subnet."""
-        from smddp_infra.constructs.network import _endpoint_id
-
-        created = network.network
         for service in self._missing_endpoints(network, endpoints):
-            endpoint = created.vpc.add_interface_endpoint(
-                _endpoint_id(service),
-                # aws-cdk-lib's table, never a format string of ours: the partition's prefix
-                service=ec2.InterfaceVpcEndpointAwsService(service),
-                private_dns_enabled=True,
-                subnets=ec2.SubnetSelection(subnets=[created.training_subnet]),
-                security_groups=[created.endpoint_security_group],
-                open=False,
-            )
-            created.interface_endpoints[service] = endpoint
-            self.interface_endpoints[service] = endpoint
+            self.interface_endpoints[service] = network.network.add_interface_endpoint(service)
 
 
 #: Synth-warning id of a lifecycle bucket not named ``sagemaker-*`` (or not known at synth).

@@ -198,18 +198,27 @@ class TrainingVpc(Construct):
             if Token.is_unresolved(Stack.of(self).region):
                 _warn_endpoint_names_without_region(self)
             for service in interface_endpoints:
-                endpoint = self.vpc.add_interface_endpoint(
-                    _endpoint_id(service),
-                    # aws-cdk-lib's table, not a format string of ours: China names most services
-                    # cn.com.amazonaws.<region>.<service> (sts, sagemaker.api, ecr.*, monitoring),
-                    # but logs and kms com.amazonaws.<region>.<service>.
-                    service=ec2.InterfaceVpcEndpointAwsService(service),
-                    private_dns_enabled=True,
-                    subnets=ec2.SubnetSelection(subnets=[self.training_subnet]),
-                    security_groups=[self.endpoint_security_group],
-                    open=False,  # open=True admits the VPC CIDR; we admit the training subnet
-                )
-                self.interface_endpoints[service] = endpoint
+                self.add_interface_endpoint(service)
+
+    def add_interface_endpoint(self, service: str) -> ec2.InterfaceVpcEndpoint:
+        """One interface endpoint placed as the network places its own: in the training subnet,
+        private DNS, HTTPS from that subnet only (what a HyperPod cluster adds goes through here too).
+        Needs the endpoint group: a network built with ``interface_endpoints``."""
+        if self.endpoint_security_group is None:
+            raise ValueError(f"{self.node.path} has no endpoint security group: it was built without interface_endpoints")
+        endpoint = self.vpc.add_interface_endpoint(
+            _endpoint_id(service),
+            # aws-cdk-lib's table, not a format string of ours: China names most services
+            # cn.com.amazonaws.<region>.<service> (sts, sagemaker.api, ecr.*, monitoring),
+            # but logs and kms com.amazonaws.<region>.<service>.
+            service=ec2.InterfaceVpcEndpointAwsService(service),
+            private_dns_enabled=True,
+            subnets=ec2.SubnetSelection(subnets=[self.training_subnet]),
+            security_groups=[self.endpoint_security_group],
+            open=False,  # open=True admits the VPC CIDR; we admit the training subnet
+        )
+        self.interface_endpoints[service] = endpoint
+        return endpoint
 
 
 def _warn_endpoint_names_without_region(network: Construct) -> None:
