@@ -287,3 +287,14 @@ def test_a_file_system_on_the_default_group_is_not_evaluated_never_passed():
     findings = _findings("fsx_default_group.yaml")
     assert sorted(f.message.split(" not judged")[0] for f in findings) == ["SMDDP-FSX3", "SMDDP-FSX4"]
     assert all(f.severity is Severity.INFO and "default security group" in f.message for f in findings)
+
+
+def test_a_word_of_the_rules_own_text_is_not_taken_for_another_files_resource():
+    from smddp_infra.rules.findings import Finding
+    from smddp_infra.rules.system import System
+
+    system = System(("a.yaml", "b.yaml"), {}, {"S3": ("a.yaml", "S3"), "Sg": ("a.yaml", "Sg"), "Sub": ("b.yaml", "Sub")}, ())
+    finding = Finding("SMDDP-NET2", Severity.ERROR, "Sub", "training subnet Sub has no route to S3 (group Sg)")
+    path, placed = system.place(finding)
+    assert path == "b.yaml" and placed.resource == "Sub"
+    assert placed.message.endswith("[judged with Sg from a.yaml]")  # a resource named S3 is not what "S3" means here

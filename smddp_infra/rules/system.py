@@ -89,10 +89,11 @@ class System:
     def place(self, finding: Finding) -> tuple[str, Finding]:
         """(file, finding with its own logical id, and the other files it rests on named)."""
         path, logical_id = self.origin.get(finding.resource, (self.paths[0], finding.resource))
+        vocabulary = _vocabulary(finding.rule_id)
         others: dict[str, str] = {}
         for token in re.findall(r"[A-Za-z0-9_]+", finding.message):
             where = self.origin.get(token)
-            if where is not None and where[0] != path and token not in others:
+            if where is not None and where[0] != path and token not in others and token not in vocabulary:
                 others[token] = where[0]
         message = finding.message
         for merged, (_file, original) in self.origin.items():
@@ -103,6 +104,18 @@ class System:
                 f"{self.origin[t][1]} from {os.path.basename(f)}" for t, f in others.items()
             ) + "]"
         return path, replace(finding, resource=logical_id, message=message)
+
+
+def _vocabulary(rule_id: str) -> frozenset[str]:
+    """Words the rule's own texts use ("S3", "NAT", "VPC" ...): in a message they are words, not
+    the logical id of a resource that happens to share the name."""
+    from smddp_infra.rules.engine import RULES_BY_ID  # the engine imports the rules; read it at call time
+
+    rule = RULES_BY_ID.get(rule_id)
+    if rule is None:
+        return frozenset()
+    text = " ".join((rule.title, rule.explanation, rule.symptom, rule.source))
+    return frozenset(re.findall(r"[A-Za-z0-9_]+", text))
 
 
 def _canonical(value: Any) -> str:
