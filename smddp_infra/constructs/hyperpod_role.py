@@ -204,3 +204,47 @@ class HyperPodClusterRole(Construct):
     @property
     def role_arn(self) -> str:
         return self.role.role_arn
+
+
+class HyperPodAutoscalingRole(Construct):
+    """The cluster role HyperPod assumes to autoscale with Karpenter (``ClusterRole``), scoped.
+
+    botocore's CreateCluster ``ClusterRole``: "This role must have permissions for
+    sagemaker:BatchAddClusterNodes and sagemaker:BatchDeleteClusterNodes", and it is "only required
+    when autoscaling is enabled". The SageMaker developer guide ("Create an IAM role for HyperPod
+    autoscaling with Karpenter") trusts ``hyperpod.sagemaker.amazonaws.com`` and grants those two
+    actions on ``arn:aws:sagemaker:*:*:cluster/*`` in the caller's account. Here: the same two
+    actions on clusters of THIS account and Region only (a cluster's ARN ends in an id HyperPod
+    chooses at creation, so no narrower ARN exists before the role must), and the trust limited to
+    this account (``aws:SourceAccount``, confused deputy). The guide's KMS grant statement is for
+    volumes encrypted with a customer key; no group here uses one, so it is left out.
+
+    Attributes: ``role`` (``iam.IRole``), ``policy``.
+    """
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        stack = v.stack_of(self)
+        self.role: iam.IRole = iam.Role(
+            self,
+            "Role",
+            description="SageMaker HyperPod Karpenter autoscaling (one cluster)",
+            assumed_by=iam.ServicePrincipal(
+                "hyperpod.sagemaker.amazonaws.com",
+                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
+            ),
+        )
+        clusters = stack.format_arn(service="sagemaker", resource="cluster", resource_name="*",
+                                    arn_format=ArnFormat.SLASH_RESOURCE_NAME)
+        statement = iam.PolicyStatement(sid="AutoscaleClusterNodes",
+                                        actions=["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
+                                        resources=[clusters])
+        self.policy = iam.ManagedPolicy(self, "Policy", statements=[statement], roles=[self.role],
+                                        description="SageMaker HyperPod autoscaling: add and delete this account's "
+                                                    "cluster nodes in this Region")
+        reason = HYPERPOD_WILDCARD_REASONS[statement.sid or ""]
+        acknowledge_wildcards(self.policy, {nag_resource_finding(stack, clusters): [reason]})
+
+    @property
+    def role_arn(self) -> str:
+        return self.role.role_arn
