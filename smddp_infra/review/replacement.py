@@ -414,6 +414,7 @@ def guard(old: Mapping[str, Any], new: Mapping[str, Any], *, data: Optional[Repl
     replaced_ids = {r.logical_id for r in found}
     found += _capacity_failures(old_resources, new_resources, skip=replaced_ids)
     found += _create_time_changes(old_resources, new_resources, skip=replaced_ids)
+    found += _cluster_update_failures(old_resources, new_resources, skip=replaced_ids)
     found += retention_losses(old_resources, new_resources)
     grouped: dict[tuple[str, str], list[Replacement]] = {}
     for r in sorted(found, key=lambda r: (_ORDER.get(r.resource_type, 9), r.logical_id, r.kind, r.property)):
@@ -455,6 +456,30 @@ def _capacity_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, M
         if problem:
             found.append(Replacement(logical_id, FILE_SYSTEM_TYPE, _label(after, logical_id), "StorageCapacity",
                                      problem + " (FSx UpdateFileSystem)", kind="fails"))
+    return found
+
+
+def _cluster_update_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]],
+                             *, skip: set[str]) -> list[Replacement]:
+    """A HyperPod cluster's ``ClusterRole`` changed while its deployed ``AutoScaling`` is enabled:
+    botocore's UpdateCluster ``ClusterRole`` "Cannot be updated while autoscaling is enabled". None of
+    the 2026 properties is create-only (cfn-lint's schema and CDK's service spec mark only ClusterName,
+    VpcConfig and Orchestrator.Eks), so this is the one update of them known to fail."""
+    found = []
+    for logical_id, after in new.items():
+        before = old.get(logical_id)
+        if after.get("Type") != HYPERPOD_CLUSTER_TYPE or not before or before.get("Type") != HYPERPOD_CLUSTER_TYPE \
+                or logical_id in skip:
+            continue
+        before_props, after_props = before.get("Properties") or {}, after.get("Properties") or {}
+        enabled = (before_props.get("AutoScaling") or {}).get("Mode") == "Enable"
+        a, b = before_props.get("ClusterRole"), after_props.get("ClusterRole")
+        if enabled and a != b:
+            found.append(Replacement(logical_id, HYPERPOD_CLUSTER_TYPE, _label(after, logical_id), "ClusterRole",
+                                     f"{_short(a)} -> {_short(b)} while the deployed cluster autoscales: UpdateCluster's "
+                                     "ClusterRole \"Cannot be updated while autoscaling is enabled\" (botocore sagemaker "
+                                     "model); disable autoscaling in one deploy, change the role in the next",
+                                     kind="fails"))
     return found
 
 
@@ -561,6 +586,9 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
     if r.kind == "fixed":
         return ("FSx cannot change this on the deployed file system: CloudFormation either replaces it with an EMPTY "
                 "one or fails the update and rolls back (which one is UNCONFIRMED); refused before deploy either way")
+    if r.kind == "fails" and r.resource_type == HYPERPOD_CLUSTER_TYPE:
+        return ("CloudFormation tries the update, SageMaker's UpdateCluster refuses it, and the whole stack update "
+                "rolls back: the cluster and its jobs keep running")
     if r.kind == "fails":
         return "CloudFormation tries the update, FSx refuses it, and the whole stack update rolls back: nothing is lost"
     kept = _retained(before, r.kind)

@@ -79,6 +79,25 @@ def _with_replacements(section: list[str], stack: StackArtifact, deployed: Mappi
     return section[:index] + lines + section[index:]
 
 
+def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
+    """HyperPod clusters (only when the template has one): provisioning, scaling, and per group its
+    capacity, placement and updates."""
+    from smddp_infra.review.hyperpod import hyperpod_clusters
+
+    clusters = hyperpod_clusters(view)
+    if not clusters:
+        return []
+    out = [f"{h} HyperPod clusters ({len(clusters)})", ""]
+    for c in clusters:
+        out += [f"{_cell(view.label(c.logical_id))}: {c.orchestrator}; node provisioning {c.provisioning}; autoscaling "
+                f"{_cell(c.autoscaling)}; managed tiered checkpointing {c.tiered_checkpointing}.", "",
+                "| Group | Type | Count | Capacity | Placement | Scheduled update | Image |", "|---|---|---|---|---|---|---|"]
+        out += [f"| {_cell(g.name)} | {g.instance_type} | {g.count} | {g.capacity} | {_cell(g.placement)} | {_cell(g.updates)} "
+                f"| {_cell(g.image)} |" for g in c.groups]
+        out.append("")
+    return out
+
+
 def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: str, *, level: int) -> list[str]:
     h = "#" * (level + 1)
     template = stack.reviewable_template()
@@ -151,6 +170,7 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
                 out.append(f"Note on {view.label(s.logical_id)}: {s.note}.")
         out.append("")
 
+    out += _hyperpod_section(view, h)
     out += _monitoring_section(view, h)
 
     # Synth warnings (Annotations: quota and cost of the file system, unverifiable inputs)
