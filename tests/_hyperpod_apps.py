@@ -106,3 +106,4 @@ def add_slurm_options_stack(app: Any, name: str = "HyperPodSlurmOptions") -> Any
                       update_schedule="cron(0 2 ? * SUN *)"),
     ])
     return stack
+

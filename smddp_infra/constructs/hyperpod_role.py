@@ -25,7 +25,7 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import HYPERPOD_WILDCARD_REASONS, acknowledge_wildcards
-from smddp_infra.constructs.role import nag_resource_finding
+from smddp_infra.constructs.role import nag_resource_finding, service_role
 
 #: CloudWatch namespace and log group prefix HyperPod writes under (managed instance policy).
 CLUSTER_LOG_PREFIX = "/aws/sagemaker/Clusters"
@@ -81,15 +81,7 @@ class HyperPodClusterRole(Construct):
         v.require_each("encryption_keys", encryption_keys, "IKey")
         super().__init__(scope, id)
         stack = v.stack_of(self)
-        self.role: iam.IRole = iam.Role(
-            self,
-            "Role",
-            description="SageMaker HyperPod cluster instances (one cluster)",
-            assumed_by=iam.ServicePrincipal(
-                "sagemaker.amazonaws.com",
-                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},  # confused deputy
-            ),
-        )
+        self.role: iam.IRole = service_role(self, "sagemaker.amazonaws.com", "SageMaker HyperPod cluster instances (one cluster)")
 
         def arn(service: str, resource: str, name: str, sep: str = "/") -> str:
             return stack.format_arn(service=service, resource=resource, resource_name=name,
@@ -225,15 +217,8 @@ class HyperPodAutoscalingRole(Construct):
     def __init__(self, scope: Construct, id: str) -> None:
         super().__init__(scope, id)
         stack = v.stack_of(self)
-        self.role: iam.IRole = iam.Role(
-            self,
-            "Role",
-            description="SageMaker HyperPod Karpenter autoscaling (one cluster)",
-            assumed_by=iam.ServicePrincipal(
-                "hyperpod.sagemaker.amazonaws.com",
-                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
-            ),
-        )
+        self.role: iam.IRole = service_role(self, "hyperpod.sagemaker.amazonaws.com",
+                                            "SageMaker HyperPod Karpenter autoscaling (one cluster)")
         clusters = stack.format_arn(service="sagemaker", resource="cluster", resource_name="*",
                                     arn_format=ArnFormat.SLASH_RESOURCE_NAME)
         statement = iam.PolicyStatement(sid="AutoscaleClusterNodes",
