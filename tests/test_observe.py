@@ -451,3 +451,16 @@ def test_alarm_model_is_n_of_the_last_m_periods(n: int, extra: int, pattern: lis
         assert state == (sum(pattern[max(0, index - m_periods + 1): index + 1]) >= n)
     one_dip = [2.0, 2.0, 0.0, 2.0]  # the default 3 of 4 rides over one quiet period
     assert m.alarm_states(one_dip, 1.0, datapoints_to_alarm=3, evaluation_periods=4)[-1] is True
+
+
+def test_print_policy_lists_observes_reads_and_is_parliament_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    from parliament import analyze_policy_string
+
+    from smddp_infra.cli import main
+    from smddp_infra.commands.observe import ACTIONS
+
+    assert main(["observe", "--print-policy"]) == 0
+    document = capsys.readouterr().out
+    actions = sorted(a for s in json.loads(document)["Statement"] for a in s["Action"])
+    assert actions == sorted(ACTIONS)
+    assert [f.issue for f in analyze_policy_string(document).findings] == []
