@@ -11,27 +11,20 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
 
-REGION = "us-east-1"
+from _diagnose_scenarios import REGION, ROLE, Aws as _Clients
+
 ACCOUNT = "123456789012"
-IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
-ROLE = f"arn:aws:iam::{ACCOUNT}:role/Train"
 #: Every window starts here; 5-minute periods.
 DAY = datetime(2026, 11, 2, tzinfo=timezone.utc)
 PERIOD = 300
 GIB = 2**30
 
 
-class Aws:
-    """boto3 clients on the local endpoint, and builders."""
+class Aws(_Clients):
+    """diagnose's clients on the local endpoint, one subnet and group, and observe's builders."""
 
     def __init__(self, endpoint: str) -> None:
-        import boto3
-
-        session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
-        self.ec2 = session.client("ec2", endpoint_url=endpoint)
-        self.sm = session.client("sagemaker", endpoint_url=endpoint)
-        self.fsx = session.client("fsx", endpoint_url=endpoint)
-        self.cw = session.client("cloudwatch", endpoint_url=endpoint)
+        super().__init__(endpoint)
         vpc = self.ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
         self.subnet = self.ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.0.0/20", AvailabilityZone="us-east-1a")["Subnet"]["SubnetId"]
         self.group = self.ec2.create_security_group(GroupName=f"efa-{vpc}", Description="EFA", VpcId=vpc)["GroupId"]
@@ -53,21 +46,12 @@ class Aws:
             request["StorageCapacity"] = capacity
         return dict(self.fsx.create_file_system(**request)["FileSystem"])
 
-    def job(self, name: str, *, fs: Optional[str], instances: int, start: datetime, hours: float) -> None:
+    def timed_job(self, name: str, *, fs: Optional[str], instances: int, start: datetime, hours: float) -> None:
+        """diagnose's training job, with the start and end the API cannot set (set in moto's backend)."""
         from moto.backends import get_backend
 
-        request: dict[str, Any] = dict(
-            TrainingJobName=name, RoleArn=ROLE,
-            AlgorithmSpecification={"TrainingImage": IMAGE, "TrainingInputMode": "File"},
-            OutputDataConfig={"S3OutputPath": "s3://jobs/output/"},
-            ResourceConfig={"InstanceType": "ml.p4d.24xlarge", "InstanceCount": instances, "VolumeSizeInGB": 100},
-            StoppingCondition={"MaxRuntimeInSeconds": 86400},
-            VpcConfig={"SecurityGroupIds": [self.group], "Subnets": [self.subnet]})
-        if fs:
-            request["InputDataConfig"] = [{"ChannelName": "train", "DataSource": {"FileSystemDataSource": {
-                "FileSystemId": fs, "FileSystemType": "FSxLustre", "FileSystemAccessMode": "ro", "DirectoryPath": "/fsx/data"}}}]
-        self.sm.create_training_job(**request)
-        job = get_backend("sagemaker")[ACCOUNT][REGION].training_jobs[name]  # the API cannot set these
+        self.job(name, {"group": self.group, "subnets": [self.subnet]}, fs=fs, count=instances)
+        job = get_backend("sagemaker")[ACCOUNT][REGION].training_jobs[name]
         job.training_start_time, job.training_end_time = start, start + timedelta(hours=hours)
 
     def cluster(self, name: str, dns_name: str, mount_name: str) -> None:
@@ -120,15 +104,15 @@ def build(aws: Aws) -> dict[str, Any]:
     base = baseline(4800, 125)
     limited = aws.file_system("PERSISTENT_2", 4800, per_unit=125)
     small, large = DAY + timedelta(hours=8), DAY + timedelta(hours=12)
-    aws.job("resnet-4", fs=limited["FileSystemId"], instances=4, start=small, hours=2)
+    aws.timed_job("resnet-4", fs=limited["FileSystemId"], instances=4, start=small, hours=2)
     aws.reads(limited["FileSystemId"], start=small, hours=2, mbps=4 * 60, free_gib=2800)  # 60 MB/s per instance
-    aws.job("resnet-16", fs=limited["FileSystemId"], instances=16, start=large, hours=2)
+    aws.timed_job("resnet-16", fs=limited["FileSystemId"], instances=16, start=large, hours=2)
     aws.reads(limited["FileSystemId"], start=large, hours=2, mbps=0.99 * base, free_gib=2800)  # capped at the baseline
     out["limited"] = limited
     headroom = aws.file_system("PERSISTENT_2", 4800, per_unit=125)
-    aws.job("bert-4", fs=headroom["FileSystemId"], instances=4, start=small, hours=2)
+    aws.timed_job("bert-4", fs=headroom["FileSystemId"], instances=4, start=small, hours=2)
     aws.reads(headroom["FileSystemId"], start=small, hours=2, mbps=4 * 60, free_gib=2800)
-    aws.job("bert-16", fs=headroom["FileSystemId"], instances=16, start=large, hours=2)
+    aws.timed_job("bert-16", fs=headroom["FileSystemId"], instances=16, start=large, hours=2)
     aws.reads(headroom["FileSystemId"], start=large, hours=2, mbps=16 * 25, free_gib=2800)  # 68 % of the baseline
     out["headroom"] = headroom
     # a HyperPod cluster mounting the under-sized file system (by DNS name)

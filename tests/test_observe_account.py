@@ -78,33 +78,20 @@ def _main(args: list[str]) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def runs() -> Iterator[dict[str, Run]]:
-    from _moto_server import moto_server
+    from _moto_server import account_env, moto_server
 
-    with moto_server(reset=True) as url:
-        saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                                                "AWS_PROFILE", "AWS_DEFAULT_REGION")}
-        os.environ.update(AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
-                          AWS_REGION="us-east-1")
-        os.environ.pop("AWS_PROFILE", None)
-        os.environ.pop("AWS_DEFAULT_REGION", None)
-        try:
-            made = build(Aws(url))
-            ids = {name: fs["FileSystemId"] for name, fs in made.items()}
-            result: dict[str, Run] = {}
-            for name, template in RUNS.items():
-                args = [a.format(**ids) if a.startswith("{") else a for a in template]
-                code, text, err = _main(args)
-                json_code, out, _ = _main([*args, "--json"])
-                assert json_code == code
-                result[name] = Run(args, code, text, err, json.loads(out) if out.strip() else None)
-            result["_ids"] = ids  # type: ignore[assignment]
-            yield result
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    with moto_server(reset=True) as url, account_env(url):
+        made = build(Aws(url))
+        ids = {name: fs["FileSystemId"] for name, fs in made.items()}
+        result: dict[str, Run] = {}
+        for name, template in RUNS.items():
+            args = [a.format(**ids) if a.startswith("{") else a for a in template]
+            code, text, err = _main(args)
+            json_code, out, _ = _main([*args, "--json"])
+            assert json_code == code
+            result[name] = Run(args, code, text, err, json.loads(out) if out.strip() else None)
+        result["_ids"] = ids  # type: ignore[assignment]
+        yield result
 
 
 def test_an_over_sized_file_system_is_never_re_planned_below_what_it_holds(runs: dict[str, Run]) -> None:

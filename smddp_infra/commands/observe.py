@@ -184,6 +184,9 @@ def run(args: argparse.Namespace) -> int:
     from smddp_infra.sizing.growth import DeployedFileSystem
 
     fs = file_system(account, file_system_id, what=what)
+    if fs.get("FileSystemType", "LUSTRE") != "LUSTRE":
+        raise ConfigError(f"{what}: {file_system_id} is an FSx for {fs.get('FileSystemType')} file system; observe "
+                          "reads FSx for Lustre")
     deployed = DeployedFileSystem.from_description(fs)
     settings = settings or default_settings(deployed.storage_capacity_gib)
     baseline = deployed.baseline_mbps or (record.baseline_throughput_mbps if record else None)
