@@ -239,6 +239,14 @@ def test_an_over_sized_file_system_is_kept_and_no_alternative_holds_less_than_it
     assert ("SCRATCH_2", 9600) in [(a.plan.tier_key, a.plan.storage_capacity_gib) for a in advice.alternatives if a.plan]
 
 
+def test_without_free_capacity_data_the_whole_capacity_is_assumed_used() -> None:
+    from smddp_infra.observe.replan import advise, floor_gib
+
+    assert floor_gib(14400, None, 2000) == 14400 and floor_gib(0, None, 2000) == 2000  # 0: Intelligent-Tiering
+    advice = advise(_deployed("SCRATCH_2", 14400), "fs-0123456789abcdef0", 351.6, floor_gib=14400, grow=False)
+    assert all(a.plan is not None and a.plan.storage_capacity_gib >= 14400 for a in advice.alternatives)
+
+
 @NO_DEADLINE
 @given(capacity=st.sampled_from([1200, 2400, 4800, 9600, 14400]), used=st.floats(min_value=0, max_value=1),
        declared=st.floats(min_value=0, max_value=20000), share=st.floats(min_value=0.05, max_value=3))

@@ -332,10 +332,13 @@ def _print_window(c: _Context, report: dict[str, Any], found: Any, advice: Any) 
         out.append(f"free capacity: {trend['firstGiB']:,.0f} -> {trend['lastGiB']:,.0f} GiB (min {trend['minGiB']:,.0f}), "
                    f"{trend['gibPerDay']:+,.1f} GiB/day{when}")
     stored = report["stored"]
-    if stored["heldGiB"] is not None or stored["declaredGiB"]:
+    if c.deployed.storage_capacity_gib or stored["declaredGiB"]:
         parts = []
         if stored["heldGiB"] is not None:
             parts.append(f"holds {stored['heldGiB']:,.0f} GiB at most (capacity minus its least free capacity)")
+        elif c.deployed.storage_capacity_gib:
+            parts.append(f"no {settings.free_capacity_metric} datapoints: what it holds is not known, so the whole "
+                         f"{c.deployed.storage_capacity_gib:,} GiB is assumed used")
         if stored["declaredGiB"]:
             parts.append(f"declared dataset {stored['declaredGiB']:,g} GiB")
         out.append(f"stored: {'; '.join(parts)}: a re-plan holds at least {stored['floorGiB']:,.0f} GiB")

@@ -149,10 +149,12 @@ def size_args(required_mbps: float, floor_gib: float, group: str, efa: bool, max
 
 def floor_gib(capacity_gib: int, min_free_gib: Optional[float], declared_gib: float) -> float:
     """What a re-plan must hold: the most the file system held in the window (capacity minus its
-    least free capacity) or the declared dataset, whichever is larger, in whole GiB."""
+    least free capacity) or the declared dataset, whichever is larger, in whole GiB. Without a
+    free-capacity datapoint what it holds is not known, so the whole capacity is assumed used:
+    a plan never risks being smaller than the data."""
     import math
 
-    held = max(0.0, capacity_gib - min_free_gib) if min_free_gib is not None and capacity_gib else 0.0
+    held = float(capacity_gib) if min_free_gib is None else max(0.0, capacity_gib - min_free_gib)
     return float(math.ceil(max(held, declared_gib)))
 
 
