@@ -472,3 +472,19 @@ def test_print_policy_lists_observes_reads_and_is_parliament_clean(capsys: pytes
     actions = sorted(a for s in json.loads(document)["Statement"] for a in s["Action"])
     assert actions == sorted(ACTIONS)
     assert [f.issue for f in analyze_policy_string(document).findings] == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--file-system", "nope"], "--file-system must be an FSx id like fs-0123456789abcdef0, got 'nope'"),
+    ([], "observe needs the file system: --outputs FILE, --file-system ID, --cluster NAME or --job NAME"),
+    (["--job", "a", "--job", "a"], "--job names the same job twice: a, a"),
+    (["--file-system", "fs-0123456789abcdef0", "--cluster", "c"], "observe reads one file system: pass one of"),
+    (["--file-system", "fs-0123456789abcdef0", "--network", "n"], "--network and --stack pick a network in --outputs"),
+])
+def test_bad_file_system_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], args: list[str],
+                                                      message: str) -> None:
+    from smddp_infra.cli import main
+
+    assert main(["observe", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
