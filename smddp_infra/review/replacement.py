@@ -666,9 +666,9 @@ def _plain(value: Any) -> str:
 
 def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """The deployed tier, re-sized by the calculator for the new requirement: the in-place plan."""
-    from smddp_infra.errors import SizingError
     from smddp_infra.settings import DEPLOYMENT_TYPE_CHOICES
-    from smddp_infra.sizing.planner import PERSISTENT_1_HDD, plan_lustre
+    from smddp_infra.sizing.growth import DeployedFileSystem, grow_in_place
+    from smddp_infra.sizing.planner import PERSISTENT_1_HDD
 
     lustre = before_props.get("LustreConfiguration") or {}
     deployed_type = str(lustre.get("DeploymentType") or "SCRATCH_1")
@@ -691,17 +691,16 @@ def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any
         return [f"keep the deployed {tier}: {' '.join(context)} (the new template has no {SIZING_METADATA} record, "
                 "so the pinned size is not computed here)"]
     required = float(record["requiredThroughputMBps"])
-    min_gib = float(record.get("minCapacityGiB") or 0)
-    cap = record.get("maxCapacityGiB")
-    try:
-        plan = plan_lustre(required, min_gib, efa_enabled=efa, deployment_types=[group],
-                           per_unit_storage_throughput=per_unit, max_capacity_gib=cap)
-        if old_gib is not None and plan.storage_capacity_gib < old_gib:
-            context.append(f"-c smddp:datasetGiB={old_gib}")
-            plan = plan_lustre(required, max(min_gib, old_gib), efa_enabled=efa, deployment_types=[group],
-                               per_unit_storage_throughput=per_unit, max_capacity_gib=cap)
-    except SizingError as exc:
-        return [f"pinned to the deployed {tier} ({' '.join(context)}), no file system meets the new requirement: {exc}"]
+    deployed = DeployedFileSystem(deployment_type=deployed_type, storage_type="HDD" if hdd else "SSD",
+                                  storage_capacity_gib=old_gib or 0, per_unit_storage_throughput=per_unit, efa_enabled=efa)
+    growth = grow_in_place(deployed, required, min_capacity_gib=float(record.get("minCapacityGiB") or 0),
+                           max_capacity_gib=record.get("maxCapacityGiB"))
+    if growth.held_by_deployed_size:
+        context.append(f"-c smddp:datasetGiB={old_gib}")
+    plan = growth.plan
+    if plan is None:
+        return [f"pinned to the deployed {tier} ({' '.join(context)}), no file system meets the new requirement: "
+                f"{growth.why_not}"]
     grows = (f"grows in place from {old_gib:,} GiB" if old_gib is not None and plan.storage_capacity_gib > old_gib
              else "keeps its size")
     return [f"keep the deployed {tier} and grow it in place: {' '.join(context)}",
