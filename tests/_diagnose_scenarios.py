@@ -116,6 +116,14 @@ class Aws:
         self.logs.put_log_events(logGroupName=log_group, logStreamName=stream, logEvents=[
             {"timestamp": int((at + timedelta(seconds=i)).timestamp() * 1000), "message": line} for i, line in enumerate(lines)])
 
+    @staticmethod
+    def fail_job(name: str, reason: str) -> None:
+        """Status Failed with ``reason`` (moto completes every job at once), set in its backend."""
+        from moto.sagemaker.models import sagemaker_backends
+
+        record = sagemaker_backends[ACCOUNT][REGION].training_jobs[name]
+        record.training_job_status, record.failure_reason = "Failed", reason
+
     def lustre_group(self, vpc: str, *, clients: str | None = None) -> str:
         """A file system's OWN group: Lustre (TCP 988, 1018-1023) from itself, and from ``clients`` when given."""
         group = self.ec2.create_security_group(GroupName=f"lustre-{vpc}-{clients or 'self'}", Description="Lustre servers",

@@ -29,8 +29,7 @@ CASES: dict[str, Expected] = {
     "lustre_ports.yaml": frozenset({("SMDDP-FSX3", "BadFileSystem"), ("SMDDP-FSX4", "BadFileSystem")}),
     "az_mismatch.yaml": frozenset({("SMDDP-NET4", "FileSystem")}),  # a warning: a mount failure is UNCONFIRMED
     "az_same_id.json": frozenset(),
-    # an sts endpoint with private DNS in a VPC whose EnableDnsHostnames is CloudFormation's default false: NET8
-    "no_s3_route.yaml": frozenset({("SMDDP-NET2", "TrainingSubnet"), ("SMDDP-NET3", "TrainingSubnet"), ("SMDDP-NET8", "Vpc")}),
+    "no_s3_route.yaml": frozenset({("SMDDP-NET2", "TrainingSubnet"), ("SMDDP-NET3", "TrainingSubnet")}),
     "nat_subnet.yaml": frozenset(),
     "yes_booleans.yaml": frozenset({
         ("SMDDP-SG1", "FileSystem"), ("SMDDP-SG2", "FileSystem"), ("SMDDP-FSX3", "FileSystem"), ("SMDDP-FSX4", "FileSystem"),

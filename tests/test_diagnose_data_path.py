@@ -98,3 +98,32 @@ def test_a_vpc_without_dns_support_cannot_resolve_its_file_system(aws: Aws, caps
     (finding,) = by_rule(report, "SMDDP-NET8")
     assert code == 1 and finding["resource"] == net["vpc"] and fs in finding["message"]
     assert "ec2:DescribeVpcAttribute" in report["calls"]["actions"]
+
+
+MOUNT_FAILED = ("ClientError: Failed to mount the FSx for Lustre file system: mount.lustre: mount 10.0.0.5@tcp:/abcdef "
+                "at /opt/ml/input/data/train failed: Connection timed out")
+
+
+def test_a_mount_failure_in_the_failure_reason_is_evidence_on_its_cause_not_a_second_finding(
+        aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    net = aws.network()
+    fs = aws.file_system(net["subnets"][0], aws.lustre_group(net["vpc"]))
+    aws.interfaces_of(fs)
+    aws.job("mount-explained", net, fs=fs)
+    aws.fail_job("mount-explained", MOUNT_FAILED)
+    code, report = diagnose(capsys, "--job", "mount-explained")
+    (finding,) = by_rule(report, "SMDDP-FSX7")
+    assert any(e.startswith("FailureReason: ") and "Connection timed out" in e for e in finding["evidence"])
+    assert not by_rule(report, "SYM-FSX-MOUNT")
+    assert [m["symptom"] for m in report["symptoms"]] == ["SYM-FSX-MOUNT"]
+
+
+def test_a_mount_failure_nothing_explains_is_its_own_finding(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    net = aws.network()
+    fs = aws.file_system(net["subnets"][0], net["group"])
+    aws.interfaces_of(fs)
+    aws.job("mount-unexplained", net, fs=fs)
+    aws.fail_job("mount-unexplained", MOUNT_FAILED)
+    code, report = diagnose(capsys, "--job", "mount-unexplained")
+    (finding,) = by_rule(report, "SYM-FSX-MOUNT")
+    assert code == 1 and "no finding here explains it" in finding["message"]

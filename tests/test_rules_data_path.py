@@ -58,9 +58,14 @@ def test_dns_support_off_with_a_file_system_is_an_error_and_on_passes() -> None:
     assert not found(t, "SMDDP-NET8")
 
 
-def test_a_private_dns_endpoint_needs_dns_hostnames_whose_cloudformation_default_is_false() -> None:
+def test_a_private_dns_endpoint_needs_dns_hostnames_stated_false_the_default_is_not_judged() -> None:
     t = copy.deepcopy(BLOCKED)
     t["Resources"]["Vpc"]["Properties"] = {"CidrBlock": "10.0.0.0/16"}
+    t["Resources"]["Sts"] = {"Type": "AWS::EC2::VPCEndpoint", "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "ServiceName": "com.amazonaws.us-east-1.sts", "VpcEndpointType": "Interface",
+        "SubnetIds": [{"Ref": "TrainSubnet"}], "PrivateDnsEnabled": True}}
+    assert not found(t, "SMDDP-NET8")
+    t["Resources"]["Vpc"]["Properties"]["EnableDnsHostnames"] = False
     t["Resources"]["Sts"] = {"Type": "AWS::EC2::VPCEndpoint", "Properties": {
         "VpcId": {"Ref": "Vpc"}, "ServiceName": "com.amazonaws.us-east-1.sts", "VpcEndpointType": "Interface",
         "SubnetIds": [{"Ref": "TrainSubnet"}], "PrivateDnsEnabled": True}}

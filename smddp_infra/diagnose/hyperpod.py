@@ -172,7 +172,8 @@ def cluster_items(cluster: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]
         if failure and not any(i.message.endswith(f'"{_clip(failure)}"') for i in items):
             covered = {i.rule_id for i in items}
             item = _classify(failure, name, _group_in(failure, groups), None, groups, name)
-            if item.rule_id not in covered or item.rule_id == "HP-FAILED":
+            lifecycle_is_mount = item.rule_id == "HP-LIFECYCLE" and bool(mounts)  # the mount below is that failure
+            if (item.rule_id not in covered or item.rule_id == "HP-FAILED") and not lifecycle_is_mount:
                 items.append(item)
         elif not failure and not items:
             items.append(Item("HP-FAILED", "error", name, f"the cluster is {cluster.get('ClusterStatus')} and gives no "

@@ -9,6 +9,7 @@ the job's own record (``DescribeTrainingJob``) by preflight's rules.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional, Sequence
 
@@ -179,7 +180,8 @@ def diagnose_job(account: Account, name: str, *, now: Optional[datetime] = None,
         d.not_evaluated.append(f"logs: {note}")
     matches = sy.match_failure_reason(job) + sy.match_logs(logs or [])
     d.symptoms = matches
-    d.items += _symptom_items(matches, d.items, name)
+    d.items, unjoined = _join_symptoms(matches, d.items)
+    d.items += _symptom_items(unjoined, d.items, name)
     from smddp_infra.rules.training import is_efa_instance_type
 
     efa = is_efa_instance_type((job.get("ResourceConfig") or {}).get("InstanceType")) is True
@@ -214,9 +216,10 @@ def diagnose_cluster(account: Account, name: str) -> Diagnosis:
         d.not_evaluated.append(note)
     network_items, failures = hp.cluster_items(cluster, nodes, events, judge_network(network, d.region))
     d.items = network_items + failures
-    matches = sy.match_logs(events or [])
+    matches = [m for m in sy.match_logs(events or []) if m.pattern.id != "SYM-FSX-MOUNT"]  # hyperpod.py joined the mounts
     d.symptoms = matches
-    d.items += _symptom_items(matches, d.items, name)
+    d.items, unjoined = _join_symptoms(matches, d.items)
+    d.items += _symptom_items(unjoined, d.items, name)
     d.items += _orchestrator_items(account, cluster, d)
     d.items = _ordered(d.items)
     d.verdicts = _verdicts(d, job_read=False, logs_read=False)
@@ -306,6 +309,20 @@ def _explained(pattern: sy.Pattern, items: Sequence[Item]) -> str:
     if causes:
         return "explained by " + ", ".join(dict.fromkeys(f"{i.rule_id} ({i.resource})" for i in causes))
     return f"no finding here explains it (the rules that would: {', '.join(pattern.explained_by)})"
+
+
+def _join_symptoms(matches: Sequence[sy.Match], items: list[Item]) -> tuple[list[Item], list[sy.Match]]:
+    """Items with each joined symptom added as evidence to the findings that explain it, and the
+    matches still to report on their own (not joined, or nothing explains them)."""
+    rest: list[sy.Match] = []
+    for match in matches:
+        causes = [i for i in items if i.rule_id in match.pattern.explained_by and i.severity in ("error", "warning")]
+        if not (match.pattern.joined and causes):
+            rest.append(match)
+            continue
+        line = f"{match.where}: \"{match.text}\" ({match.pattern.meaning})"
+        items = [replace(i, evidence=(*i.evidence, line)) if i in causes else i for i in items]
+    return items, rest
 
 
 def _symptom_items(matches: Sequence[sy.Match], items: Sequence[Item], name: str) -> list[Item]:

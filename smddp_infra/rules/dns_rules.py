@@ -7,10 +7,13 @@ interface endpoint's private DNS name resolves; an interface endpoint's private 
 ``enableDnsHostnames`` as well (AWS PrivateLink Guide, "Access an AWS service using an interface
 VPC endpoint": enabling private DNS requires both attributes).
 
-Judged only from what is stated: a template's ``AWS::EC2::VPC`` (CloudFormation's defaults:
-``EnableDnsSupport`` true, ``EnableDnsHostnames`` false) with a Lustre file system or an
+Judged only from what is stated: a template's ``AWS::EC2::VPC`` with a Lustre file system or an
 interface endpoint that sets ``PrivateDnsEnabled: true`` in it; a live VPC's attributes as
-``DescribeVpcAttribute`` reports them (the live reader writes them on the VPC).
+``DescribeVpcAttribute`` reports them (the live reader writes them on the VPC). An unstated
+``EnableDnsSupport`` is CloudFormation's default, true; an unstated ``EnableDnsHostnames`` (whose
+default is false) is not judged: what happens to a private-DNS endpoint created in such a VPC
+(refused, or created without resolving) is not something we can cite, so only a value the
+template or the account states is.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def _vpc_of(world: World, value: Any) -> Optional[Resource]:
     return None
 
 
-def _attribute(world: World, vpc: Resource, name: str, default: bool) -> Any:
+def _attribute(world: World, vpc: Resource, name: str, default: Optional[bool]) -> Any:
     value = world.get(vpc, name)
     return default if value is NO_VALUE else to_bool(value)
 
@@ -58,7 +61,7 @@ def check_dns(world: World) -> list[Finding]:
     for vpc_id, wants in needs.items():
         vpc = world.resources[vpc_id]
         support = _attribute(world, vpc, "EnableDnsSupport", True)
-        hostnames = _attribute(world, vpc, "EnableDnsHostnames", False)
+        hostnames = _attribute(world, vpc, "EnableDnsHostnames", None)  # CloudFormation's default (false) is not assumed
         broken = [what for what, both in wants if support is False or (both and hostnames is False)]
         if not broken:
             continue
