@@ -16,6 +16,16 @@ ROLE = "arn:aws:iam::123456789012:role/Train"
 ACCOUNT = "123456789012"
 
 
+def point_at(endpoint: str, monkeypatch: Any) -> None:
+    """The environment a user's shell would have for the local endpoint: its URL, test keys, the region."""
+    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", REGION)
+
+
 class Aws:
     """boto3 clients on the local endpoint, and builders for the scenarios."""
 

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from _diagnose_scenarios import REGION, Aws
+from _diagnose_scenarios import Aws, point_at
 from _moto_server import moto_server
 from smddp_infra.cli import main
 
@@ -29,12 +29,7 @@ def endpoint() -> Iterator[str]:
 
 @pytest.fixture()
 def aws(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Aws:
-    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_REGION", REGION)
+    point_at(endpoint, monkeypatch)
     return Aws(endpoint)
 
 

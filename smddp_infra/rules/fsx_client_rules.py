@@ -36,7 +36,7 @@ from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT, port_ve
 from smddp_infra.rules.groups import SECURITY_GROUP, GroupRef, group_list, resources_mentioned, security_groups
 from smddp_infra.rules.handoff import launch_targets
 from smddp_infra.rules.model import Resource, ResourceRef, World
-from smddp_infra.rules.training import CLUSTER, FILE_SYSTEM, is_training_tagged, lustre_file_systems
+from smddp_infra.rules.training import FILE_SYSTEM, hyperpod_groups, is_training_tagged, lustre_file_systems
 from smddp_infra.rules.training import _training_job_configs  # the one finder of CreateTrainingJob shapes
 from smddp_infra.rules.unresolved import UNRESOLVED
 
@@ -104,36 +104,27 @@ def mounts(world: World) -> list[Mount]:
         for fs in named:
             out.append(Mount(resource.logical_id, f"training job in {resource.logical_id}", groups,
                              world.resolve(vpc.get("Subnets")), fs, True))
-    for cluster in world.of_type(CLUSTER):
+    mentioned: dict[str, list[Resource]] = {}
+    for cluster, name, vpc, _type, _path, _overridden, spec in hyperpod_groups(world):
         if world.exists(cluster) is not True:
             continue
-        cluster_vpc = world.resolve(cluster.properties.get("VpcConfig"), shallow=True)
-        mentioned = [world.resources[n] for n in resources_mentioned(world, cluster.properties, (FILE_SYSTEM,))]
-        for key in ("InstanceGroups", "RestrictedInstanceGroups"):
-            for index, group in enumerate(_as_list(world.resolve(cluster.properties.get(key), shallow=True))):
-                group = world.resolve(group, shallow=True)
-                if not isinstance(group, Mapping):
-                    continue
-                name = world.resolve(group.get("InstanceGroupName"))
-                label = f"HyperPod instance group {name if isinstance(name, str) else '#' + str(index)} of {cluster.logical_id}"
-                override = world.resolve(group.get("OverrideVpcConfig"), shallow=True)
-                vpc = override if isinstance(override, Mapping) else cluster_vpc
-                if not isinstance(vpc, Mapping):
-                    continue
-                refs = group_list(world, vpc.get("SecurityGroupIds"))
-                groups = tuple(refs) if refs is not None else None
-                named = []
-                for storage in _as_list(world.resolve(group.get("InstanceStorageConfigs"), shallow=True)):
-                    storage = world.resolve(storage, shallow=True)
-                    config = world.resolve(storage.get("FsxLustreConfig"), shallow=True) if isinstance(storage, Mapping) else None
-                    if isinstance(config, Mapping):
-                        fs = _file_system(world, config.get("DnsName"), by_dns)
-                        if fs is not None and fs not in named:
-                            named.append(fs)
-                for fs in named or [f for f in mentioned if f in lustre]:
-                    out.append(Mount(cluster.logical_id, label, groups, world.resolve(vpc.get("Subnets")), fs, True))
-                if not named and not mentioned:
-                    unnamed.append((cluster.logical_id, label, groups, world.resolve(vpc.get("Subnets"))))
+        if cluster.logical_id not in mentioned:
+            mentioned[cluster.logical_id] = [world.resources[n] for n in resources_mentioned(world, cluster.properties, (FILE_SYSTEM,))]
+        label = f"HyperPod instance group {name} of {cluster.logical_id}"
+        refs = group_list(world, vpc.get("SecurityGroupIds"))
+        groups = tuple(refs) if refs is not None else None
+        named = []
+        for storage in _as_list(world.resolve(spec.get("InstanceStorageConfigs"), shallow=True)):
+            storage = world.resolve(storage, shallow=True)
+            config = world.resolve(storage.get("FsxLustreConfig"), shallow=True) if isinstance(storage, Mapping) else None
+            if isinstance(config, Mapping):
+                fs = _file_system(world, config.get("DnsName"), by_dns)
+                if fs is not None and fs not in named:
+                    named.append(fs)
+        for fs in named or [f for f in mentioned[cluster.logical_id] if f in lustre]:
+            out.append(Mount(cluster.logical_id, label, groups, world.resolve(vpc.get("Subnets")), fs, True))
+        if not named and not mentioned[cluster.logical_id]:
+            unnamed.append((cluster.logical_id, label, groups, world.resolve(vpc.get("Subnets"))))
     targets = launch_targets(world)
     for group in world.of_type(SECURITY_GROUP):
         if world.exists(group) is not True:
