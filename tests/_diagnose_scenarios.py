@@ -12,6 +12,18 @@ from typing import Any
 REGION = "us-east-1"
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
 ROLE = "arn:aws:iam::123456789012:role/Train"
+#: moto's default account
+ACCOUNT = "123456789012"
+
+
+def point_at(endpoint: str, monkeypatch: Any) -> None:
+    """The environment a user's shell would have for the local endpoint: its URL, test keys, the region."""
+    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", REGION)
 
 
 class Aws:
@@ -56,6 +68,80 @@ class Aws:
                                          SecurityGroupIds=[group],
                                          LustreConfiguration={"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125})
         return str(fs["FileSystem"]["FileSystemId"])
+
+    def interfaces_of(self, fs: str) -> str:
+        """Give the file system a network interface carrying its groups, as FSx does (moto 5.2.5 creates
+        none and DescribeFileSystems lists no NetworkInterfaceIds: set in moto's backend, in this
+        process, what its API cannot). Returns the interface id."""
+        from moto.fsx.models import fsx_backends
+
+        record = fsx_backends[ACCOUNT][REGION].file_systems[fs]
+        eni = self.ec2.create_network_interface(SubnetId=record.subnet_ids[0], Groups=list(record.security_group_ids),
+                                                Description=f"ENI for {fs}")["NetworkInterface"]["NetworkInterfaceId"]
+        described = record.to_dict
+        record.to_dict = lambda: {**described(), "NetworkInterfaceIds": [eni]}  # type: ignore[method-assign]
+        return str(eni)
+
+    def cluster(self, name: str, net: dict[str, Any], *, count: int = 2, dns: str | None = None,
+                health_checks: tuple[str, ...] = ()) -> str:
+        """A HyperPod cluster with one group "workers" of ml.p5.48xlarge; returns its log group."""
+        group: dict[str, Any] = {"InstanceGroupName": "workers", "InstanceType": "ml.p5.48xlarge", "InstanceCount": count,
+                                 "ThreadsPerCore": 1,  # moto 5.2.5 fails to answer without it
+                                 "ExecutionRole": ROLE, "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-lifecycle/scripts/",
+                                                                            "OnCreate": "on_create.sh"}}
+        if dns:
+            group["InstanceStorageConfigs"] = [{"FsxLustreConfig": {"DnsName": dns, "MountName": "abcdef", "MountPath": "/fsx"}}]
+        if health_checks:
+            group["OnStartDeepHealthChecks"] = list(health_checks)
+        arn = self.sm.create_cluster(ClusterName=name, InstanceGroups=[group],
+                                     VpcConfig={"SecurityGroupIds": [net["group"]], "Subnets": net["subnets"]})["ClusterArn"]
+        return f"/aws/sagemaker/Clusters/{name}/{arn.rsplit('/', 1)[-1]}"
+
+    @staticmethod
+    def set_cluster(name: str, *, status: str, failure: str = "") -> None:
+        """ClusterStatus and FailureMessage, set in moto's backend (its API cannot make a cluster fail)."""
+        from moto.sagemaker.models import sagemaker_backends
+
+        record = sagemaker_backends[ACCOUNT][REGION].clusters[name]
+        record.status, record.failure_message = status, failure
+
+    @staticmethod
+    def fail_node(name: str, node: str, message: str) -> None:
+        """A node in status Failure with ``message`` (moto answers a fixed "message"), set in its backend."""
+        from moto.sagemaker.models import sagemaker_backends
+
+        record = sagemaker_backends[ACCOUNT][REGION].clusters[name].nodes[node]
+        record.status = "Failure"
+        for method in ("summary", "describe"):
+            answer = getattr(record, method)
+            setattr(record, method, lambda answer=answer: {**answer(), "InstanceStatus": {"Status": "Failure", "Message": message}})
+
+    def lifecycle_log(self, log_group: str, group: str, instance: str, lines: list[str], *, at: datetime) -> None:
+        try:
+            self.logs.create_log_group(logGroupName=log_group)
+        except self.logs.exceptions.ResourceAlreadyExistsException:
+            pass
+        stream = f"LifecycleConfig/{group}/{instance}"
+        self.logs.create_log_stream(logGroupName=log_group, logStreamName=stream)
+        self.logs.put_log_events(logGroupName=log_group, logStreamName=stream, logEvents=[
+            {"timestamp": int((at + timedelta(seconds=i)).timestamp() * 1000), "message": line} for i, line in enumerate(lines)])
+
+    @staticmethod
+    def fail_job(name: str, reason: str) -> None:
+        """Status Failed with ``reason`` (moto completes every job at once), set in its backend."""
+        from moto.sagemaker.models import sagemaker_backends
+
+        record = sagemaker_backends[ACCOUNT][REGION].training_jobs[name]
+        record.training_job_status, record.failure_reason = "Failed", reason
+
+    def lustre_group(self, vpc: str, *, clients: str | None = None) -> str:
+        """A file system's OWN group: Lustre (TCP 988, 1018-1023) from itself, and from ``clients`` when given."""
+        group = self.ec2.create_security_group(GroupName=f"lustre-{vpc}-{clients or 'self'}", Description="Lustre servers",
+                                               VpcId=vpc)["GroupId"]
+        peers = [{"GroupId": group}] + ([{"GroupId": clients}] if clients else [])
+        self.ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=[
+            {"IpProtocol": "tcp", "FromPort": low, "ToPort": high, "UserIdGroupPairs": peers} for low, high in ((988, 988), (1018, 1023))])
+        return group
 
     def job(self, name: str, net: dict[str, Any], *, subnets: list[str] | None = None, fs: str | None = None,
             debugger: bool = False, checkpoints: bool = False, smddp: bool = True, count: int = 2) -> None:

@@ -78,6 +78,10 @@ CASES: dict[str, Expected] = {
     "i24_fsx_default_group.yaml": frozenset(),  # not evaluated (INFOS), never a pass
     # issue 25: network ACLs (the rule diagnose runs live, on templates too)
     "i25_nacl_between_subnets.yaml": frozenset({("SMDDP-NET6", "TrainingJob"), ("SMDDP-NET3", "SubnetA")}),
+    # issue 33: a HyperPod group that names a file system whose own group does not admit it
+    "i33_fsx_client_not_admitted.yaml": frozenset({("SMDDP-FSX7", "FileSystem"), ("SMDDP-FSX8", "FileSystem")}),
+    # issue 33: a training subnet whose ACL denies all (HTTPS to S3 leaves it), a VPC with DNS off
+    "i33_data_path_blocked.yaml": frozenset({("SMDDP-NET7", "TrainSubnet"), ("SMDDP-NET8", "Vpc")}),
     # issue 27: Retain -> Delete on what our constructs made is a warning; elsewhere an info (INFOS)
     "retention_delete.yaml": frozenset({("SMDDP-STATE1", "Checkpoints")}),
 }

@@ -22,7 +22,7 @@ import pytest
 
 from smddp_infra.cli import main
 
-from _diagnose_scenarios import IMAGE, REGION, ROLE, Aws
+from _diagnose_scenarios import IMAGE, REGION, ROLE, Aws, point_at
 from _moto_server import moto_server
 
 
@@ -39,12 +39,7 @@ def clients(endpoint: str) -> "Aws":
 
 @pytest.fixture()
 def aws(endpoint: str, monkeypatch: pytest.MonkeyPatch, clients: "Aws") -> "Aws":
-    for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_REGION", REGION)
+    point_at(endpoint, monkeypatch)
     return clients
 
 

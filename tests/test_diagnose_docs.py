@@ -1,8 +1,8 @@
 """docs/diagnose.md's outputs are what ``smddp-infra diagnose`` prints for its scenarios.
 
-Every ``$ smddp-infra diagnose --job NAME`` block of docs/diagnose.md marked
+Every ``$ smddp-infra diagnose --job NAME`` (or ``--cluster NAME``) block of docs/diagnose.md marked
 ``run-by tests/test_diagnose_docs.py::test_each_doc_output_is_what_diagnose_prints`` is run here
-against moto's server, on the scenario of that job name (built through boto3 by :data:`SCENARIOS`),
+against moto's server, on the scenario of that job or cluster name (built through boto3 by :data:`SCENARIOS`),
 and the doc's lines must be exactly what the command prints. moto's ids and times differ on every
 run, so both sides are normalised the same way: each id becomes a fixed id of its kind in order of
 first appearance (the first group seen is ``sg-0aaaaaaaaaaaaaaa1``), each time a fixed time.
@@ -17,7 +17,7 @@ import io
 import os
 import re
 from contextlib import redirect_stdout
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -28,7 +28,7 @@ from smddp_infra.cli import main
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "diagnose.md"
 MARKER = "<!-- doc-test: run-by tests/test_diagnose_docs.py::test_each_doc_output_is_what_diagnose_prints -->"
-BLOCK = re.compile(re.escape(MARKER) + r"\n```console\n(\$ smddp-infra diagnose --job (\S+)\n)(.*?)```", re.S)
+BLOCK = re.compile(re.escape(MARKER) + r"\n```console\n(\$ smddp-infra diagnose --(?:job|cluster) (\S+)\n)(.*?)```", re.S)
 _IDS = re.compile(r"\b(sg|subnet|vpc|rtb|fs|acl|vpce|nat)-[0-9a-f]{8,17}\b")
 _TIMES = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?\+00:00")
 
@@ -96,7 +96,66 @@ def _deprecation(aws: Aws, name: str) -> None:
                    "library v1.4.0+."], at=start)
 
 
-#: job name in the doc -> how its scenario is built
+def _fsx_own_group(aws: Aws, name: str) -> None:
+    net = aws.network()
+    fs = aws.file_system(net["subnets"][0], aws.lustre_group(net["vpc"]))
+    aws.interfaces_of(fs)
+    aws.job(name, net, fs=fs)
+
+
+def _acl_closed(aws: Aws, name: str) -> None:
+    net = aws.network()
+    acl = aws.ec2.create_network_acl(VpcId=net["vpc"])["NetworkAcl"]["NetworkAclId"]
+    for egress in (False, True):
+        aws.ec2.create_network_acl_entry(NetworkAclId=acl, RuleNumber=100, Protocol="-1", RuleAction="deny", Egress=egress,
+                                         CidrBlock="0.0.0.0/0")
+    current = aws.ec2.describe_network_acls(Filters=[{"Name": "association.subnet-id", "Values": [net["subnets"][0]]}])
+    association = next(a["NetworkAclAssociationId"] for a in current["NetworkAcls"][0]["Associations"]
+                       if a["SubnetId"] == net["subnets"][0])
+    aws.ec2.replace_network_acl_association(AssociationId=association, NetworkAclId=acl)
+    aws.job(name, net)
+
+
+def _hp_capacity(aws: Aws, name: str) -> None:
+    aws.cluster(name, aws.network())
+    aws.set_cluster(name, status="Failed", failure=(
+        "We currently do not have sufficient capacity to launch new ml.p5.48xlarge instances for instance group workers "
+        "(InsufficientInstanceCapacity). Please try another Availability Zone."))
+
+
+def _hp_quota(aws: Aws, name: str) -> None:
+    aws.cluster(name, aws.network())
+    aws.set_cluster(name, status="Failed", failure=(
+        "ResourceLimitExceeded: The account-level service limit 'ml.p5.48xlarge for cluster usage' is 0 Instances, with "
+        "current utilization of 0 Instances and a request delta of 2 Instances."))
+
+
+def _hp_lifecycle(aws: Aws, name: str) -> None:
+    log_group = aws.cluster(name, aws.network())
+    aws.fail_node(name, "workers-0", "Lifecycle scripts did not run successfully.")
+    aws.lifecycle_log(log_group, "workers", "workers-0", ["[on_create.sh] installing packages",
+                                                          "bash: ./setup_users.sh: No such file or directory"], at=AT)
+
+
+def _hp_mount(aws: Aws, name: str) -> None:
+    net = aws.network()
+    fs = aws.file_system(net["subnets"][0], aws.lustre_group(net["vpc"]))
+    aws.interfaces_of(fs)
+    dns = aws.fsx.describe_file_systems(FileSystemIds=[fs])["FileSystems"][0]["DNSName"]
+    log_group = aws.cluster(name, net, dns=dns)
+    aws.fail_node(name, "workers-0", "Lifecycle scripts did not run successfully.")
+    aws.lifecycle_log(log_group, "workers", "workers-0",
+                      ["mount.lustre: mount 10.0.0.5@tcp:/abcdef at /fsx failed: Connection timed out"], at=AT)
+
+
+def _hp_health(aws: Aws, name: str) -> None:
+    aws.cluster(name, aws.network(), health_checks=("InstanceStress", "InstanceConnectivity"))
+    aws.fail_node(name, "workers-1", "Deep health check InstanceConnectivity failed: EFA ping between nodes failed")
+
+
+AT = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+
+#: job or cluster name in the doc -> how its scenario is built
 SCENARIOS: dict[str, Callable[[Aws, str], None]] = {
     "bert-debugger": _debugger,
     "resnet-resume": _prefix,
@@ -104,7 +163,15 @@ SCENARIOS: dict[str, Callable[[Aws, str], None]] = {
     "gpt-epoch-end": _end_stall,
     "vit-io-bound": _throughput,
     "bert-deprecated": _deprecation,
+    "fsx-own-group": _fsx_own_group,
+    "acl-closed": _acl_closed,
+    "hp-capacity": _hp_capacity,
+    "hp-quota": _hp_quota,
+    "hp-lifecycle": _hp_lifecycle,
+    "hp-mount": _hp_mount,
+    "hp-health": _hp_health,
 }
+CLUSTERS = ("hp-capacity", "hp-quota", "hp-lifecycle", "hp-mount", "hp-health")
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +187,7 @@ def outputs() -> Iterator[dict[str, tuple[int, str]]]:
             build(aws, name)
             out = io.StringIO()
             with redirect_stdout(out):
-                code = main(["diagnose", "--job", name])
+                code = main(["diagnose", "--cluster" if name in CLUSTERS else "--job", name])
             result[name] = (code, normalise(out.getvalue()))
         yield result
 
@@ -137,4 +204,5 @@ def test_each_doc_output_is_what_diagnose_prints(outputs: dict[str, tuple[int, s
         assert shown == printed, f"docs/diagnose.md's output for --job {name} is not what diagnose prints:\n{printed}"
     codes: dict[str, Any] = {name: code for name, (code, _) in outputs.items()}
     assert codes == {"bert-debugger": 1, "resnet-resume": 1, "llama-efa": 1, "gpt-epoch-end": 1, "vit-io-bound": 0,
-                     "bert-deprecated": 0}
+                     "bert-deprecated": 0, "fsx-own-group": 1, "acl-closed": 1, "hp-capacity": 1, "hp-quota": 1,
+                     "hp-lifecycle": 1, "hp-mount": 1, "hp-health": 1}

@@ -13,7 +13,7 @@ cdk CLI). Then:
 3. repaired through the API: nothing again.
 
 What a live read cannot see is said, not guessed: moto's FSx reports no network interfaces,
-so the file system's groups (SMDDP-FSX3/FSX4) are "not evaluated" live. Two things moto's
+so the file system's groups (SMDDP-FSX3/FSX4) are "not evaluated" live. Three things moto's
 CloudFormation leaves out are applied through the EC2 API as CloudFormation would
 (:func:`_repair_moto` says which).
 """
@@ -76,7 +76,9 @@ def _repair_moto(template: dict[str, Any], physical: dict[str, str], ec2: Any) -
     - inline ``SecurityGroupEgress``: moto's group handler ignores it and keeps the default
       allow-all rule (pinned in test_deploy_local.py::test_moto_still_ignores_inline_egress_rules);
     - ``AWS::EC2::SubnetRouteTableAssociation``: moto reports it created, but the subnet stays on
-      its VPC's main route table (DescribeRouteTables lists no association).
+      its VPC's main route table (DescribeRouteTables lists no association);
+    - the VPC's ``EnableDnsSupport`` / ``EnableDnsHostnames``: moto's VPC handler leaves its create-time
+      defaults (hostnames off), which SMDDP-NET8 reads.
     """
     resources = template["Resources"]
     for logical_id, resource in resources.items():
@@ -88,6 +90,10 @@ def _repair_moto(template: dict[str, Any], physical: dict[str, str], ec2: Any) -
                 ec2.authorize_security_group_egress(GroupId=group, IpPermissions=[{
                     "IpProtocol": str(rule["IpProtocol"]), "FromPort": int(rule["FromPort"]), "ToPort": int(rule["ToPort"]),
                     "IpRanges": [{"CidrIp": rule["CidrIp"]}]}])
+        if resource["Type"] == "AWS::EC2::VPC":
+            for key in ("EnableDnsSupport", "EnableDnsHostnames"):
+                if key in props:
+                    ec2.modify_vpc_attribute(VpcId=physical[logical_id], **{key: {"Value": bool(props[key])}})
         if resource["Type"] == "AWS::EC2::SubnetRouteTableAssociation":
             ec2.associate_route_table(RouteTableId=physical[props["RouteTableId"]["Ref"]], SubnetId=physical[props["SubnetId"]["Ref"]])
 

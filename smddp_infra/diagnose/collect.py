@@ -4,7 +4,7 @@ One job's diagnosis (``--job``) makes at most :data:`MAX_CALLS_JOB` calls, whate
 account holds: ``DescribeTrainingJob``; ``DescribeSubnets``, ``DescribeVpcs``,
 ``DescribeSecurityGroups``, ``DescribeRouteTables``, ``DescribeVpcEndpoints``,
 ``DescribeNetworkAcls`` (one each, filtered to the job's ids and VPCs, up to
-:data:`NETWORK_PAGES` pages); ``DescribeFileSystems`` and ``DescribeNetworkInterfaces`` (the file
+:data:`NETWORK_PAGES` pages); ``DescribeVpcAttribute`` twice per VPC (its DNS attributes); ``DescribeFileSystems`` and ``DescribeNetworkInterfaces`` (the file
 system's groups: FSx does not report them) when the job reads FSx; ``FilterLogEvents`` for the
 head and the tail of the job's log (:data:`LOG_PAGES` pages each); ``GetMetricData`` for the
 file system's reads during the job (:data:`METRIC_PAGES` pages).
@@ -28,10 +28,12 @@ TAIL_MINUTES = 30
 #: Lines a job's instances write just after SageMaker records its end (the last flush) still count.
 END_GRACE = timedelta(minutes=5)
 NETWORK_PAGES = 2
+#: VPCs whose DNS attributes are read (two DescribeVpcAttribute calls each): a job's subnets and groups share one.
+MAX_DNS_VPCS = 2
 METRIC_PAGES = 2
 #: Calls of one --job diagnosis at most: 1 job + 6 network reads x pages + FSx 1 + ENIs 1 (one page each: at most
 #: a few ids) + the log's head and tail x pages + metric pages.
-MAX_CALLS_JOB = 1 + 6 * NETWORK_PAGES + 2 + 2 * LOG_PAGES + METRIC_PAGES
+MAX_CALLS_JOB = 1 + 6 * NETWORK_PAGES + 2 * MAX_DNS_VPCS + 2 + 2 * LOG_PAGES + METRIC_PAGES
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def read_network(account: Account, compute: Compute, *, group_ids: Sequence[str]
             fs_groups[fs["FileSystemId"]] = groups_of.get(ids[0]) if ids else None
             if not ids or ids[0] not in groups_of:
                 notes.append(f"the security groups of file system {fs['FileSystemId']} were not readable (FSx reports "
-                             "them only on its network interfaces): SMDDP-FSX3/FSX4 not evaluated")
+                             "them only on its network interfaces): SMDDP-FSX3/FSX4 not evaluated, nor FSX7/FSX8 (its clients)")
             fs_subnets += _ids(fs.get("SubnetIds"))
     all_groups = sorted(set(group_ids) | {g for gs in fs_groups.values() if gs for g in gs})
     all_subnets = sorted(set(subnet_ids) | set(fs_subnets))
@@ -123,13 +125,26 @@ def read_network(account: Account, compute: Compute, *, group_ids: Sequence[str]
     acls: list[Mapping[str, Any]] = []
     if vpc_ids:
         vpc_filter = [{"Name": "vpc-id", "Values": vpc_ids}]
-        vpcs = list(account.pages("ec2", "DescribeVpcs", "Vpcs", what, max_pages=NETWORK_PAGES, VpcIds=vpc_ids))
+        vpcs = [_with_dns(account, vpc, what) if index < MAX_DNS_VPCS else vpc for index, vpc in
+                enumerate(account.pages("ec2", "DescribeVpcs", "Vpcs", what, max_pages=NETWORK_PAGES, VpcIds=vpc_ids))]
         tables = list(account.pages("ec2", "DescribeRouteTables", "RouteTables", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
         endpoints = list(account.pages("ec2", "DescribeVpcEndpoints", "VpcEndpoints", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
         acls = list(account.pages("ec2", "DescribeNetworkAcls", "NetworkAcls", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
     network = LiveNetwork(compute=compute, security_groups=groups, subnets=subnets, vpcs=vpcs, route_tables=tables,
                           vpc_endpoints=endpoints, network_acls=acls, file_systems=file_systems, file_system_groups=fs_groups)
     return network, notes
+
+
+def _with_dns(account: Account, vpc: Mapping[str, Any], what: str) -> Mapping[str, Any]:
+    """The VPC with its DNS attributes (``DescribeVpcAttribute``, one call each: DescribeVpcs does not
+    report them), as the template's ``EnableDnsSupport`` / ``EnableDnsHostnames`` (SMDDP-NET8)."""
+    out = dict(vpc)
+    for attribute, key in (("enableDnsSupport", "EnableDnsSupport"), ("enableDnsHostnames", "EnableDnsHostnames")):
+        answer = account.call("ec2", "DescribeVpcAttribute", what, VpcId=vpc["VpcId"], Attribute=attribute)
+        value = (answer.get(key) or {}).get("Value")
+        if isinstance(value, bool):
+            out[key] = value
+    return out
 
 
 def job_file_systems(job: Mapping[str, Any]) -> list[str]:
@@ -155,6 +170,54 @@ def cluster_network_ids(cluster: Mapping[str, Any]) -> tuple[list[str], list[str
             if isinstance(name, str):
                 dns.append(name)
     return groups, subnets, dns
+
+
+#: Nodes listed (ListClusterNodes pages of up to 100) and failed nodes described (DescribeClusterNode) at most.
+NODE_PAGES = 5
+MAX_NODE_DETAILS = 10
+
+
+def read_cluster_nodes(account: Account, cluster: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Every node (ListClusterNodes, paginated), a failed one with DescribeClusterNode's details."""
+    name = str(cluster.get("ClusterName"))
+    what = f"--cluster {name}"
+    nodes: list[Mapping[str, Any]] = list(account.pages("sagemaker", "ListClusterNodes", "ClusterNodeSummaries", what,
+                                                        max_pages=NODE_PAGES, ClusterName=name, MaxResults=100))
+    out: list[Mapping[str, Any]] = []
+    described = 0
+    for node in nodes:
+        if (node.get("InstanceStatus") or {}).get("Status") == "Failure" and described < MAX_NODE_DETAILS:
+            described += 1
+            details = account.call("sagemaker", "DescribeClusterNode", what, ClusterName=name,
+                                   NodeId=node["InstanceId"]).get("NodeDetails") or {}
+            node = {**node, **details}
+        out.append(node)
+    return out
+
+
+def read_cluster_logs(account: Account, cluster: Mapping[str, Any], group: str) -> tuple[Optional[list[LogEvent]], Optional[str]]:
+    """The lifecycle-script streams of the cluster's log group (bounded FilterLogEvents); None when it does not exist."""
+    name = str(cluster.get("ClusterName"))
+    events: list[LogEvent] = []
+    try:
+        for event in account.pages("logs", "FilterLogEvents", "events", f"--cluster {name}", max_pages=LOG_PAGES,
+                                   logGroupName=group, logStreamNamePrefix="LifecycleConfig/", limit=LOG_EVENTS_PER_PAGE):
+            stream = str(event.get("logStreamName", ""))
+            if stream.startswith("LifecycleConfig/"):
+                stamp = int(event.get("timestamp", 0))
+                events.append(LogEvent(datetime.fromtimestamp(stamp / 1000, timezone.utc), stream, str(event.get("message", "")).rstrip()))
+    except NotFoundError:
+        return None, (f"lifecycle logs: no log group {group} in {account.region} yet (the nodes have not written one): "
+                      "lifecycle-script and FSx mount failures not evaluated")
+    return events, None
+
+
+def file_systems_by_dns(account: Account, names: Sequence[str], what: str) -> dict[str, str]:
+    """DNS name (lower case) -> id of the file systems a HyperPod group mounts by DNS name (DescribeFileSystems, paginated)."""
+    wanted = {n.lower() for n in names}
+    return {str(fs["DNSName"]).lower(): fs["FileSystemId"]
+            for fs in account.pages("fsx", "DescribeFileSystems", "FileSystems", what, max_pages=NETWORK_PAGES)
+            if str(fs.get("DNSName", "")).lower() in wanted}
 
 
 def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tuple[Optional[list[LogEvent]], Optional[str]]:

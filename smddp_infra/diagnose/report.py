@@ -21,7 +21,7 @@ class Item:
     severity: str  # "error" | "warning" | "info"
     resource: str
     message: str
-    source: str  # "network" | "job" | "logs" | "metrics"
+    source: str  # "network" | "job" | "logs" | "metrics" | "cluster"
     failure: Optional[str] = None  # the guide failure it belongs to
     console: Optional[str] = None  # the fix as console steps
     cli: Optional[str] = None  # the fix as an AWS CLI command (or CloudFormation change)

@@ -59,6 +59,16 @@ def _groups_of(resource: str, network: LiveNetwork) -> list[str]:
     return [resource] if resource.startswith("sg-") else []
 
 
+def _client_of(network: LiveNetwork) -> str:
+    """The name the compute is written under in the live template (what :func:`_groups_of` reads)."""
+    compute = network.compute
+    if compute.training_job is not None:
+        return str(compute.training_job.get("TrainingJobName"))
+    if compute.cluster is not None:
+        return str(compute.cluster.get("ClusterName"))
+    return ""
+
+
 def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> tuple[Optional[str], Optional[str]]:
     """The fix as console steps and as one AWS CLI command, for the rules a console user can apply."""
     if rule_id in ("SMDDP-SG1", "SMDDP-SG2"):
@@ -98,6 +108,18 @@ def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> t
                 f"--ip-permissions 'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={group}}}]' && "
                 f"aws ec2 authorize-security-group-egress --region {region} --group-id {group} "
                 f"--ip-permissions 'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={group}}}]'")
+    if rule_id in ("SMDDP-FSX7", "SMDDP-FSX8"):
+        groups = list(network.file_system_groups.get(resource) or ())
+        clients = _groups_of(_client_of(network), network)
+        if not groups or not clients:
+            return None, None
+        ports = "988 and 1018-1023"
+        permissions = " ".join(f"'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={clients[0]}}}]'"
+                               for low, high in ((988, 988), (1018, 1023)))
+        return (f"VPC console > Security groups > {groups[0]} > Inbound rules > Edit inbound rules > Add rule: Custom TCP "
+                f"{ports}, Source Custom {clients[0]} > Save rules (and the same ports outbound on {clients[0]} if its "
+                "egress is restricted)",
+                f"aws ec2 authorize-security-group-ingress --region {region} --group-id {groups[0]} --ip-permissions {permissions}")
     if rule_id == "SMDDP-NET6":
         return ("VPC console > Network ACLs > the ACL named above > Inbound rules / Outbound rules > Edit: add a rule "
                 "numbered below the denying one, Type All traffic, the other subnet's CIDR, Allow",
@@ -158,7 +180,8 @@ def diagnose_job(account: Account, name: str, *, now: Optional[datetime] = None,
         d.not_evaluated.append(f"logs: {note}")
     matches = sy.match_failure_reason(job) + sy.match_logs(logs or [])
     d.symptoms = matches
-    d.items += _symptom_items(matches, d.items, name)
+    d.items, unjoined = _join_symptoms(matches, d.items)
+    d.items += _symptom_items(unjoined, d.items, name)
     from smddp_infra.rules.training import is_efa_instance_type
 
     efa = is_efa_instance_type((job.get("ResourceConfig") or {}).get("InstanceType")) is True
@@ -173,18 +196,45 @@ def diagnose_job(account: Account, name: str, *, now: Optional[datetime] = None,
 
 
 def diagnose_cluster(account: Account, name: str) -> Diagnosis:
+    """The cluster's network by the same rules, then why it or its nodes failed (:mod:`.hyperpod`)."""
+    from smddp_infra.diagnose import hyperpod as hp
+
     started = time.perf_counter()
+    what = f"--cluster {name}"
     cluster = collect.describe_cluster(account, name)
     groups, subnets, dns = collect.cluster_network_ids(cluster)
+    by_dns = collect.file_systems_by_dns(account, dns, what) if dns else {}
     network, notes = collect.read_network(account, Compute(cluster=cluster), group_ids=groups, subnet_ids=subnets,
-                                          file_system_ids=(), what=f"--cluster {name}")
+                                          file_system_ids=sorted(set(by_dns.values())), what=what)
     d = Diagnosis(subject=f"HyperPod cluster {name}", region=account.region)
-    d.items = _ordered(judge_network(network, d.region))
-    d.not_evaluated = notes + ([f"the cluster's FSx file systems ({', '.join(dns)}) are named by DNS name: their groups and "
-                                "AZ are not read (SMDDP-FSX3/FSX4/NET4 not evaluated)"] if dns else [])
+    missing = [n for n in dns if n.lower() not in by_dns]
+    d.not_evaluated = notes + ([f"the cluster's FSx file systems ({', '.join(missing)}) are not in this account and region: "
+                                "SMDDP-FSX3/FSX4/FSX7/NET4 not evaluated"] if missing else [])
+    nodes = collect.read_cluster_nodes(account, cluster)
+    events, note = collect.read_cluster_logs(account, cluster, hp.log_group(cluster))
+    if note:
+        d.not_evaluated.append(note)
+    network_items, failures = hp.cluster_items(cluster, nodes, events, judge_network(network, d.region))
+    d.items = network_items + failures
+    matches = [m for m in sy.match_logs(events or []) if m.pattern.id != "SYM-FSX-MOUNT"]  # hyperpod.py joined the mounts
+    d.symptoms = matches
+    d.items, unjoined = _join_symptoms(matches, d.items)
+    d.items += _symptom_items(unjoined, d.items, name)
+    d.items += _orchestrator_items(account, cluster, d)
+    d.items = _ordered(d.items)
     d.verdicts = _verdicts(d, job_read=False, logs_read=False)
     d.calls, d.seconds = list(account.calls), time.perf_counter() - started
     return d
+
+
+def _orchestrator_items(account: Account, cluster: Mapping[str, Any], d: Diagnosis) -> list[Item]:
+    """Findings of the cluster's orchestrator (``DescribeCluster.Orchestrator``): where a reader per
+    orchestrator appends its own (an EKS reader: the EKS cluster's access mode, subnets, add-ons).
+    Slurm clusters have none beyond the lifecycle logs read above."""
+    orchestrator = cluster.get("Orchestrator") or {}
+    if "Eks" in orchestrator:
+        d.not_evaluated.append(f"the EKS orchestrator ({(orchestrator.get('Eks') or {}).get('ClusterArn', '?')}) is not read yet")
+    return []
 
 
 def diagnose_stack(account: Account, name: str) -> Diagnosis:
@@ -259,6 +309,20 @@ def _explained(pattern: sy.Pattern, items: Sequence[Item]) -> str:
     if causes:
         return "explained by " + ", ".join(dict.fromkeys(f"{i.rule_id} ({i.resource})" for i in causes))
     return f"no finding here explains it (the rules that would: {', '.join(pattern.explained_by)})"
+
+
+def _join_symptoms(matches: Sequence[sy.Match], items: list[Item]) -> tuple[list[Item], list[sy.Match]]:
+    """Items with each joined symptom added as evidence to the findings that explain it, and the
+    matches still to report on their own (not joined, or nothing explains them)."""
+    rest: list[sy.Match] = []
+    for match in matches:
+        causes = [i for i in items if i.rule_id in match.pattern.explained_by and i.severity in ("error", "warning")]
+        if not (match.pattern.joined and causes):
+            rest.append(match)
+            continue
+        line = f"{match.where}: \"{match.text}\" ({match.pattern.meaning})"
+        items = [replace(i, evidence=(*i.evidence, line)) if i in causes else i for i in items]
+    return items, rest
 
 
 def _symptom_items(matches: Sequence[sy.Match], items: Sequence[Item], name: str) -> list[Item]:

@@ -30,13 +30,16 @@ GUIDE_FAILURES: dict[str, str] = {
 @dataclass(frozen=True)
 class Pattern:
     id: str
-    failure: str
+    failure: Optional[str]
     regex: re.Pattern[str]
     #: Rule ids whose findings explain this symptom (network, preflight).
     explained_by: tuple[str, ...]
     #: Where in the log it means what it says: "start" (initialisation), "end", "any".
     where: str
     meaning: str
+    #: The finding that explains the symptom carries it as evidence and the symptom is not reported
+    #: on its own (one finding per problem); unexplained, it is its own finding.
+    joined: bool = False
 
 
 def _re(text: str) -> re.Pattern[str]:
@@ -71,8 +74,13 @@ PATTERNS: tuple[Pattern, ...] = (
             "checkpoint keys carry (or lack) the DDP wrapper's module./model. prefix"),
     Pattern("SYM-S3-ROUTE", INIT_STALL,
             _re(r"route table has a route to an S3 VPC endpoint or a NAT device"),
-            ("SMDDP-NET2",), "any",
+            ("SMDDP-NET2", "SMDDP-NET7"), "any",
             "the training subnet has no route to S3"),
+    Pattern("SYM-FSX-MOUNT", None,
+            _re(r"mount(?:\.lustre)?\b[^\n]*(?:fail|error|timed out|timeout)|(?:fsx|lustre)[^\n]*(?:mount|connect)[^\n]*"
+                r"(?:fail|error|timed out|timeout)|failed to mount"),
+            ("SMDDP-FSX7", "SMDDP-FSX8", "SMDDP-FSX3", "SMDDP-NET6", "SMDDP-NET7", "SMDDP-NET8"), "any",
+            "the FSx for Lustre mount failed", joined=True),
 )
 
 

@@ -241,53 +241,68 @@ def _network(value: Any) -> Optional["ipaddress.IPv4Network | ipaddress.IPv6Netw
         return None
 
 
-def _client_ranges(world: World, fs: Resource) -> tuple[list[Any], bool]:
-    """(networks the file system's interfaces sit in, all of them known?): its subnet's CIDR
-    and the subnet's VPC CIDR, when the template states them."""
-    ranges: list[Any] = []
+def subnet_ranges(world: World, subnet_refs: Any) -> tuple[list[list[Any]], bool]:
+    """(for each subnet: the networks that hold it, its CIDR and its VPC's CIDR; all CIDRs known?).
+
+    A CIDR peer admits the subnets' interfaces when it covers every subnet (any of each one's
+    networks): what ``required`` of :func:`port_verdict` means."""
+    required: list[list[Any]] = []
     known = True
+    for raw in subnet_refs if isinstance(subnet_refs, (list, tuple)) else ():
+        subnet = world.resource_of(raw, "AWS::EC2::Subnet")
+        if subnet is None:
+            known = False
+            continue
+        ranges: list[Any] = []
+        cidr = _network(world.get(subnet, "CidrBlock"))
+        if cidr is None:
+            known = False
+        else:
+            ranges.append(cidr)
+        vpc = world.resource_of(world.raw(subnet, "VpcId"), "AWS::EC2::VPC")
+        vpc_cidr = _network(world.get(vpc, "CidrBlock")) if vpc is not None else None
+        if vpc_cidr is not None:
+            ranges.append(vpc_cidr)
+        required.append(ranges)
+    return required, known and bool(required)
+
+
+def _client_ranges(world: World, fs: Resource) -> tuple[list[list[Any]], bool]:
+    """The networks the file system's interfaces sit in (its first subnet: FSx for Lustre has one)."""
     subnets = world.get(fs, "SubnetIds")
-    subnet = world.resource_of(subnets[0], "AWS::EC2::Subnet") if isinstance(subnets, list) and subnets else None
-    if subnet is None:
-        return ranges, False
-    cidr = _network(world.get(subnet, "CidrBlock"))
-    if cidr is None:
-        known = False
-    else:
-        ranges.append(cidr)
-    vpc = world.resource_of(world.raw(subnet, "VpcId"), "AWS::EC2::VPC")
-    vpc_cidr = _network(world.get(vpc, "CidrBlock")) if vpc is not None else None
-    if vpc_cidr is not None:
-        ranges.append(vpc_cidr)
-    return ranges, known
+    return subnet_ranges(world, subnets[:1] if isinstance(subnets, list) else ())
 
 
-def _port_verdict(
-    world: World, fs: Resource, refs: list[GroupRef], ports: tuple[int, int], direction: str
+def port_verdict(
+    world: World, holders: list[GroupRef], peers: list[GroupRef], required: list[list[Any]], required_known: bool,
+    ports: tuple[int, int], direction: str,
 ) -> tuple[str, str]:
-    """("pass" | "fail" | "unknown", why) for one port range in one direction."""
+    """("pass" | "fail" | "unknown", why): does the union of ``holders``' rules in ``direction``
+    allow ``ports`` from/to one of ``peers`` (a group) or a CIDR covering every network of
+    ``required`` (each entry: the networks that hold one peer subnet)?"""
     groups = security_groups(world)
-    members = {r.group for r in refs if r.group in groups.groups}
-    others = [r.describe() for r in refs if r.group not in groups.groups]
-    ranges, ranges_known = _client_ranges(world, fs)
+    members = {r.group for r in holders if r.group in groups.groups}
+    peer_members = {r.group for r in peers if r.group in groups.groups}
+    others = [r.describe() for r in holders if r.group not in groups.groups]
+    peer_others = [r.describe() for r in peers if r.group not in groups.groups]
     maybe: list[str] = []
 
     def covers(p: Permission) -> Optional[bool]:
         if p.peer_group is not None:
-            return p.peer_group in members
+            return p.peer_group in peer_members
         if p.cidr is not None:
             net = _network(p.cidr)
             if net is None:
                 return None
             if net.prefixlen == 0 and net.version == 4:
                 return True
-            if any(r.version == net.version and r.subnet_of(net) for r in ranges):
+            if required and all(any(r.version == net.version and r.subnet_of(net) for r in alts) for alts in required):
                 return True
-            return False if ranges_known else None
+            return False if required_known else None
         if p.peer_unresolved is not None:
             raw = p.raw or {}
             address_peer = any(k in raw for k in ("CidrIp", "CidrIpv6", "SourcePrefixListId", "DestinationPrefixListId"))
-            return None if (address_peer or others or set(p.peer_candidates) & members) else False
+            return None if (address_peer or peer_others or set(p.peer_candidates) & peer_members) else False
         return False
 
     for group in sorted(members):
@@ -304,6 +319,14 @@ def _port_verdict(
     if maybe:
         return "unknown", "it depends on " + ", ".join(sorted(set(maybe)))
     return "fail", ""
+
+
+def _port_verdict(
+    world: World, fs: Resource, refs: list[GroupRef], ports: tuple[int, int], direction: str
+) -> tuple[str, str]:
+    """Lustre between the file system's own interfaces: its groups, from and to themselves."""
+    required, known = _client_ranges(world, fs)
+    return port_verdict(world, refs, refs, required, known, ports, direction)
 
 
 def check_lustre_ports(world: World) -> list[Finding]:

@@ -17,19 +17,20 @@ maps (the API's member names on the left):
   job does not carry) stays its id, which the rules treat as a group they cannot see.
   ``SecurityGroupEgress`` is always written (an empty list when the group has none): the
   live group's egress is exactly what the API lists, never EC2's create-time default.
-* ``DescribeSubnets`` / ``DescribeVpcs``: ``AWS::EC2::Subnet`` (AZ name and id, CIDR, VPC) and
-  ``AWS::EC2::VPC`` (CIDR).
+* ``DescribeSubnets`` / ``DescribeVpcs`` (+ ``DescribeVpcAttribute``): ``AWS::EC2::Subnet`` (AZ name
+  and id, CIDR, VPC) and ``AWS::EC2::VPC`` (CIDR, ``EnableDnsSupport`` / ``EnableDnsHostnames`` when read).
 * ``DescribeRouteTables``: ``AWS::EC2::RouteTable``, one ``AWS::EC2::Route`` per route with a
   destination CIDR, and an association per subnet read: its explicit table, else its VPC's
   main table (what AWS routes it by).
 * ``DescribeVpcEndpoints``: ``AWS::EC2::VPCEndpoint`` (type, service, route tables, private DNS).
 * ``DescribeNetworkAcls``: ``AWS::EC2::NetworkAcl``, ``AWS::EC2::NetworkAclEntry`` per entry
   (the ``*`` default rule 32767 included) and ``AWS::EC2::SubnetNetworkAclAssociation``.
-* ``DescribeFileSystems`` (+ the groups of its network interfaces, ``DescribeNetworkInterfaces``:
+* ``DescribeFileSystems`` (its ``DNSName`` kept: HyperPod names a file system by it) (+ the groups of its network interfaces, ``DescribeNetworkInterfaces``:
   FSx reports no security groups itself): ``AWS::FSx::FileSystem``.
 * the compute: a training job (``DescribeTrainingJob``) as the CreateTrainingJob-shaped mapping
-  the model recognises by shape (``VpcConfig`` beside ``ResourceConfig``), a HyperPod cluster
-  (``DescribeCluster``) as ``AWS::SageMaker::Cluster``, planned placement
+  the model recognises by shape (``VpcConfig`` beside ``ResourceConfig``; its ``InputDataConfig``
+  with a ``Ref`` to each file system read), a HyperPod cluster (``DescribeCluster``, with each
+  group's ``InstanceStorageConfigs``) as ``AWS::SageMaker::Cluster``, planned placement
   (``--security-group``/``--subnet``) as a training job of an unknown (assumed EFA) type, or a
   stack's own compute resources (``--stack``) with their references turned into physical ids.
 """
@@ -121,7 +122,8 @@ def live_template(network: LiveNetwork) -> dict[str, Any]:
         resources[table["RouteTableId"]] = {"Type": "AWS::EC2::RouteTable", "Properties": {}}
 
     for vpc in network.vpcs:
-        resources[vpc["VpcId"]]["Properties"] = {"CidrBlock": vpc.get("CidrBlock"), "Tags": _tags(vpc)}
+        resources[vpc["VpcId"]]["Properties"] = {"CidrBlock": vpc.get("CidrBlock"), "Tags": _tags(vpc),
+                                                 **{k: vpc[k] for k in ("EnableDnsSupport", "EnableDnsHostnames") if k in vpc}}
     for subnet in network.subnets:
         props = {"VpcId": _ref(resources, subnet.get("VpcId")), "CidrBlock": subnet.get("CidrBlock"),
                  "AvailabilityZone": subnet.get("AvailabilityZone"), "Tags": _tags(subnet)}
@@ -238,7 +240,7 @@ def _file_systems(network: LiveNetwork, resources: dict[str, dict[str, Any]]) ->
             "LustreConfiguration": config,
             "Tags": _tags(fs),
         }
-        for key in ("StorageCapacity", "StorageType", "FileSystemTypeVersion", "KmsKeyId"):
+        for key in ("StorageCapacity", "StorageType", "FileSystemTypeVersion", "KmsKeyId", "DNSName"):
             if fs.get(key) is not None:
                 props[key] = fs[key]
         groups = network.file_system_groups.get(fs_id)
@@ -254,6 +256,15 @@ def _vpc_config(vpc: Mapping[str, Any], resources: Mapping[str, Any]) -> dict[st
             "Subnets": [_ref(resources, s) for s in vpc.get("Subnets") or []]}
 
 
+def _channel(channel: Mapping[str, Any], resources: Mapping[str, Any]) -> dict[str, Any]:
+    """An input channel, its FSx file system id a Ref when the file system was read (FSX7 follows it)."""
+    source = dict(channel.get("DataSource") or {})
+    fsds = source.get("FileSystemDataSource")
+    if isinstance(fsds, Mapping):
+        source["FileSystemDataSource"] = {**fsds, "FileSystemId": _ref(resources, fsds.get("FileSystemId"))}
+    return {"ChannelName": channel.get("ChannelName"), "DataSource": source}
+
+
 def _compute(compute: Compute, resources: dict[str, dict[str, Any]]) -> None:
     for logical_id, placed in compute.resources.items():
         resources.setdefault(logical_id, dict(placed))
@@ -265,6 +276,9 @@ def _compute(compute: Compute, resources: dict[str, dict[str, Any]]) -> None:
         }
         if job.get("VpcConfig"):
             body["VpcConfig"] = _vpc_config(job["VpcConfig"], resources)
+        channels = [_channel(c, resources) for c in job.get("InputDataConfig") or [] if isinstance(c, Mapping)]
+        if channels:
+            body["InputDataConfig"] = channels
         resources[str(job.get("TrainingJobName", "training-job"))] = {"Type": JOB_RESOURCE_TYPE, "Properties": {"TrainingJob": body}}
     cluster = compute.cluster
     if cluster is not None:
@@ -275,6 +289,8 @@ def _compute(compute: Compute, resources: dict[str, dict[str, Any]]) -> None:
                                      "ExecutionRole": group.get("ExecutionRole", "")}
             if group.get("OverrideVpcConfig"):
                 entry["OverrideVpcConfig"] = _vpc_config(group["OverrideVpcConfig"], resources)
+            if group.get("InstanceStorageConfigs"):  # FsxLustreConfig.DnsName: the file system the group mounts
+                entry["InstanceStorageConfigs"] = [dict(c) for c in group["InstanceStorageConfigs"] if isinstance(c, Mapping)]
             groups.append(entry)
         props: dict[str, Any] = {"ClusterName": cluster.get("ClusterName"), "InstanceGroups": groups}
         if cluster.get("VpcConfig"):

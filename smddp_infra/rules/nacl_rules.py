@@ -36,7 +36,8 @@ from typing import Any, Optional
 from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.model import Resource, ResourceRef, World, to_bool, to_int
 from smddp_infra.rules.network_rules import _subnet
-from smddp_infra.rules.training import lustre_file_systems, placements
+from smddp_infra.rules.training import lustre_file_systems, placements, training_subnets
+from smddp_infra.rules.unresolved import UNRESOLVED
 
 ACL = "AWS::EC2::NetworkAcl"
 ENTRY = "AWS::EC2::NetworkAclEntry"
@@ -101,13 +102,18 @@ class Acls:
             if isinstance(subnet, ResourceRef) and isinstance(acl, ResourceRef) and world.exists(association) is True:
                 self.acl_of[subnet.logical_id] = acl.logical_id
 
-    def verdict(self, subnet: str, egress: bool, peer: Any, protocol: str, port: Optional[int]) -> tuple[str, Optional[AclEntry]]:
-        """("allow" | "deny" | "unknown", the deciding entry) for traffic of ``protocol`` to/from ``peer``."""
+    def verdict(self, subnet: str, egress: bool, peer: Any, protocol: str, port: Optional[int | tuple[int, int]],
+                *, public_peer: bool = False) -> tuple[str, Optional[AclEntry]]:
+        """("allow" | "deny" | "unknown", the deciding entry) for traffic of ``protocol`` to/from ``peer``
+        on ``port`` (one port, or a range every port of which must be decided the same way).
+        ``public_peer``: the peer's addresses are public (S3's ranges), so entries for private
+        (RFC 1918) CIDRs never match it."""
+        wanted = (port, port) if isinstance(port, int) else port
         acl = self.acl_of.get(subnet)
         if acl is None or acl in self.unknown_entries:
             return "unknown", None
         for entry in sorted((e for e in self.entries.get(acl, ()) if e.egress == egress), key=lambda e: e.number):
-            if entry.cidr.version != peer.version or not entry.cidr.overlaps(peer):
+            if entry.cidr.version != peer.version or not entry.cidr.overlaps(peer) or (public_peer and entry.cidr.is_private):
                 continue
             covers_peer = peer.subnet_of(entry.cidr)
             if entry.protocol == _ALL:
@@ -120,8 +126,11 @@ class Acls:
                 return "unknown", entry  # a protocol-specific entry decides part of the traffic first
             if entry.protocol != protocol:
                 continue
-            if entry.ports is not None and port is not None and not entry.ports[0] <= port <= entry.ports[1]:
-                continue
+            if entry.ports is not None and wanted is not None:
+                if entry.ports[1] < wanted[0] or wanted[1] < entry.ports[0]:
+                    continue
+                if not (entry.ports[0] <= wanted[0] and wanted[1] <= entry.ports[1]):
+                    return "unknown", entry  # the entry decides part of the range first
             if covers_peer:
                 return ("allow" if entry.allow else "deny"), entry
             return "unknown", entry
@@ -207,6 +216,47 @@ def check_file_system_path(world: World) -> list[Finding]:
     return findings
 
 
+#: Ports a client's return traffic comes back to: the VPC User Guide's ephemeral range for ACLs.
+EPHEMERAL = (1024, 65535)
+HTTPS = 443
+_ANYWHERE = ipaddress.ip_network("0.0.0.0/0")
+
+
+def check_traffic_leaving(world: World) -> list[Finding]:
+    """HTTPS to S3 out of each subnet where SageMaker trains, and its return traffic in.
+
+    S3 (through a gateway endpoint or NAT) answers from its public ranges, which an ACL cannot
+    name (a prefix list is not an ACL peer): only entries covering 0.0.0.0/0 decide for certain.
+    Entries for private (RFC 1918) CIDRs never match S3's public addresses and are passed over;
+    entries for narrower public CIDRs in front of the deciding one are not compared with S3's
+    ranges: "not evaluated", never guessed."""
+    acls = _acls(world)
+    findings: list[Finding] = []
+    for name, why in sorted(training_subnets(world).items()):
+        if not why.sagemaker or name not in acls.acl_of:
+            continue
+        problems: list[str] = []
+        undecided: list[str] = []
+        for egress, ports, what in ((True, HTTPS, f"egress TCP {HTTPS} to S3"),
+                                    (False, EPHEMERAL, "ingress of the return traffic from S3 (TCP 1024-65535)")):
+            verdict, entry = acls.verdict(name, egress, _ANYWHERE, _TCP, ports, public_peer=True)
+            if verdict == "deny":
+                problems.append(f"{what} is denied by {_entry_text(acls, name, entry)}")
+            elif verdict == "unknown":
+                undecided.append(f"{what}: {_entry_text(acls, name, entry)} names {entry.cidr if entry else '?'}, which "
+                                 "cannot be checked against S3's prefix list (its public ranges)")
+        if problems:
+            findings.append(LEAVING_DENIED.finding(
+                name, f"subnet {name} ({why.reason}): the job's data comes from S3 over HTTPS, which leaves the subnet and "
+                "crosses its network ACL (a gateway endpoint or NAT is outside it): " + "; ".join(problems)
+                + f": allow TCP {HTTPS} outbound and TCP 1024-65535 inbound for 0.0.0.0/0 (or S3's ranges) in "
+                f"network ACL {acls.acl_of[name]}, numbered below the deny", "Properties"))
+        elif undecided:
+            findings.append(UNRESOLVED.finding(name, f"{LEAVING_DENIED.id} not judged for subnet {name}: " + "; ".join(undecided),
+                                               "Properties"))
+    return findings
+
+
 def check_network_acls(world: World) -> list[Finding]:
     return check_between_training_subnets(world) + check_file_system_path(world)
 
@@ -226,4 +276,19 @@ ACL_DENIES = Rule(
             "with Amazon VPC' (TCP 988)."),
 )
 
-RULES = (ACL_DENIES,)
+LEAVING_DENIED = Rule(
+    id="SMDDP-NET7",
+    severity=Severity.ERROR,
+    cfn_lint_id="E9307",
+    title="A training subnet's network ACL denies HTTPS to S3 or its return traffic",
+    explanation="Allow TCP 443 outbound and TCP 1024-65535 inbound for 0.0.0.0/0 (S3's ranges) in the training subnet's "
+                "network ACL: ACLs are stateless.",
+    symptom="the job fails downloading its data from S3 (or uploading artifacts): the subnet's ACL drops the traffic",
+    check=check_traffic_leaving,
+    source=("Amazon VPC User Guide, 'Control subnet traffic with network access control lists': ACLs filter traffic "
+            "where it enters or leaves a subnet, are stateless (return traffic on ephemeral ports 1024-65535 must be "
+            "allowed) and deny what no entry allows; SageMaker Developer Guide, 'Give SageMaker AI Training Jobs Access to "
+            "Resources in Your Amazon VPC' (the job reads S3 through the VPC: an S3 endpoint or NAT)."),
+)
+
+RULES = (ACL_DENIES, LEAVING_DENIED)

@@ -179,8 +179,10 @@ def _efa_interface_attachments(world: World) -> Iterator[Attachment]:
                              groups, unresolved, certain, "strong", (*base, index))
 
 
-def _hyperpod_groups(world: World) -> Iterator[tuple[Resource, str, Mapping[str, Any], Any, tuple[str | int, ...], bool]]:
-    """(cluster, instance group name, VpcConfig as written, instance type, path, overridden)."""
+def hyperpod_groups(
+    world: World,
+) -> Iterator[tuple[Resource, str, Mapping[str, Any], Any, tuple[str | int, ...], bool, Mapping[str, Any]]]:
+    """(cluster, instance group name, VpcConfig as written, instance type, path, overridden, the group as written)."""
     for cluster in world.of_type(CLUSTER):
         cluster_vpc = world.resolve(cluster.properties.get("VpcConfig"), shallow=True)
         for key in ("InstanceGroups", "RestrictedInstanceGroups"):
@@ -193,14 +195,14 @@ def _hyperpod_groups(world: World) -> Iterator[tuple[Resource, str, Mapping[str,
                 override = world.resolve(group.get("OverrideVpcConfig"), shallow=True)
                 instance_type = world.resolve(group.get("InstanceType"))
                 if isinstance(override, Mapping):
-                    yield cluster, label, override, instance_type, ("Properties", key, index, "OverrideVpcConfig"), True
+                    yield cluster, label, override, instance_type, ("Properties", key, index, "OverrideVpcConfig"), True, group
                 elif isinstance(cluster_vpc, Mapping):
-                    yield cluster, label, cluster_vpc, instance_type, ("Properties", "VpcConfig"), False
+                    yield cluster, label, cluster_vpc, instance_type, ("Properties", "VpcConfig"), False, group
 
 
 def _hyperpod_attachments(world: World) -> Iterator[Attachment]:
     seen: set[tuple[str, tuple[str, ...]]] = set()
-    for cluster, label, vpc, _type, path, _ in _hyperpod_groups(world):
+    for cluster, label, vpc, _type, path, *_ in hyperpod_groups(world):
         groups, unresolved = _groups_at(world, vpc.get("SecurityGroupIds"))
         key = (cluster.logical_id, tuple(g.describe() for g in groups) if groups is not None else (str(unresolved),))
         if key in seen:
@@ -395,7 +397,7 @@ def placements(world: World) -> list[Placement]:
 
 def _placements(world: World) -> list[Placement]:
     out: list[Placement] = []
-    for cluster, label, vpc, instance_type, path, _ in _hyperpod_groups(world):
+    for cluster, label, vpc, instance_type, path, *_ in hyperpod_groups(world):
         if world.exists(cluster) is not True:
             continue
         subnets = world.resolve(vpc.get("Subnets"))

@@ -1,0 +1,131 @@
+"""``diagnose --cluster``: why a HyperPod cluster or its nodes failed (issue 33).
+
+Clusters are created through boto3 against moto's server on 127.0.0.1; what moto's API cannot
+do (a Failed status, a FailureMessage, a node in Failure with its message) is set in moto's
+backend, in this process (tests/_diagnose_scenarios.py). moto 5.2.5 implements DescribeCluster,
+ListClusterNodes and DescribeClusterNode, so no Stubber is needed.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+import pytest
+
+from _diagnose_scenarios import Aws, point_at
+from _moto_server import moto_server
+from smddp_infra.cli import main
+
+AT = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    with moto_server() as url:
+        yield url
+
+
+@pytest.fixture()
+def aws(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Aws:
+    point_at(endpoint, monkeypatch)
+    return Aws(endpoint)
+
+
+def diagnose(capsys: pytest.CaptureFixture[str], name: str) -> tuple[int, dict[str, Any]]:
+    code = main(["diagnose", "--cluster", name, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def errors(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["severity"] == "error"]
+
+
+def test_a_healthy_in_service_cluster_with_running_nodes_draws_nothing(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    aws.cluster("hp-healthy", aws.network())
+    code, report = diagnose(capsys, "hp-healthy")
+    assert (code, report["findings"]) == (0, [])
+    assert any("no log group /aws/sagemaker/Clusters/hp-healthy/" in n for n in report["notEvaluated"])
+    assert {"sagemaker:ListClusterNodes", "logs:FilterLogEvents"} <= set(report["calls"]["actions"])
+
+
+def test_insufficient_capacity_names_the_group_and_the_fix(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    aws.cluster("hp-capacity", aws.network())
+    aws.set_cluster("hp-capacity", status="Failed", failure=(
+        "We currently do not have sufficient capacity to launch new ml.p5.48xlarge instances for instance group workers "
+        "(InsufficientInstanceCapacity). Please try another Availability Zone."))
+    code, report = diagnose(capsys, "hp-capacity")
+    (finding,) = errors(report)
+    assert code == 1 and finding["rule"] == "HP-CAPACITY" and "instance group workers" in finding["message"]
+    assert "another AZ ID" in finding["fix"]["console"] and "training plan" in finding["fix"]["console"]
+
+
+def test_resource_limit_exceeded_names_the_quota(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    aws.cluster("hp-quota", aws.network())
+    aws.set_cluster("hp-quota", status="Failed", failure=(
+        "ResourceLimitExceeded: The account-level service limit 'ml.p5.48xlarge for cluster usage' is 0 Instances, with "
+        "current utilization of 0 Instances and a request delta of 2 Instances."))
+    code, report = diagnose(capsys, "hp-quota")
+    (finding,) = errors(report)
+    assert finding["rule"] == "HP-QUOTA" and "'ml.p5.48xlarge for cluster usage'" in finding["fix"]["console"]
+    assert "instance group workers" in finding["message"]
+
+
+def test_a_failed_lifecycle_script_quotes_its_failing_line(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    log_group = aws.cluster("hp-lifecycle", aws.network())
+    aws.fail_node("hp-lifecycle", "workers-0", "Lifecycle scripts did not run successfully.")
+    aws.lifecycle_log(log_group, "workers", "workers-0", [
+        "[on_create.sh] installing packages", "bash: ./setup_users.sh: No such file or directory", "done"], at=AT)
+    code, report = diagnose(capsys, "hp-lifecycle")
+    (finding,) = errors(report)
+    assert finding["rule"] == "HP-LIFECYCLE" and "instance group workers, node workers-0" in finding["message"]
+    assert "s3://sagemaker-lifecycle/scripts/on_create.sh" in finding["message"]
+    assert '"bash: ./setup_users.sh: No such file or directory"' in finding["message"]
+
+
+def test_a_deep_health_check_failure_names_the_node_and_the_check(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    aws.cluster("hp-health", aws.network(), health_checks=("InstanceStress", "InstanceConnectivity"))
+    aws.fail_node("hp-health", "workers-1", "Deep health check InstanceConnectivity failed: EFA ping between nodes failed")
+    code, report = diagnose(capsys, "hp-health")
+    (finding,) = errors(report)
+    assert finding["rule"] == "HP-HEALTH-CHECK" and "node workers-1" in finding["message"]
+    assert "InstanceConnectivity" in finding["message"] and "InstanceStress and" not in finding["message"]
+
+
+def test_an_fsx_mount_failure_is_joined_to_the_file_systems_group_and_not_reported_twice(
+        aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    net = aws.network()
+    fs = aws.file_system(net["subnets"][0], aws.lustre_group(net["vpc"]))
+    aws.interfaces_of(fs)
+    dns = aws.fsx.describe_file_systems(FileSystemIds=[fs])["FileSystems"][0]["DNSName"]
+    log_group = aws.cluster("hp-mount", net, dns=dns)
+    aws.fail_node("hp-mount", "workers-0", "Lifecycle scripts did not run successfully.")
+    aws.lifecycle_log(log_group, "workers", "workers-0", [
+        f"mounting {dns}@tcp:/abcdef on /fsx", "mount.lustre: mount 10.0.0.5@tcp:/abcdef at /fsx failed: Connection timed out"], at=AT)
+    code, report = diagnose(capsys, "hp-mount")
+    (finding,) = errors(report)
+    assert finding["rule"] == "SMDDP-FSX7" and finding["resource"] == fs
+    assert any("mount.lustre" in e and "workers-0" in e for e in finding["evidence"])
+
+
+def test_an_fsx_mount_failure_without_a_network_cause_is_one_error(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    log_group = aws.cluster("hp-mount-only", aws.network())
+    aws.lifecycle_log(log_group, "workers", "workers-0", ["mount.lustre: mount fs-1@tcp:/x at /fsx failed: No such device"], at=AT)
+    code, report = diagnose(capsys, "hp-mount-only")
+    (finding,) = errors(report)
+    assert finding["rule"] == "HP-FSX-MOUNT" and "no network finding explains it" in finding["message"]
+
+
+def test_an_unknown_cluster_is_one_line_exit_2(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "--cluster", "no-such-cluster"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "--cluster no-such-cluster: no HyperPod cluster of that name" in err
+
+
+def test_print_policy_lists_the_cluster_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "--print-policy"]) == 0
+    policy = capsys.readouterr().out
+    for action in ("sagemaker:ListClusterNodes", "sagemaker:DescribeClusterNode", "ec2:DescribeVpcAttribute"):
+        assert action in policy
+    assert "/aws/sagemaker/Clusters/*" in policy

@@ -1,0 +1,75 @@
+"""SMDDP-NET7 (what leaves a training subnet through its ACL) and SMDDP-NET8 (VPC DNS attributes)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from _rules_helpers import load
+from smddp_infra.rules import check_template
+
+BLOCKED = load("i33_data_path_blocked.yaml")
+
+
+def found(template: dict[str, Any], rule: str) -> list[Any]:
+    return [f for f in check_template(template) if f.rule_id == rule]
+
+
+def entry(number: int, egress: bool, action: str, cidr: str = "0.0.0.0/0", protocol: Any = -1, ports: Any = None) -> dict[str, Any]:
+    props: dict[str, Any] = {"NetworkAclId": {"Ref": "Closed"}, "RuleNumber": number, "Protocol": protocol, "RuleAction": action,
+                             "Egress": egress, "CidrBlock": cidr}
+    if ports:
+        props["PortRange"] = {"From": ports[0], "To": ports[1]}
+    return {"Type": "AWS::EC2::NetworkAclEntry", "Properties": props}
+
+
+def test_an_acl_denying_all_blocks_s3_and_names_the_acl_and_its_rule() -> None:
+    (finding,) = found(BLOCKED, "SMDDP-NET7")
+    assert finding.resource == "TrainSubnet" and "network ACL Closed rule 100" in finding.message
+    assert "egress TCP 443" in finding.message and "1024-65535" in finding.message
+
+
+def test_https_out_and_ephemeral_in_for_anywhere_pass() -> None:
+    t = copy.deepcopy(BLOCKED)
+    t["Resources"]["HttpsOut"] = entry(90, True, "allow", protocol=6, ports=(443, 443))
+    t["Resources"]["ReturnIn"] = entry(90, False, "allow", protocol=6, ports=(1024, 65535))
+    assert not found(t, "SMDDP-NET7")
+
+
+def test_an_allow_for_a_narrower_cidr_is_not_judged_never_guessed() -> None:
+    t = copy.deepcopy(BLOCKED)
+    t["Resources"]["HttpsOut"] = entry(90, True, "allow", cidr="52.216.0.0/15", protocol=6, ports=(443, 443))
+    assert found(t, "SMDDP-NET7"), "the return traffic is still denied for certain"
+    t["Resources"]["ReturnIn"] = entry(90, False, "allow", protocol=6, ports=(1024, 65535))
+    assert not found(t, "SMDDP-NET7")
+    notes = [f for f in check_template(t) if f.rule_id == "SMDDP-INFO1" and "SMDDP-NET7" in f.message]
+    assert notes and "52.216.0.0/15" in notes[0].message and "prefix list" in notes[0].message
+
+
+def test_the_same_subnet_is_not_filtered_net6_stays_silent() -> None:
+    assert not found(BLOCKED, "SMDDP-NET6")
+
+
+def test_dns_support_off_with_a_file_system_is_an_error_and_on_passes() -> None:
+    (finding,) = found(BLOCKED, "SMDDP-NET8")
+    assert finding.resource == "Vpc" and "FileSystem" in finding.message and "EnableDnsHostnames" not in finding.message
+    t = copy.deepcopy(BLOCKED)
+    t["Resources"]["Vpc"]["Properties"]["EnableDnsSupport"] = True
+    assert not found(t, "SMDDP-NET8")
+
+
+def test_a_private_dns_endpoint_needs_dns_hostnames_stated_false_the_default_is_not_judged() -> None:
+    t = copy.deepcopy(BLOCKED)
+    t["Resources"]["Vpc"]["Properties"] = {"CidrBlock": "10.0.0.0/16"}
+    t["Resources"]["Sts"] = {"Type": "AWS::EC2::VPCEndpoint", "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "ServiceName": "com.amazonaws.us-east-1.sts", "VpcEndpointType": "Interface",
+        "SubnetIds": [{"Ref": "TrainSubnet"}], "PrivateDnsEnabled": True}}
+    assert not found(t, "SMDDP-NET8")
+    t["Resources"]["Vpc"]["Properties"]["EnableDnsHostnames"] = False
+    t["Resources"]["Sts"] = {"Type": "AWS::EC2::VPCEndpoint", "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "ServiceName": "com.amazonaws.us-east-1.sts", "VpcEndpointType": "Interface",
+        "SubnetIds": [{"Ref": "TrainSubnet"}], "PrivateDnsEnabled": True}}
+    (finding,) = found(t, "SMDDP-NET8")
+    assert "EnableDnsHostnames false" in finding.message and "Sts (sts)" in finding.message
+    t["Resources"]["Vpc"]["Properties"]["EnableDnsHostnames"] = True
+    assert not found(t, "SMDDP-NET8")

@@ -1,0 +1,133 @@
+"""SMDDP-FSX7/FSX8: a job or HyperPod group reaches the Lustre file system it mounts."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from smddp_infra.rules import check_template
+
+LUSTRE = {"IpProtocol": "tcp", "FromPort": 988, "ToPort": 988}
+EXTRA = {"IpProtocol": "tcp", "FromPort": 1018, "ToPort": 1023}
+
+
+def _self(group: str, ports: dict[str, Any], direction: str = "Ingress") -> dict[str, Any]:
+    peer = "SourceSecurityGroupId" if direction == "Ingress" else "DestinationSecurityGroupId"
+    return {"Type": f"AWS::EC2::SecurityGroup{direction}",
+            "Properties": {"GroupId": {"Ref": group}, peer: {"Ref": group}, **ports}}
+
+
+def template(*, admit: Optional[str] = None, client: str = "job", client_egress: Optional[list] = None,
+             fs_ports: tuple[dict[str, Any], ...] = (LUSTRE, EXTRA)) -> dict[str, Any]:
+    """A VPC, a file system with its OWN group (self rules on both Lustre ranges), a training group,
+    and a client that mounts the file system. ``admit``: a source the file system's group admits on
+    ``fs_ports`` ("group": the training group, or a CIDR)."""
+    fs_ingress = []
+    for ports in fs_ports if admit else ():
+        fs_ingress.append({**ports, "SourceSecurityGroupId": {"Ref": "TrainSg"}} if admit == "group" else {**ports, "CidrIp": admit})
+    train_props: dict[str, Any] = {"GroupDescription": "training", "VpcId": {"Ref": "Vpc"}}
+    if client_egress is not None:
+        train_props["SecurityGroupEgress"] = client_egress
+    body: dict[str, Any] = {
+        "Vpc": {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.0.0.0/16"}},
+        "Subnet": {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.0.0.0/20",
+                                                              "AvailabilityZone": "us-east-1a"}},
+        "FsSg": {"Type": "AWS::EC2::SecurityGroup", "Properties": {"GroupDescription": "file system", "VpcId": {"Ref": "Vpc"},
+                                                                   "SecurityGroupIngress": fs_ingress}},
+        "FsSelf988": _self("FsSg", LUSTRE), "FsSelfExtra": _self("FsSg", EXTRA),
+        "TrainSg": {"Type": "AWS::EC2::SecurityGroup", "Properties": train_props},
+        "TrainSelfIn": {"Type": "AWS::EC2::SecurityGroupIngress", "Properties": {"GroupId": {"Ref": "TrainSg"}, "IpProtocol": "-1",
+                                                                                 "SourceSecurityGroupId": {"Ref": "TrainSg"}}},
+        "TrainSelfOut": {"Type": "AWS::EC2::SecurityGroupEgress", "Properties": {"GroupId": {"Ref": "TrainSg"}, "IpProtocol": "-1",
+                                                                                 "DestinationSecurityGroupId": {"Ref": "TrainSg"}}},
+        "Fs": {"Type": "AWS::FSx::FileSystem", "Properties": {
+            "FileSystemType": "LUSTRE", "StorageCapacity": 1200, "SubnetIds": [{"Ref": "Subnet"}],
+            "SecurityGroupIds": [{"Ref": "FsSg"}], "LustreConfiguration": {"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125}}},
+    }
+    vpc = {"SecurityGroupIds": [{"Ref": "TrainSg"}], "Subnets": [{"Ref": "Subnet"}]}
+    if client == "job":
+        body["Job"] = {"Type": "Custom::TrainingJob", "Properties": {"TrainingJob": {
+            "AlgorithmSpecification": {"TrainingImage": "x", "TrainingInputMode": "File"},
+            "ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": 2}, "VpcConfig": vpc,
+            "InputDataConfig": [{"ChannelName": "train", "DataSource": {"FileSystemDataSource": {
+                "FileSystemId": {"Ref": "Fs"}, "FileSystemType": "FSxLustre", "FileSystemAccessMode": "ro", "DirectoryPath": "/x"}}}]}}}
+    elif client in ("hyperpod", "hyperpod-unnamed"):
+        group: dict[str, Any] = {"InstanceGroupName": "workers", "InstanceType": "ml.p5.48xlarge", "InstanceCount": 2,
+                                 "ExecutionRole": "arn:aws:iam::1:role/r",
+                                 "LifeCycleConfig": {"SourceS3Uri": "s3://b/lc/", "OnCreate": "on_create.sh"}}
+        if client == "hyperpod":
+            group["InstanceStorageConfigs"] = [{"FsxLustreConfig": {"DnsName": {"Fn::GetAtt": ["Fs", "DNSName"]},
+                                                                    "MountName": {"Fn::GetAtt": ["Fs", "LustreMountName"]}}}]
+        body["Cluster"] = {"Type": "AWS::SageMaker::Cluster", "Properties": {"InstanceGroups": [group], "VpcConfig": vpc}}
+    return {"Resources": body}
+
+
+def found(t: dict[str, Any], rule: str) -> list[Any]:
+    return [f for f in check_template(t) if f.rule_id == rule]
+
+
+def test_a_job_whose_file_system_admits_only_itself_is_an_error_naming_both_groups() -> None:
+    (finding,) = found(template(), "SMDDP-FSX7")
+    assert finding.severity.value == "error" and finding.resource == "Fs"
+    assert "FsSg" in finding.message and "TrainSg" in finding.message and "TCP 988" in finding.message
+    (extra,) = found(template(), "SMDDP-FSX8")
+    assert extra.severity.value == "warning" and "TCP 1018-1023" in extra.message
+
+
+def test_admitting_the_training_group_or_its_subnet_or_the_vpc_cidr_passes() -> None:
+    for source in ("group", "10.0.0.0/20", "10.0.0.0/16", "0.0.0.0/0"):
+        t = template(admit=source)
+        assert not found(t, "SMDDP-FSX7") and not found(t, "SMDDP-FSX8"), source
+
+
+def test_a_cidr_that_misses_the_clients_subnet_is_an_error() -> None:
+    assert found(template(admit="10.1.0.0/16"), "SMDDP-FSX7")
+
+
+def test_only_988_admitted_leaves_the_extra_ports_as_a_warning() -> None:
+    t = template(admit="group", fs_ports=(LUSTRE,))
+    assert not found(t, "SMDDP-FSX7")
+    (extra,) = found(t, "SMDDP-FSX8")
+    assert "1018-1023" in extra.message
+
+
+def test_restricted_client_egress_without_lustre_is_an_error_and_with_it_passes() -> None:
+    https = [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIp": "0.0.0.0/0"}]
+    (finding,) = found(template(admit="group", client_egress=https), "SMDDP-FSX7")
+    assert "restrict egress" in finding.message
+    lustre = https + [{**LUSTRE, "DestinationSecurityGroupId": {"Ref": "FsSg"}}, {**EXTRA, "DestinationSecurityGroupId": {"Ref": "FsSg"}}]
+    assert not found(template(admit="group", client_egress=lustre), "SMDDP-FSX7")
+
+
+def test_a_hyperpod_group_that_names_the_file_system_is_judged_like_a_job() -> None:
+    (finding,) = found(template(client="hyperpod"), "SMDDP-FSX7")
+    assert "HyperPod instance group workers of Cluster" in finding.message
+    assert not found(template(client="hyperpod", admit="group"), "SMDDP-FSX7")
+
+
+def test_a_cluster_that_names_no_file_system_is_a_warning_that_says_what_it_depends_on() -> None:
+    t = template(client="hyperpod-unnamed")
+    assert not found(t, "SMDDP-FSX7")
+    (warning,) = found(t, "SMDDP-FSX8")
+    assert "if it mounts it" in warning.message and "TCP 988 and TCP 1018-1023" in warning.message
+
+
+def test_a_shared_group_is_left_to_the_file_systems_own_rules() -> None:
+    t = template()
+    t["Resources"]["Job"]["Properties"]["TrainingJob"]["VpcConfig"]["SecurityGroupIds"] = [{"Ref": "FsSg"}]
+    assert not found(t, "SMDDP-FSX7") and not found(t, "SMDDP-FSX8")
+
+
+def test_another_stacks_client_group_is_not_admitted_by_self_rules_alone() -> None:
+    t = template()
+    t["Resources"]["Job"]["Properties"]["TrainingJob"]["VpcConfig"]["SecurityGroupIds"] = ["sg-0123456789abcdef0"]
+    (finding,) = found(t, "SMDDP-FSX7")
+    assert "sg-0123456789abcdef0" in finding.message and "restrict egress" not in finding.message
+
+
+def test_a_client_group_list_the_template_does_not_decide_is_not_evaluated() -> None:
+    t = template()
+    t["Resources"]["Job"]["Properties"]["TrainingJob"]["VpcConfig"]["SecurityGroupIds"] = {
+        "Fn::Split": [",", {"Fn::ImportValue": "training-groups"}]}
+    assert not found(t, "SMDDP-FSX7")
+    notes = [f for f in check_template(t) if f.rule_id == "SMDDP-INFO1" and "SMDDP-FSX7" in f.message]
+    assert notes and "not decided by the template" in notes[0].message
