@@ -1,8 +1,8 @@
 """The app's settings: cdk.json / ``-c`` context keys parsed and checked in ONE place.
 
 Pure Python (no aws_cdk) so every bad value is reported before jsii starts, as one line that
-names the key, the value and what is allowed. Also holds the network facts the constructs
-and the rules share: default interface endpoints, subnet sizing, S3 prefix lists.
+names the key, the value and what is allowed. The network facts it checks against (subnet
+arithmetic, AZ IDs, S3 prefix lists) live in :mod:`smddp_infra.spec`, which owns them.
 """
 
 from __future__ import annotations
@@ -10,149 +10,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
 from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn, plan_zone_problem
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, efa_instance
+from smddp_infra.spec.regions import REGION, check_availability_zone_id, is_prefix_list_id
+from smddp_infra.spec.subnets import CONTEXT_NAMES, DEFAULT_INTERFACE_ENDPOINTS, check_subnet_fits
 
-#: Interface endpoints a training job in a subnet without NAT needs (REFERENCE: the S3
-#: gateway endpoint plus these, private DNS on). ``kms`` is added when a KMS key is used.
-DEFAULT_INTERFACE_ENDPOINTS: tuple[str, ...] = ("sagemaker.api", "sts", "logs", "monitoring", "ecr.api", "ecr.dkr")
-
-#: AWS-managed S3 prefix lists (``com.amazonaws.<region>.s3``) for the HTTPS egress rule to
-#: the S3 gateway endpoint. UNCONFIRMED for regions we could not check: override with the
-#: ``smddp:s3PrefixListId`` context key / ``s3_prefix_list_id`` prop.
-S3_PREFIX_LISTS: dict[str, str] = {
-    "us-east-1": "pl-63a5400a",
-    "us-east-2": "pl-7ba54012",
-    "us-west-1": "pl-6ba54002",
-    "us-west-2": "pl-68a54001",
-    "eu-west-1": "pl-6da54004",
-    "eu-central-1": "pl-6ea54007",
-    "ap-northeast-1": "pl-61a54008",
-    "ap-southeast-1": "pl-6fa54006",
-    "ap-southeast-2": "pl-6ca54005",
-}
-
-#: IPs planned for the FSx for Lustre file system's interfaces in the training subnet
-#: (UNCONFIRMED estimate: one per file server; TrainingVpc's ``file_system_ips``).
-FILE_SYSTEM_IPS = 8
-
-#: IPs AWS reserves in every subnet.
-AWS_RESERVED_IPS = 5
-#: Largest training subnet we plan (a /16 VPC holds it).
-MIN_SUBNET_MASK = 18
-
-
-#: The default training subnet takes 1/16 of the VPC CIDR (2**4 blocks): a /20 of the default
-#: /16, 4,091 usable addresses, 406 instances at 5 IPs each with the twice-over headroom below
-#: (815 without it). Sized for the largest cluster the VPC comfortably holds, NOT for today's
-#: instance count: a subnet's ``CidrBlock`` is create-only, so a subnet sized from the count
-#: would be replaced (and the file system in it with it) when the cluster grows.
-DEFAULT_SUBNET_SPLIT_BITS = 4
-#: The smallest default training subnet (a small VPC gets one subnet this size, or the whole VPC).
-DEFAULT_MAX_SUBNET_MASK = 24
-#: The NAT gateway's public subnet (TrainingVpc's ``Public`` group).
-NAT_SUBNET_MASK = 28
-
-
-def default_subnet_mask(vpc_prefix: int, *, nat: bool = False) -> int:
-    """The training subnet's mask when no ``max_instance_count`` is given: 1/16 of the VPC.
-
-    /16 -> /20, /20 -> /24; never smaller than a /24, and never the whole VPC when the NAT
-    gateway's /28 public subnet must fit beside it (a /24 VPC with NAT gets a /25).
-    """
-    return max(min(vpc_prefix + DEFAULT_SUBNET_SPLIT_BITS, DEFAULT_MAX_SUBNET_MASK), vpc_prefix + (1 if nat else 0))
-
-
-def subnet_instance_capacity(mask: int, *, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
-    """How many training instances a subnet of ``mask`` holds under :func:`plan_subnet_mask`'s rule."""
-    usable: int = 2 ** (32 - mask) - AWS_RESERVED_IPS
-    return max(0, int((usable / headroom - other_ips) // ips_per_instance))
-
-
-def training_subnet_mask(*, vpc_prefix: int, nat: bool, max_instance_count: Optional[int], ips_per_instance: int,
-                         other_ips: int) -> int:
-    """The mask TrainingVpc gives the training subnet: from ``max_instance_count`` when set,
-    else :func:`default_subnet_mask`. The instance count of today's job never enters."""
-    if max_instance_count is None:
-        return default_subnet_mask(vpc_prefix, nat=nat)
-    return plan_subnet_mask(instances=max_instance_count, ips_per_instance=ips_per_instance, other_ips=other_ips)
-
-
-def plan_subnet_mask(*, instances: int, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
-    """The CIDR mask of a subnet that holds the largest cluster twice over, /24 at least.
-
-    Twice: SageMaker may still hold the ENIs of a finished job while the next one starts.
-    """
-    needed = (instances * ips_per_instance + other_ips) * headroom + AWS_RESERVED_IPS
-    mask = 32 - math.ceil(math.log2(needed))
-    if mask < MIN_SUBNET_MASK:
-        raise ConfigError(
-            f"a cluster of {instances} instances needs {math.ceil(needed)} IPs, more than a /{MIN_SUBNET_MASK} training subnet holds"
-        )
-    return min(mask, 24)
-
-
-_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
-_AZ_ID = re.compile(r"^[a-z]+\d+-az\d+$")
 DEPLOYMENT_TYPE_CHOICES = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2", "PERSISTENT_1_HDD")
-
-#: The prefix of each region's AZ IDs (``use1-az4`` is an AZ of us-east-1). AZ IDs, unlike AZ
-#: names, are the same in every account, which is why capacity reservations and training
-#: plans use them. UNCONFIRMED for regions we could not check; a region missing here is
-#: simply not checked, and a wrong entry is overridden with the ``availability_zone_id_prefix``
-#: prop / ``smddp:availabilityZoneIdPrefix`` context key.
-AZ_ID_PREFIXES: Mapping[str, str] = MappingProxyType({
-    "us-east-1": "use1", "us-east-2": "use2", "us-west-1": "usw1", "us-west-2": "usw2",
-    "ca-central-1": "cac1", "ca-west-1": "caw1", "sa-east-1": "sae1", "mx-central-1": "mxc1",
-    "eu-west-1": "euw1", "eu-west-2": "euw2", "eu-west-3": "euw3", "eu-central-1": "euc1",
-    "eu-central-2": "euc2", "eu-north-1": "eun1", "eu-south-1": "eus1", "eu-south-2": "eus2",
-    "ap-northeast-1": "apne1", "ap-northeast-2": "apne2", "ap-northeast-3": "apne3",
-    "ap-southeast-1": "apse1", "ap-southeast-2": "apse2", "ap-southeast-3": "apse3",
-    "ap-southeast-4": "apse4", "ap-southeast-5": "apse5", "ap-southeast-7": "apse7",
-    "ap-south-1": "aps1", "ap-south-2": "aps2", "ap-east-1": "ape1",
-    "me-south-1": "mes1", "me-central-1": "mec1", "il-central-1": "ilc1", "af-south-1": "afs1",
-    "us-gov-west-1": "usgw1", "us-gov-east-1": "usge1", "cn-north-1": "cnn1", "cn-northwest-1": "cnnw1",
-})
-
-
-def az_id_prefix(region: str, overrides: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    """``us-east-1`` -> ``use1``: the prefix of the region's AZ IDs (None when unknown)."""
-    if overrides and region in overrides:
-        return overrides[region]
-    return AZ_ID_PREFIXES.get(region)
-
-
-def is_az_name(value: str) -> bool:
-    """``us-east-1a`` (a region name plus one letter); Local/Wavelength Zones do not qualify:
-    SageMaker training does not run in them."""
-    return bool(re.fullmatch(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+[a-z]", value))
-
-
-def is_az_id(value: str) -> bool:
-    """``use1-az4``."""
-    return bool(_AZ_ID.fullmatch(value))
-
-
-def check_availability_zone(name: str, value: str, region: str) -> None:
-    """An AZ name must be one of ``region``'s (``us-east-1a``); ``name`` is the setting/prop."""
-    if not re.fullmatch(re.escape(region) + r"[a-z]", value):
-        raise ConfigError(f"{name} must be an Availability Zone of {region} ({region}a, {region}b, ...), got {value!r}")
-
-
-def check_availability_zone_id(name: str, value: str, region: str, *, prefix: Optional[str] = None,
-                               prefix_setting: str = "availability_zone_id_prefix") -> None:
-    """An AZ ID must look like ``use1-az4`` and, when the region's prefix is known, carry it."""
-    prefix = prefix or az_id_prefix(region)
-    if not is_az_id(value) or (prefix is not None and not value.startswith(prefix + "-az")):
-        example = f"{prefix}-az1" if prefix else "use1-az4"
-        hint = (f" (prefix {prefix!r} from the built-in table, UNCONFIRMED: set {prefix_setting} if AWS names "
-                f"{region}'s AZ IDs otherwise)" if prefix is not None and is_az_id(value) else "")
-        raise ConfigError(f"{name} must be an AZ ID of {region} like {example}, got {value!r}{hint}")
-
 
 @dataclass(frozen=True)
 class NetworkSettings:
@@ -216,7 +82,7 @@ class NetworkSettings:
             return default if value is None or value == "" else value
 
         region = _text("smddp:region", get("region", cls.region))
-        if not _REGION.match(region):
+        if not REGION.match(region):
             raise ConfigError(f"smddp:region must be an AWS region name like us-east-1, got {region!r}")
         az_id = get("availabilityZoneId")
         az = None if az_id is not None else _text("smddp:availabilityZone", get("availabilityZone", f"{region}a"))
@@ -256,7 +122,7 @@ class NetworkSettings:
         if kms is not None and kms != "create" and not re.fullmatch(r"arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]{36}", str(kms)):
             raise ConfigError(f"smddp:kmsKey must be 'create' or a KMS key ARN, got {kms!r}")
         prefix_list = get("s3PrefixListId")
-        if prefix_list is not None and not re.fullmatch(r"pl-[0-9a-f]{8,17}", str(prefix_list)):
+        if prefix_list is not None and not is_prefix_list_id(str(prefix_list)):
             raise ConfigError(f"smddp:s3PrefixListId must be a prefix list id like pl-63a5400a, got {prefix_list!r}")
         cidr = _text("smddp:vpcCidr", get("vpcCidr", cls.vpc_cidr))
         match = re.fullmatch(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})/(\d{1,2})", cidr)
@@ -273,9 +139,9 @@ class NetworkSettings:
         nat = _bool("smddp:natGateway", get("natGateway", False))
         max_count = get("maxInstanceCount")
         max_instances = None if max_count is None else _whole("smddp:maxInstanceCount", max_count, minimum=1)
-        _check_subnets_fit(cidr, instance_count=instance_count, instance_type=instance_type, nat=nat,
-                           endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0),
-                           max_instance_count=max_instances)
+        check_subnet_fits(cidr, instance_count=instance_count, ips_per_instance=efa_instance(instance_type).private_ips,
+                          nat=nat, endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0),
+                          max_instance_count=max_instances, names=CONTEXT_NAMES, what=f"{instance_type} instances")
         runtime = get("maxRuntimeSeconds")
         max_runtime = None if runtime is None else check_max_runtime(_integer(runtime), setting="smddp:maxRuntimeSeconds")
         plan = get("trainingPlanArn")
@@ -339,46 +205,6 @@ class NetworkSettings:
             return self.required_throughput_mbps
         instance = EFA_INSTANCE_TYPES[self.instance_type]
         return instance.accelerators * self.instance_count * float(self.read_mbps_per_gpu or 0)
-
-
-def fitting_training_subnet_mask(cidr: str, *, vpc_prefix: int, nat: bool, max_instance_count: Optional[int],
-                                 ips_per_instance: int, other_ips: int, cidr_name: str, max_name: str) -> int:
-    """The training subnet's mask, or one line naming the setting the user wrote (a context key
-    for the app, a prop for the construct) when the subnet, plus the NAT's /28, cannot fit."""
-    try:
-        mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
-                                    ips_per_instance=ips_per_instance, other_ips=other_ips)
-    except ConfigError as exc:
-        raise ConfigError(f"{max_name}={max_instance_count} is too large for one training subnet: {exc}") from None
-    needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat else 0)
-    if needed > 2 ** (32 - vpc_prefix):
-        parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat else "")
-        why = f" ({max_name}={max_instance_count})" if max_instance_count is not None else ""
-        raise ConfigError(f"{cidr_name} {cidr} is too small for {parts}{why}; "
-                          f"use a CIDR of /{32 - math.ceil(math.log2(needed))} or larger")
-    return mask
-
-
-def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, nat: bool, endpoints: int,
-                       max_instance_count: Optional[int] = None) -> None:
-    """The training subnet (and the NAT's /28) must fit the VPC CIDR, and today's cluster must fit
-    the training subnet: say so before jsii does."""
-    ips = EFA_INSTANCE_TYPES[instance_type].private_ips
-    other = endpoints + FILE_SYSTEM_IPS
-    vpc_prefix = int(cidr.rsplit("/", 1)[1])
-    mask = fitting_training_subnet_mask(cidr, vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
-                                        ips_per_instance=ips, other_ips=other, cidr_name="smddp:vpcCidr",
-                                        max_name="smddp:maxInstanceCount")
-    capacity = subnet_instance_capacity(mask, ips_per_instance=ips, other_ips=other)
-    if instance_count > capacity:
-        sized_by = (f"smddp:maxInstanceCount={max_instance_count}" if max_instance_count is not None
-                    else f"the default, 1/16 of smddp:vpcCidr {cidr}")
-        raise ConfigError(
-            f"smddp:instanceCount={instance_count} does not fit the /{mask} training subnet ({sized_by}), which holds "
-            f"{capacity} {instance_type} instances with room for a second job's interfaces; set "
-            f"smddp:maxInstanceCount={instance_count} or more (a new subnet CIDR: it replaces the subnet and the file "
-            "system of a deployed network)"
-        )
 
 
 def _monitoring_settings(get: Any, region: str) -> dict[str, Any]:

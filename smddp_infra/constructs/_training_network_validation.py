@@ -10,8 +10,6 @@ the given VPC/subnet/groups and runs before the first resource is created;
 
 from __future__ import annotations
 
-import ipaddress
-import math
 from typing import Any, Mapping
 
 from aws_cdk import Annotations, Token
@@ -19,14 +17,8 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.errors import ConfigError, SizingError
-from smddp_infra.settings import (
-    DEFAULT_INTERFACE_ENDPOINTS,
-    FILE_SYSTEM_IPS,
-    NAT_SUBNET_MASK,
-    context_number,
-    subnet_instance_capacity,
-    training_subnet_mask,
-)
+from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS, check_subnet_fits
+from smddp_infra.settings import context_number
 from smddp_infra.sizing.catalog import InstanceType, efa_instance
 from smddp_infra.sizing.lustre_rules import MAX_STORAGE_CAPACITY_GIB, PERSISTENT_2, SCRATCH_TYPES
 from smddp_infra.sizing.planner import (
@@ -98,33 +90,12 @@ def check_values(p: Mapping[str, Any]) -> InstanceType:
 
 
 def _check_subnet_fits(p: Mapping[str, Any], instance: InstanceType) -> None:
-    """The created training subnet (sized from ``max_instance_count``, else 1/16 of ``vpc_cidr``)
-    and the NAT's /28 must fit ``vpc_cidr``, and ``instance_count`` must fit the subnet: said in
-    the L3's names, before anything is created."""
-    ips = p["ips_per_instance"] or instance.private_ips
+    """The created training subnet, in the L3's names (:func:`check_subnet_fits`)."""
     endpoints = 0 if p["nat_gateway"] else len(DEFAULT_INTERFACE_ENDPOINTS) + (
         1 if p["encryption_key"] is not None or p["create_encryption_key"] else 0)
-    other = endpoints + FILE_SYSTEM_IPS
-    network = ipaddress.IPv4Network(p["vpc_cidr"])
-    largest = p.get("max_instance_count")
-    try:
-        mask = training_subnet_mask(vpc_prefix=network.prefixlen, nat=p["nat_gateway"], max_instance_count=largest,
-                                    ips_per_instance=ips, other_ips=other)
-    except ConfigError as exc:
-        raise ConfigError(f"max_instance_count={largest} is too large for one training subnet: {exc}") from None
-    needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if p["nat_gateway"] else 0)
-    if needed > network.num_addresses:
-        parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if p["nat_gateway"] else "")
-        sized = f" (max_instance_count={largest}, {ips} IPs per instance)" if largest is not None else ""
-        raise ConfigError(f"vpc_cidr {p['vpc_cidr']} is too small for {parts}{sized}; use a CIDR of "
-                          f"/{32 - math.ceil(math.log2(needed))} or larger")
-    capacity = subnet_instance_capacity(mask, ips_per_instance=ips, other_ips=other)
-    if p["instance_count"] > capacity:
-        raise ConfigError(
-            f"instance_count={p['instance_count']} does not fit the /{mask} training subnet, which holds {capacity} "
-            f"instances; set max_instance_count={p['instance_count']} or more (a new CIDR: it replaces the subnet and "
-            "the file system of a deployed network)"
-        )
+    check_subnet_fits(p["vpc_cidr"], instance_count=p["instance_count"], nat=p["nat_gateway"], endpoints=endpoints,
+                      ips_per_instance=p["ips_per_instance"] or instance.private_ips,
+                      max_instance_count=p.get("max_instance_count"))
 
 
 def _check_combinations(p: Mapping[str, Any], extra: list[Any]) -> None:

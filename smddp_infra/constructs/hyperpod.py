@@ -34,7 +34,7 @@ from smddp_infra.hyperpod.values import (
     HYPERPOD_INTERFACE_ENDPOINTS,
     InstanceGroup,
 )
-from smddp_infra.settings import FILE_SYSTEM_IPS
+from smddp_infra.spec.subnets import FILE_SYSTEM_IPS
 
 if TYPE_CHECKING:
     from smddp_infra.constructs.training_network import SmddpTrainingNetwork

@@ -30,7 +30,8 @@ from smddp_infra.constructs.network import TrainingVpc
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
 from smddp_infra.errors import ConfigError
-from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
+from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS
+from smddp_infra.spec.regions import S3_PREFIX_LISTS
 from smddp_infra.sizing.planner import LustrePlan
 from smddp_infra.sizing.tiering import TieringPlan
 
@@ -272,12 +273,6 @@ class SmddpTrainingNetwork(Construct):
                 interface_endpoints=endpoints,
                 flow_log_bucket=log_bucket,
             )
-            if instance_count > self.network.instance_capacity:
-                raise ConfigError(
-                    f"instance_count={instance_count} does not fit the /{self.network.training_subnet_mask} training "
-                    f"subnet, which holds {self.network.instance_capacity} instances; set max_instance_count="
-                    f"{instance_count} or more (a new CIDR: it replaces the subnet and the file system of a deployed network)"
-                )
             vpc = self.network.vpc
             training_subnet = self.network.training_subnet
             self.availability_zone = self.network.availability_zone
