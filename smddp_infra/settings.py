@@ -15,6 +15,7 @@ from typing import Any, Mapping, Optional
 from smddp_infra.errors import ConfigError
 from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn, plan_zone_problem
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, efa_instance
+from smddp_infra.spec.names import is_sagemaker_name
 from smddp_infra.spec.regions import REGION, check_availability_zone_id, is_prefix_list_id
 from smddp_infra.spec.subnets import CONTEXT_NAMES, DEFAULT_INTERFACE_ENDPOINTS, check_subnet_fits
 
@@ -211,7 +212,7 @@ def _monitoring_settings(get: Any, region: str) -> dict[str, Any]:
     """``smddp:monitoring``, ``smddp:checkpointGiB``, ``smddp:trainingJobNamePrefix``, ``smddp:alarmTopicArn``."""
     checkpoint = get("checkpointGiB")
     prefix = get("trainingJobNamePrefix")
-    if prefix is not None and not re.fullmatch(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}", str(prefix)):
+    if prefix is not None and not is_sagemaker_name(str(prefix)):
         raise ConfigError(f"smddp:trainingJobNamePrefix must be the start of a SageMaker training job name (letters, "
                           f"digits and hyphens, at most 63), got {prefix!r}")
     topic = get("alarmTopicArn")

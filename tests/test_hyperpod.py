@@ -371,6 +371,9 @@ def _controller() -> Any:
 
 
 BAD = [
+    # 64 characters that match ClusterName's pattern: its max of 63 is checked too (not a jsii ValidationFailed)
+    ({"instance_groups": [_controller(), _group()], "cluster_name": "a-" * 31 + "bc"},
+     "cluster_name must be 1 to 63 letters, digits and hyphens"),
     ({"instance_groups": [_controller(), _group(instance_type="ml.p5.24xlarge")]},
      "instance_groups[1].instance_type 'ml.p5.24xlarge' is not a HyperPod instance type (botocore"),
     ({"instance_groups": [_group()]},
