@@ -188,3 +188,11 @@ def test_the_monthly_cost_warning_context_key_is_parsed_and_checked() -> None:
         parse(**{"smddp:monthlyCostWarningUSD": "-1"})
     with pytest.raises(ConfigError, match=r"smddp:availabilityZoneIdPrefix must be an AZ ID prefix like use1"):
         parse(**{"smddp:availabilityZoneIdPrefix": "use-1"})
+
+
+def test_the_key_table_names_every_setting_once() -> None:
+    from smddp_infra.settings import KEYS
+
+    fields = [field for field, _ in KEYS.values()]
+    assert sorted(fields) == sorted(NetworkSettings.__dataclass_fields__) and len(set(fields)) == len(fields)
+    assert all(key.startswith("smddp:") for key in KEYS)
