@@ -570,111 +570,52 @@ class SmddpTrainingNetwork(TrainingNetwork):
         training_plan_availability_zone_id: Optional[str] = None,
     ) -> None:
         """
-        :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
-        :param instance_count: instances per job; sizes the file system (not the subnet). Default: 4.
-        :param max_instance_count: the largest cluster a created training subnet is sized for.
-            Default: none, 1/16 of ``vpc_cidr`` (a /20 of the default /16, 406 instances at 5 IPs),
-            so growing ``instance_count`` never changes a CIDR (a new CIDR replaces the subnet and
-            the file system). See :class:`TrainingVpc`.
-        :param availability_zone: AZ name of the training subnet (``us-east-1a``). One of this or
-            ``availability_zone_id`` is required when the network creates the VPC.
-        :param availability_zone_id: AZ ID instead (``use1-az4``, as capacity reservations name it).
-            Default: none (``availability_zone`` is used).
-        :param lustre_plan: the file system's sizing (a :class:`TieringPlan` builds an
-            Intelligent-Tiering file system). Default: :func:`plan_lustre` over the
-            workload (``read_mbps_per_gpu`` or ``required_throughput_mbps``, ``dataset_gib``).
-        :param read_mbps_per_gpu: MB/s each accelerator reads. One of this,
-            ``required_throughput_mbps`` or ``lustre_plan`` is required.
-        :param required_throughput_mbps: the cluster's total read MB/s instead. Default: derived from
-            ``read_mbps_per_gpu`` x the cluster's accelerators.
-        :param dataset_gib: data the file system must hold. Default: 0 (smallest size).
-        :param deployment_types: restrict the calculator's choice. Default: the calculator's default.
-        :param max_capacity_gib: the largest file system the calculator may choose (a spend
-            cap). Default: no cap.
-        :param efa_file_system: an EFA-enabled PERSISTENT_2 file system. Default: False.
-        :param nat_gateway: public subnet + NAT gateway instead of interface endpoints. Default: False.
-        :param vpc_cidr: CIDR of a created VPC. Default: 10.0.0.0/16.
-        :param vpc: escape hatch: an existing VPC in the stack's region (then ``training_subnet`` is
-            required). Default: a new :class:`TrainingVpc`.
-        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx: one of
-            ``vpc``'s subnets, imported with its AZ (``Subnet.from_subnet_attributes(...,
-            availability_zone=...)``); ``availability_zone``, if given, must be its AZ. Default: the
-            new VPC's training subnet (required when ``vpc`` is given).
-        :param security_group: escape hatch: an existing group to use as the EFA group (the
-            self rules and HTTPS egress are added to it, so it must take rules: a group imported
-            with ``mutable=False`` is refused). Default: a new group.
-        :param additional_security_groups: more groups the job carries (e.g. the platform's own),
-            left exactly as given: security groups are evaluated as a union per interface, so
-            the EFA group's self rules admit the EFA traffic. At most 4. Default: none.
-        :param checkpoint_bucket: escape hatch: an existing bucket. Default: a new, secure bucket.
-        :param checkpoint_noncurrent_days: days old checkpoint versions are kept. Default: 30.
-        :param dataset_bucket: dataset bucket, linked into FSx and readable by the role. Default: none.
-        :param dataset_prefix: key prefix of the dataset. Default: the bucket root.
-        :param encryption_key: an existing KMS key for the bucket and file system (written as its
-            ARN; a key of another account is a synth warning naming the grants its key policy
-            must hold). FSx for Lustre uses a customer key on PERSISTENT types only, so with a
-            key the calculator chooses among those. Default: none (S3-managed and FSx service keys).
-        :param create_encryption_key: create a KMS key (rotation on) when none is passed; the file
-            system is then PERSISTENT too. Default: False.
-        :param role: escape hatch: an existing execution role; the policy is attached to it. A role
-            imported with ``mutable=False`` (or of another account) is left alone, and a synth
-            warning lists the statements it must hold (docs/embedding.md). Default: a new role.
-        :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
-            endpoint. Default: from a built-in table of regions (UNCONFIRMED outside it).
-        :param endpoint_security_groups: with an existing VPC: the groups of its interface
-            endpoints (sts, logs, sagemaker.api, ecr); the EFA group gets HTTPS egress to each.
-            Default: none (the network's own endpoint group when it creates the VPC).
-        :param allow_https_egress: HTTPS egress from the EFA group to 0.0.0.0/0 (AWS APIs through
-            a NAT gateway or proxy). Default: the value of ``nat_gateway``; with an existing VPC,
-            one of this or ``endpoint_security_groups`` is required (a deliberate choice, never
-            a silent 0.0.0.0/0).
-        :param ips_per_instance: private IPs to plan per training instance in a created subnet.
-            Default: the instance catalog's value (5, SageMaker's documented minimum for EFA
-            instances; UNCONFIRMED for types with many EFA interfaces).
-        :param restrict_default_security_group: strip the created VPC's default group of its
-            rules (CDK's custom-resource Lambda). Default: False.
-        :param file_system_access_mode: ``ro`` or ``rw`` for the job's FSx channel. Default: ``ro``.
-        :param encrypt_inter_container_traffic: EnableInterContainerTrafficEncryption for jobs on
-            this network (IPsec between the instances' IP traffic; costs time on IP-heavy jobs;
-            see docs/job-config.md). Default: True.
-        :param publish_job_config: emit the job document as a stack output, which
-            ``smddp-infra job-config --outputs cdk-outputs.json`` reads. Default: True.
-        :param job_config_output_id: the output's id. Default: the construct's path in the stack,
-            letters and digits, + ``TrainingJobConfig`` (unique per network in a stack).
-        :param monthly_cost_warning_usd: a file system costing more per month is a synth warning
-            (a warning, not a cap: ``max_capacity_gib`` refuses). Default: the
-            ``smddp:monthlyCostWarningUSD`` context value, else 20,000.
-        :param availability_zone_id_prefix: the stack region's AZ ID prefix (``use1``) that
-            ``availability_zone_id`` is checked against. Default: the ``smddp:availabilityZoneIdPrefix``
-            context value, else the built-in table (UNCONFIRMED; regions outside it are not checked).
-        :param monitoring: the file system's throughput and capacity alarms, dashboard and
-            encrypted SNS topic (docs/observe.md); ``MonitoringOptions(checkpoint_gib=...,
-            alarm_topic=..., training_job_name_prefix=...)`` to tune them, False for none. Default: True.
-        :param max_runtime_seconds: StoppingCondition.MaxRuntimeInSeconds for jobs on this network,
-            written into the job document; job-config emits it in every format (SDK v3 would
-            otherwise stop a job after one hour). 1 to 2,419,200 (28 days, the API's limit).
-            Default: none, job-config's 86,400 (24 h, the API's and SDK v2's default).
-        :param image_account: the ECR registry account of the job's images (the role may pull
-            from any of its repositories). Default: the AWS Deep Learning Containers account of
-            the stack's region (:data:`smddp_infra.partitions.DLC_ACCOUNTS`, from the SageMaker
-            SDK's image table; a region outside it is a synth error naming this prop).
-        :param ecr_repository_arns: the exact ECR repositories jobs may pull from, instead of
-            every repository of ``image_account``. Default: none.
-        :param file_system: escape hatch: an existing FSx for Lustre file system
-            (:class:`ExistingFileSystem`: id, DNS name, mount name, its security group, its AZ, and
-            its type, capacity and baseline when known). No file system is created; jobs carry its
-            group (left unchanged) and mount it; its AZ must be the training subnet's; alarms only
-            when its baseline is stated. The workload props are then optional. Default: a new file
-            system sized by the calculator.
-        :param training_plan_arn: a SageMaker training plan (targeting training jobs) whose reserved
-            capacity jobs on this network run on: written into the job document (job-config emits
-            ResourceConfig.TrainingPlanArn in every format) and the only plan :meth:`launch_policy`
-            allows. Checked against botocore's pattern. Default: none (on-demand capacity).
-        :param training_plan_availability_zone_id: the AZ ID of the plan's reserved capacity
-            (DescribeTrainingPlan -> ReservedCapacitySummaries[].AvailabilityZoneId). With the
-            network placed by ``availability_zone_id``, another AZ is refused at synth; placed by
-            AZ name (which maps to different IDs per account) it is "not evaluated" (a synth info).
-            Default: none.
+        Each keyword is the same-named field of a :class:`TrainingNetwork` group (docs/upgrading.md),
+        with the default and the AWS fact documented there.
+
+        :param instance_type: ``Workload.instance_type``; default as there.
+        :param instance_count: ``Workload.instance_count``; default as there.
+        :param max_instance_count: ``Placement.max_instance_count``; default as there.
+        :param availability_zone: ``Placement.availability_zone``; default as there.
+        :param availability_zone_id: ``Placement.availability_zone_id``; default as there.
+        :param lustre_plan: ``Storage.lustre_plan``; default as there.
+        :param read_mbps_per_gpu: ``Workload.read_mbps_per_gpu``; default as there.
+        :param required_throughput_mbps: ``Workload.required_throughput_mbps``; default as there.
+        :param dataset_gib: ``Workload.dataset_gib``; default as there.
+        :param deployment_types: ``Storage.deployment_types``; default as there.
+        :param max_capacity_gib: ``Storage.max_capacity_gib``; default as there.
+        :param efa_file_system: ``Storage.efa_file_system``; default as there.
+        :param nat_gateway: ``Placement.nat_gateway``; default as there.
+        :param vpc_cidr: ``Placement.vpc_cidr``; default as there.
+        :param vpc: ``Existing.vpc``; default as there.
+        :param training_subnet: ``Existing.training_subnet``; default as there.
+        :param security_group: ``Existing.security_group``; default as there.
+        :param additional_security_groups: ``Existing.additional_security_groups``; default as there.
+        :param checkpoint_bucket: ``Existing.checkpoint_bucket``; default as there.
+        :param checkpoint_noncurrent_days: ``Storage.checkpoint_noncurrent_days``; default as there.
+        :param dataset_bucket: ``Existing.dataset_bucket``; default as there.
+        :param dataset_prefix: ``Storage.dataset_prefix``; default as there.
+        :param encryption_key: ``Existing.encryption_key``; default as there.
+        :param create_encryption_key: ``Security.create_encryption_key``; default as there.
+        :param role: ``Existing.role``; default as there.
+        :param s3_prefix_list_id: ``Placement.s3_prefix_list_id``; default as there.
+        :param endpoint_security_groups: ``Existing.endpoint_security_groups``; default as there.
+        :param allow_https_egress: ``Placement.allow_https_egress``; default as there.
+        :param ips_per_instance: ``Placement.ips_per_instance``; default as there.
+        :param restrict_default_security_group: ``Placement.restrict_default_security_group``; default as there.
+        :param file_system_access_mode: ``Storage.file_system_access_mode``; default as there.
+        :param encrypt_inter_container_traffic: ``Jobs.encrypt_inter_container_traffic``; default as there.
+        :param publish_job_config: ``Jobs.publish_job_config``; default as there.
+        :param job_config_output_id: ``Jobs.job_config_output_id``; default as there.
+        :param monthly_cost_warning_usd: ``Storage.monthly_cost_warning_usd``; default as there.
+        :param availability_zone_id_prefix: ``Placement.availability_zone_id_prefix``; default as there.
+        :param monitoring: ``monitoring``; default as there.
+        :param max_runtime_seconds: ``Jobs.max_runtime_seconds``; default as there.
+        :param image_account: ``Security.image_account``; default as there.
+        :param ecr_repository_arns: ``Security.ecr_repository_arns``; default as there.
+        :param file_system: ``Existing.file_system``; default as there.
+        :param training_plan_arn: ``Jobs.training_plan_arn``; default as there.
+        :param training_plan_availability_zone_id: ``Jobs.training_plan_availability_zone_id``; default as there.
         """
         warnings.warn("SmddpTrainingNetwork is deprecated: use TrainingNetwork(scope, id, workload=Workload(...), "
                       "placement=Placement(...), storage=Storage(...), security=Security(...), jobs=Jobs(...), "
