@@ -6,13 +6,14 @@ Its own module so that consumers import the interface without the L3 that builds
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from aws_cdk import aws_ec2 as ec2, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Annotations, Stack, Token, aws_ec2 as ec2, aws_kms as kms, aws_s3 as s3, aws_ssm as ssm
 from constructs import Construct
 
-from smddp_infra.contract import JobDocument
+from smddp_infra.contract import FileSystemRef, JobDocument, parse_document
 from smddp_infra.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -116,4 +117,46 @@ class ImportedTrainingNetwork(Construct, ITrainingNetwork):
                           "(TrainingNetwork.grant_launch), or build a TrainingLaunchPolicy from its parts")
 
 
-__all__ = ["FileSystemMount", "ITrainingNetwork", "ImportedTrainingNetwork"]
+#: What ``StringParameter.value_from_lookup`` returns before the CDK CLI performed the lookup
+#: (aws-cdk-lib ``aws-ssm/lib/parameter.js``: ``dummy-value-for-<name>``).
+_LOOKUP_DUMMY = "dummy-value-for-"
+
+
+def network_from_parameter(scope: Construct, id: str, *, parameter_name: str) -> ITrainingNetwork:
+    """The network whose job document is the SSM parameter ``parameter_name`` (what
+    TrainingNetworkStack publishes), read at synth with a context lookup.
+
+    Needs the stack's account and region (SSM lookups are per environment): the CDK CLI looks
+    the value up and records it in cdk.context.json. Before that, aws-cdk-lib hands back a dummy
+    value; the network is then a placeholder (an info says so) and the CLI runs the app again.
+    """
+    stack = Stack.of(scope)
+    if Token.is_unresolved(stack.account) or Token.is_unresolved(stack.region):
+        raise ConfigError(f"parameter_name {parameter_name!r}: reading a job document at synth needs the stack's "
+                          "env=Environment(account=..., region=...) (an SSM context lookup is per environment)")
+    raw = ssm.StringParameter.value_from_lookup(scope, parameter_name)
+    if raw.startswith(_LOOKUP_DUMMY):
+        Annotations.of(scope).add_info(f"job document {parameter_name!r} comes from a context lookup not performed yet: "
+                                       "the network is a placeholder until the CDK CLI runs the app again")
+        placeholder = JobDocument(subnets=("p-12345",), security_group_ids=("sg-12345",), role_arn="dummy",
+                                  checkpoint_s3_uri="s3://dummy-value/", file_system=FileSystemRef("fs-12345", "dummy", "/dummy"),
+                                  instance_type="ml.p4d.24xlarge", instance_count=1, region=stack.region,
+                                  availability_zone="dummy1a")
+        raw = json.dumps(placeholder.to_json())
+    doc = parse_document(raw, where=f"SSM parameter {parameter_name}")
+    bucket_name, _, prefix = doc.checkpoint_s3_uri.removeprefix("s3://").partition("/")
+    subnet = ec2.Subnet.from_subnet_attributes(scope, f"{id}Subnet", subnet_id=doc.subnets[0],
+                                               availability_zone=doc.availability_zone)
+    groups = [ec2.SecurityGroup.from_security_group_id(scope, f"{id}Group{i}", group_id, mutable=False)
+              for i, group_id in enumerate(doc.security_group_ids)]
+    fs = doc.file_system
+    return ImportedTrainingNetwork(
+        scope, id, training_subnet=subnet, security_groups=groups,
+        job_bucket=s3.Bucket.from_bucket_name(scope, f"{id}Bucket", bucket_name), checkpoint_prefix=prefix.strip("/") or None,
+        file_system_id=fs.id if fs else None, file_system_mount_name=fs.mount_name if fs else None,
+        # FSx for Lustre's DNS name is <id>.fsx.<region>.<URL suffix> (aws-cdk-lib's LustreFileSystem.dnsName)
+        file_system_dns_name=f"{fs.id}.fsx.{doc.region}.{stack.url_suffix}" if fs else None,
+        encryption_key=kms.Key.from_key_arn(scope, f"{id}Key", doc.kms_key_arn) if doc.kms_key_arn else None)
+
+
+__all__ = ["network_from_parameter", "FileSystemMount", "ITrainingNetwork", "ImportedTrainingNetwork"]

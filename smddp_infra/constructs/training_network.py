@@ -34,7 +34,7 @@ from smddp_infra.constructs.existing_filesystem import AttachedFileSystem, Exist
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.monitoring import monitoring_options
 from smddp_infra.constructs.network import TrainingVpc
-from smddp_infra.constructs.network_interface import FileSystemMount, ImportedTrainingNetwork, ITrainingNetwork
+from smddp_infra.constructs.network_interface import FileSystemMount, ImportedTrainingNetwork, ITrainingNetwork, network_from_parameter
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
 from smddp_infra.errors import ConfigError, PropTypeError
@@ -349,6 +349,16 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         if self.network is None:
             raise ConfigError(f"{self.node.path} uses a VPC the platform owns: add the {service} endpoint there")
         return self.network.add_interface_endpoint(service)
+
+    @staticmethod
+    def from_job_document(scope: Construct, id: str, *, parameter_name: str) -> ITrainingNetwork:
+        """A network built in another app, known by the SSM parameter holding its job document
+        (TrainingNetworkStack's ``TrainingJobConfigParameter``): a context lookup at synth, so
+        the stack needs ``env=Environment(account=..., region=...)``.
+
+        :param parameter_name: the parameter's name.
+        """
+        return network_from_parameter(scope, id, parameter_name=parameter_name)
 
     @staticmethod
     def from_attributes(scope: Construct, id: str, *, training_subnet: ec2.ISubnet,
