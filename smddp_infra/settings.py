@@ -17,7 +17,7 @@ from smddp_infra.errors import ConfigError
 from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn, plan_zone_problem
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, efa_instance
 from smddp_infra.spec.names import is_sagemaker_name
-from smddp_infra.spec.regions import REGION, check_availability_zone_id, is_prefix_list_id
+from smddp_infra.spec.regions import REGION, check_availability_zone_id, is_prefix_list_id, vpc_cidr
 from smddp_infra.spec.subnets import CONTEXT_NAMES, DEFAULT_INTERFACE_ENDPOINTS, check_subnet_fits
 
 DEPLOYMENT_TYPE_CHOICES = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2", "PERSISTENT_1_HDD")
@@ -220,8 +220,7 @@ def _prefix_list(key: str, value: Any, _: Mapping[str, Any]) -> str:
 
 def _vpc_cidr(key: str, value: Any, _: Mapping[str, Any]) -> str:
     cidr = _text(key, value)
-    match = re.fullmatch(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})/(\d{1,2})", cidr)
-    if not match or any(int(o) > 255 for o in match.groups()[:4]) or not 16 <= int(match.group(5)) <= 24:
+    if vpc_cidr(cidr) is None:
         raise ConfigError(f"{key} must be an IPv4 CIDR block from /16 to /24, got {cidr!r}")
     return cidr
 

@@ -4,6 +4,7 @@ and the one pattern each for a region, a VPC CIDR and a prefix list id (PURE: no
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from types import MappingProxyType
 from typing import Mapping, Optional
@@ -35,6 +36,17 @@ PREFIX_LIST_ID = re.compile(r"pl-[0-9a-f]{8,17}")
 def is_prefix_list_id(value: str) -> bool:
     """``pl-63a5400a``."""
     return bool(PREFIX_LIST_ID.fullmatch(value))
+
+
+def vpc_cidr(value: str) -> Optional[ipaddress.IPv4Network]:
+    """An IPv4 network block from /16 to /24 (host bits clear), else None: the VPC CIDR rule.
+    A VPC's IPv4 block is /16 to /28 (VPC User Guide, "VPC CIDR blocks"); /24 is the smallest that
+    holds the planned training subnet."""
+    try:
+        network = ipaddress.IPv4Network(value, strict=True)
+    except ValueError:
+        return None
+    return network if 16 <= network.prefixlen <= 24 else None
 
 
 #: The prefix of each region's AZ IDs (``use1-az4`` is an AZ of us-east-1). AZ IDs, unlike AZ
@@ -91,4 +103,5 @@ def check_availability_zone_id(name: str, value: str, region: str, *, prefix: Op
         raise ConfigError(f"{name} must be an AZ ID of {region} like {example}, got {value!r}{hint}")
 
 __all__ = ["AZ_ID", "AZ_ID_PREFIXES", "PREFIX_LIST_ID", "REGION", "S3_PREFIX_LISTS", "az_id_prefix",
-           "check_availability_zone", "check_availability_zone_id", "is_az_id", "is_az_name", "is_prefix_list_id"]
+           "check_availability_zone", "check_availability_zone_id", "is_az_id", "is_az_name", "is_prefix_list_id",
+           "vpc_cidr"]
