@@ -26,7 +26,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from smddp_infra.observe import metrics as m  # noqa: E402
-from smddp_infra.observe.replan import replan  # noqa: E402
+from smddp_infra.observe.replan import advise  # noqa: E402
+from smddp_infra.sizing.growth import DeployedFileSystem  # noqa: E402
 from smddp_infra.sizing.planner import plan_lustre  # noqa: E402
 
 DEMAND_MBPS = 2600
@@ -63,7 +64,13 @@ def main() -> int:
     summary = m.summarize(busy)
     assert summary is not None
     found = m.verdict(summary.p95, baseline)
-    new = replan(sizing, round(summary.p95 * m.DEFAULT_HEADROOM, 1))
+    deployed = DeployedFileSystem(deployment_type=sizing.deployment_type, storage_type=sizing.storage_type,
+                                  storage_capacity_gib=sizing.storage_capacity_gib,
+                                  per_unit_storage_throughput=sizing.per_unit_storage_throughput)
+    advice = advise(deployed, "fs-0123456789abcdef0", round(summary.p95 * m.DEFAULT_HEADROOM, 1),
+                    floor_gib=sizing.min_capacity_gib, grow=True, deployment_types=sizing.chosen_from)
+    assert advice.headline is not None and advice.headline.plan is not None  # SCRATCH_2 grows in place
+    new = advice.headline.plan
 
     fig, ax = plt.subplots(figsize=(10, 4.8), dpi=110)
     ax.plot(hours, values, color="#1f77b4", linewidth=1.2, label="read MB/s (Sum(DataReadBytes) / 300 s / 1e6)")
@@ -83,16 +90,16 @@ def main() -> int:
     ax.set_xlabel("hour of the day (UTC); shaded: throughput alarm in ALARM (3 of 4 periods)")
     ax.set_ylabel("MB/s")
     ax.set_title(f"I/O-bound day: p95 {summary.p95:,.0f} MB/s = {summary.p95 / baseline:.0%} of baseline -> {found.value}; "
-                 f"re-plan for {new.required_mbps:,.0f} MB/s: {new.plan.deployment_type}"
-                 f"{'/' + str(new.plan.per_unit_storage_throughput) if new.plan.per_unit_storage_throughput else ''} "
-                 f"{new.plan.storage_capacity_gib:,} GiB", fontsize=9)
+                 f"re-plan for {advice.required_mbps:,.0f} MB/s: {new.deployment_type}"
+                 f"{'/' + str(new.per_unit_storage_throughput) if new.per_unit_storage_throughput else ''} "
+                 f"{new.storage_capacity_gib:,} GiB", fontsize=9)
     ax.legend(loc="upper left", fontsize=7.5, framealpha=0.9)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out)
     print(f"wrote {args.out}: p95 {summary.p95:,.1f} MB/s, {sum(states)} periods in ALARM, verdict {found.value}, "
-          f"re-plan {new.plan.storage_capacity_gib:,} GiB {new.plan.deployment_type} ({new.change})")
+          f"re-plan {new.storage_capacity_gib:,} GiB {new.deployment_type} ({advice.headline.change})")
     return 0
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names below are loa
     from smddp_infra.constructs.hyperpod import HyperPodCluster as HyperPodCluster
     from smddp_infra.constructs.hyperpod_role import HyperPodClusterRole as HyperPodClusterRole
     from smddp_infra.hyperpod.values import InstanceGroup as InstanceGroup
+    from smddp_infra.hyperpod.values import KubernetesTaint as KubernetesTaint
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy as TrainingLaunchPolicy
     from smddp_infra.constructs.monitoring import FileSystemMonitoring as FileSystemMonitoring
     from smddp_infra.constructs.monitoring import MonitoringOptions as MonitoringOptions
@@ -62,6 +63,7 @@ _LAZY = {
     "HyperPodCluster": "smddp_infra.constructs.hyperpod",
     "HyperPodClusterRole": "smddp_infra.constructs.hyperpod_role",
     "InstanceGroup": "smddp_infra.hyperpod.values",
+    "KubernetesTaint": "smddp_infra.hyperpod.values",
     "SmddpChecks": "smddp_infra.checks",
     "plan_lustre": "smddp_infra.sizing.planner",
     "LustrePlan": "smddp_infra.sizing.planner",

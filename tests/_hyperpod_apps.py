@@ -50,3 +50,60 @@ def add_eks_stack(app: Any, name: str = "HyperPodEks") -> Any:
     HyperPodCluster(stack, "HyperPod", network=network, orchestrator="eks", eks_cluster_arn=EKS_ARN,
                     instance_groups=[InstanceGroup(name="gpu", instance_type="ml.p4d.24xlarge", count=2)])
     return stack
+
+
+#: The platform shapes issue 34 added (tests/test_hyperpod_platform.py, docs/hyperpod.md's examples).
+EKS_VPC_ID = "vpc-0a1b2c3d4e5f60718"
+ROLLBACK_ALARM = "hyperpod-node-health"
+
+
+def platform_eks_groups() -> list[Any]:
+    """A system group, an on-demand GPU group with a floor, and a Spot GPU group, labelled and tainted."""
+    from smddp_infra import InstanceGroup, KubernetesTaint
+
+    gpu_taint = KubernetesTaint("nvidia.com/gpu", "true", "NoSchedule")
+    return [
+        InstanceGroup(name="system", instance_type="ml.m5.2xlarge", count=2, kubernetes_labels={"role": "system"},
+                      update_schedule="cron(0 3 ? * SUN *)"),
+        InstanceGroup(name="train", instance_type="ml.p5.48xlarge", count=4, min_count=2, image_id="ami-0123456789abcdef0",
+                      kubernetes_labels={"role": "train", "example.com/team": "foundation"}, kubernetes_taints=[gpu_taint],
+                      update_schedule="cron(30 4 ? * SAT *)"),
+        InstanceGroup(name="spot", instance_type="ml.p5.48xlarge", count=2, spot=True,
+                      kubernetes_labels={"role": "burst"},
+                      kubernetes_taints=[gpu_taint, KubernetesTaint("example.com/capacity", "spot", "PreferNoSchedule")]),
+    ]
+
+
+def add_eks_platform_stack(app: Any, name: str = "HyperPodEksPlatform") -> Any:
+    """An EKS cluster with continuous provisioning, Karpenter autoscaling (role built), tiered
+    checkpointing and the groups above; a NAT network."""
+    from aws_cdk import Environment, Stack
+
+    from smddp_infra import HyperPodCluster, SmddpTrainingNetwork
+
+    stack = Stack(app, name, env=Environment(region="us-east-1"))
+    network = SmddpTrainingNetwork(stack, "Network", instance_type="ml.p5.48xlarge", instance_count=8,
+                                   availability_zone_id="use1-az4", read_mbps_per_gpu=50, nat_gateway=True)
+    HyperPodCluster(stack, "HyperPod", network=network, orchestrator="eks", eks_cluster_arn=EKS_ARN,
+                    continuous_provisioning=True, autoscaling=True, tiered_checkpointing_memory_percent=20,
+                    update_rollback_alarms=[ROLLBACK_ALARM], instance_groups=platform_eks_groups())
+    return stack
+
+
+def add_slurm_options_stack(app: Any, name: str = "HyperPodSlurmOptions") -> Any:
+    """A Slurm cluster with what Slurm takes of the new options: a floor, a pinned image, a scheduled update."""
+    from aws_cdk import Environment, Stack
+
+    from smddp_infra import HyperPodCluster, InstanceGroup, SmddpTrainingNetwork
+
+    stack = Stack(app, name, env=Environment(region="us-east-1"))
+    network = SmddpTrainingNetwork(stack, "Network", instance_type="ml.p5.48xlarge", instance_count=4,
+                                   availability_zone_id="use1-az4", read_mbps_per_gpu=50, nat_gateway=True)
+    HyperPodCluster(stack, "HyperPod", network=network, instance_groups=[
+        InstanceGroup(name="controller", instance_type="ml.m5.2xlarge", count=1, slurm_node_type="Controller",
+                      image_id="ami-0123456789abcdef0"),
+        InstanceGroup(name="train", instance_type="ml.p5.48xlarge", count=4, min_count=3, slurm_node_type="Compute",
+                      update_schedule="cron(0 2 ? * SUN *)"),
+    ])
+    return stack
+

@@ -28,3 +28,24 @@ def moto_server(*, reset: bool = False) -> Iterator[str]:
         yield url
     finally:
         server.stop()
+
+
+@contextmanager
+def account_env(url: str, *, region: str = "us-east-1") -> Iterator[None]:
+    """The standard AWS variables pointed at the endpoint (test credentials, no profile), restored afterwards:
+    the commands under test find the endpoint the way a user's shell gives it, never through a flag of ours."""
+    import os
+
+    keys = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_PROFILE", "AWS_DEFAULT_REGION")
+    saved = {k: os.environ.get(k) for k in keys}
+    os.environ.update(AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_REGION=region)
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.pop("AWS_DEFAULT_REGION", None)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -476,23 +476,24 @@ def test_observe_gives_each_scenarios_verdict_and_the_calculators_re_plan(deploy
     assert report["read"]["samples"] == periods
     assert report["read"]["p95"] == pytest.approx(share * sizing["baselineThroughputMBps"])
     assert report["freeCapacity"]["gibPerDay"] == pytest.approx(-24 * 3600 / deploy_local.SCENARIO_PERIOD_S)
-    replan = report["replan"]
     if expected == "right-sized":
-        assert replan is None
+        assert report["headline"] is None and report["alternatives"] == []
         return
-    assert replan["requiredMBps"] == round(report["read"]["p95"] * 1.25, 1)
-    size = deploy_local.cli(deployed.d, "size", *replan["sizeCommand"][2:], "--json")
-    assert size.returncode == 0, size.stderr
-    assert json.loads(size.stdout) == replan["plan"]
-    if expected == "under-sized":
-        assert replan["plan"]["baseline_throughput_mbps"] >= replan["requiredMBps"] > sizing["baselineThroughputMBps"]
-        assert replan["monthlyCostDeltaUSD"] > 0
-    else:
-        assert replan["plan"]["storage_capacity_gib"] < sizing["storageCapacityGiB"]
-        assert replan["change"] == "new file system"  # FSx cannot shrink: the guard says the update fails
-        assert replan["monthlyCostDeltaUSD"] < 0
+    assert report["requiredMBps"] == round(report["read"]["p95"] * 1.25, 1)
+    for alternative in report["alternatives"]:  # each a new, empty file system: what `size` prints for the same question
+        size = deploy_local.cli(deployed.d, "size", *alternative["command"][2:], "--json")
+        assert size.returncode == 0, size.stderr
+        assert json.loads(size.stdout) == alternative["plan"]
+        assert alternative["plan"]["storage_capacity_gib"] >= report["stored"]["floorGiB"]
+    head = report["headline"]
+    if expected == "under-sized":  # the deployed SCRATCH_2 grows in place: the data stays
+        assert head["change"] == "in place" and head["baselineMBps"] >= report["requiredMBps"] > sizing["baselineThroughputMBps"]
+        assert head["monthlyCostDeltaUSD"] > 0
+    else:  # FSx cannot shrink: keep it; smaller ones are alternatives that save money
+        assert head["change"] == "keep"
+        assert any(a["monthlyCostDeltaUSD"] < 0 for a in report["alternatives"])
     text = deploy_local.observe(deployed.d, start, end, json_output=False).stdout
-    assert f"verdict: {expected.upper()}" in text and "same as: smddp-infra size --required-mbps" in text
+    assert f"verdict: {expected.upper()}" in text and "headline: " in text
 
 
 def test_deploy_finishes_in_time(deployed: Deployed) -> None:

@@ -110,31 +110,19 @@ SCENARIOS: dict[str, Callable[[Aws, str], None]] = {
 @pytest.fixture(scope="module")
 def outputs() -> Iterator[dict[str, tuple[int, str]]]:
     """job name -> (exit code, normalised output), every scenario on one endpoint."""
-    from _moto_server import moto_server
+    from _moto_server import account_env, moto_server
 
     # another module's log group would change the output: start from a reset account
-    with moto_server(reset=True) as url:
-        saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-                                                "AWS_PROFILE", "AWS_DEFAULT_REGION")}
-        os.environ.update(AWS_ENDPOINT_URL=url, AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_REGION="us-east-1")
-        os.environ.pop("AWS_PROFILE", None)
-        os.environ.pop("AWS_DEFAULT_REGION", None)
-        try:
-            aws = Aws(url)
-            result: dict[str, tuple[int, str]] = {}
-            for name, build in SCENARIOS.items():
-                build(aws, name)
-                out = io.StringIO()
-                with redirect_stdout(out):
-                    code = main(["diagnose", "--job", name])
-                result[name] = (code, normalise(out.getvalue()))
-            yield result
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    with moto_server(reset=True) as url, account_env(url):
+        aws = Aws(url)
+        result: dict[str, tuple[int, str]] = {}
+        for name, build in SCENARIOS.items():
+            build(aws, name)
+            out = io.StringIO()
+            with redirect_stdout(out):
+                code = main(["diagnose", "--job", name])
+            result[name] = (code, normalise(out.getvalue()))
+        yield result
 
 
 def test_each_doc_output_is_what_diagnose_prints(outputs: dict[str, tuple[int, str]]) -> None:

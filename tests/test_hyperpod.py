@@ -16,7 +16,15 @@ from typing import Any
 
 import pytest
 
-from _hyperpod_apps import EKS_ARN, PLAN_ARN, add_eks_stack, add_slurm_stack, slurm_groups
+from _hyperpod_apps import (
+    EKS_ARN,
+    PLAN_ARN,
+    add_eks_platform_stack,
+    add_eks_stack,
+    add_slurm_options_stack,
+    add_slurm_stack,
+    slurm_groups,
+)
 from conftest import cdk_context
 from test_default_app_quality import masked
 
@@ -25,7 +33,7 @@ pytestmark = pytest.mark.slow
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "hyperpod"
 UPDATE = os.environ.get("SMDDP_UPDATE_SNAPSHOTS") == "1"
 CLUSTER = "AWS::SageMaker::Cluster"
-STACKS = ("TrainingNetworkStack", "HyperPodSlurm", "HyperPodEks")
+STACKS = ("TrainingNetworkStack", "HyperPodSlurm", "HyperPodEks", "HyperPodEksPlatform", "HyperPodSlurmOptions")
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +45,8 @@ def synth(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     out = tmp_path_factory.mktemp("hyperpod")
     app = App(context=cdk_context(**{"smddp:hyperpod": "true"}), outdir=str(out))
-    stacks = {"TrainingNetworkStack": build_app(app), "HyperPodSlurm": add_slurm_stack(app), "HyperPodEks": add_eks_stack(app)}
+    stacks = {"TrainingNetworkStack": build_app(app), "HyperPodSlurm": add_slurm_stack(app), "HyperPodEks": add_eks_stack(app),
+              "HyperPodEksPlatform": add_eks_platform_stack(app), "HyperPodSlurmOptions": add_slurm_options_stack(app)}
     Validations.of(app).add_plugins(NIST80053R5Checks(app), HIPAASecurityChecks(app))
     assembly = app.synth()
     templates = {name: assembly.get_stack_artifact(stack.artifact_id).template for name, stack in stacks.items()}
@@ -80,7 +89,12 @@ def test_logical_ids_of_the_cluster_and_its_role_are_pinned(synth: dict[str, Any
     assert ids["HyperPodSlurm"] == ids["TrainingNetworkStack"] == ids["HyperPodEks"]
     names = {name: _one_cluster(synth["templates"][name])[1]["Properties"]["ClusterName"] for name in STACKS}
     assert names == {"TrainingNetworkStack": "TrainingNetworkStack-HyperPod-AB33D574",
-                     "HyperPodSlurm": "HyperPodSlurm-HyperPod-7C72FF7D", "HyperPodEks": "HyperPodEks-HyperPod-E405574E"}
+                     "HyperPodSlurm": "HyperPodSlurm-HyperPod-7C72FF7D", "HyperPodEks": "HyperPodEks-HyperPod-E405574E",
+                     "HyperPodEksPlatform": "HyperPodEksPlatform-HyperPod-61A66627",
+                     "HyperPodSlurmOptions": "HyperPodSlurmOptions-HyperPod-502F1045"}
+    # the autoscaling role sits beside the instance role, under ids of its own
+    assert sorted(set(ids["HyperPodEksPlatform"]) - set(ids["HyperPodEks"])) == [
+        "HyperPodAutoscalingRole2425D0D0", "HyperPodAutoscalingRolePolicyB7797186"]
 
 
 def test_the_default_app_without_the_context_key_has_no_cluster(default_app: Any) -> None:

@@ -68,3 +68,146 @@ def test_the_default_apps_groups_pass_every_rule() -> None:
     groups = default_hyperpod_groups("ml.p5.48xlarge", 16)
     assert v.check_groups("instance_groups", "slurm", groups) == []
     assert [g.slurm_node_type for g in groups] == ["Controller", "Compute"]
+
+
+# --- issue 34: the 2026 surface, one rule each through the entry point that runs it ----------------
+
+def _eks(**kw: Any) -> InstanceGroup:
+    base: dict[str, Any] = {"name": "gpu", "instance_type": "ml.p5.48xlarge", "count": 4}
+    base.update(kw)
+    return InstanceGroup(**base)
+
+
+def _taint(key: str = "nvidia.com/gpu", value: Any = "true", effect: str = "NoSchedule") -> Any:
+    from smddp_infra import KubernetesTaint
+
+    return KubernetesTaint(key, value, effect)
+
+
+GROUP_RULES = [
+    ({"min_count": 5}, "instance_groups[0].min_count must be at most the group's count 4 (MinInstanceCount <= InstanceCount), got 5"),
+    ({"min_count": -1}, "instance_groups[0].min_count must be a whole number from 0 to 6758"),
+    ({"spot": "yes"}, "instance_groups[0].spot must be True or False, got 'yes'"),
+    ({"kubernetes_labels": {"team/": "x"}}, "instance_groups[0].kubernetes_labels key 'team/' must be letters"),
+    ({"kubernetes_labels": {"example.com/" + "n" * 64: "x"}}, "a name of at most 63 characters (Kubernetes)"),
+    ({"kubernetes_labels": {"role": ""}}, "instance_groups[0].kubernetes_labels['role'] must be 1 to 63"),
+    ({"kubernetes_labels": {"role": "-bad"}}, "instance_groups[0].kubernetes_labels['role'] must be 1 to 63"),
+    ({"kubernetes_labels": {f"k{i}": "v" for i in range(51)}}, "must hold at most 50 labels"),
+    ({"kubernetes_labels": ["role=x"]}, "instance_groups[0].kubernetes_labels must be a mapping"),
+    ({"kubernetes_taints": [_taint(effect="NoRun")]},
+     "instance_groups[0].kubernetes_taints[0].effect must be one of NoSchedule, PreferNoSchedule, NoExecute, got 'NoRun'"),
+    ({"kubernetes_taints": [_taint(key="bad key")]}, "instance_groups[0].kubernetes_taints[0].key 'bad key' must be"),
+    ({"kubernetes_taints": [_taint(value="x" * 64)]}, "instance_groups[0].kubernetes_taints[0].value must be 1 to 63"),
+    ({"kubernetes_taints": [("k", "v", "NoSchedule")]}, "instance_groups[0].kubernetes_taints[0] must be a KubernetesTaint"),
+    ({"kubernetes_taints": _taint()}, "instance_groups[0].kubernetes_taints must be a list of KubernetesTaint"),
+    ({"update_schedule": "cron(0 3 * * * *)"}, "instance_groups[0].update_schedule must be cron(<minute> <hour>"),
+    ({"update_schedule": "rate(7 days)"}, "instance_groups[0].update_schedule must be cron("),
+    ({"update_schedule": ""}, "instance_groups[0].update_schedule must be a cron expression"),
+    ({"image_id": "ami-123"}, "instance_groups[0].image_id must be an AMI id"),
+    ({"image_id": "default"}, "instance_groups[0].image_id 'default' is not an AMI id, and CloudFormation's ImageId"),
+]
+
+
+@pytest.mark.parametrize(("kw", "message"), GROUP_RULES, ids=[m[:50] for _, m in GROUP_RULES])
+def test_each_new_group_rule_is_one_line_naming_the_prop(kw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        v.check_groups("instance_groups", "eks", [_eks(**kw)])
+    assert message in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+
+
+@pytest.mark.parametrize("kw", [{"kubernetes_labels": {"role": "train"}}, {"kubernetes_taints": [_taint()]}])
+def test_kubernetes_labels_and_taints_are_refused_on_slurm(kw: dict[str, Any]) -> None:
+    groups = [InstanceGroup(name="c", instance_type="ml.m5.2xlarge", count=1, slurm_node_type="Controller", **kw)]
+    with pytest.raises(ConfigError, match=r"instance_groups\[0\]\.kubernetes_(labels|taints) are Kubernetes node "
+                                          r"labels/taints \(KubernetesConfig\), for orchestrator='eks' only"):
+        v.check_groups("instance_groups", "slurm", groups)
+
+
+def test_valid_new_group_options_pass_on_eks_and_what_slurm_takes_passes_on_slurm() -> None:
+    group = _eks(min_count=4, spot=True, kubernetes_labels={"example.com/team": "ml", "role": "train"},
+                 kubernetes_taints=[_taint(), _taint("dedicated", None, "NoExecute")],
+                 update_schedule="cron(30 4 ? * SAT *)", image_id="ami-0123456789abcdef0")
+    assert v.check_groups("instance_groups", "eks", [group]) == []
+    slurm = [InstanceGroup(name="c", instance_type="ml.m5.2xlarge", count=1, slurm_node_type="Controller", min_count=1,
+                           update_schedule="cron(0 2 ? * SUN *)", image_id="ami-0123456789abcdef0")]
+    assert v.check_groups("instance_groups", "slurm", slurm) == []
+
+
+def test_the_label_and_taint_syntax_is_botocores_and_the_effects_its_enum() -> None:
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    assert api.enum("ClusterKubernetesTaintEffect") == tuple(model.shape_for("ClusterKubernetesTaintEffect").enum) \
+        == ("NoSchedule", "PreferNoSchedule", "NoExecute")
+    assert api.pattern("ClusterKubernetesLabelKey").pattern == model.shape_for("ClusterKubernetesLabelKey").metadata["pattern"]
+    assert v._K8S_KEY.pattern == model.shape_for("ClusterKubernetesLabelKey").metadata["pattern"]  # the fallback is the same
+
+
+def test_the_schedule_form_is_read_from_the_cloudformation_schema_and_not_evaluated_without_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert api.schedule_expression_pattern() is not None
+    monkeypatch.setattr(api, "schedule_expression_pattern", lambda: None)
+    note = v.check_update_schedule("instance_groups[0].update_schedule", "cron(0 3 * * * *)")
+    assert note is not None and "not evaluated: cfn-lint is not installed" in note
+
+
+def test_the_cited_api_facts_are_in_the_installed_botocore() -> None:
+    """The rules that cite botocore's own words: the text is there, so the rule stands on it."""
+    assert "only supported for EKS orchestrated clusters" in str(api.doc("CreateClusterRequest", "NodeProvisioningMode"))
+    assert "only required when autoscaling is enabled" in str(api.doc("CreateClusterRequest", "ClusterRole"))
+    assert "Cannot be updated while autoscaling is enabled" in str(api.doc("UpdateClusterRequest", "ClusterRole"))
+    assert api.length("ClusterInstanceMemoryAllocationPercentage") == (0, 100)
+    assert api.length("ClusterName") == (1, 63)
+
+
+@pytest.mark.parametrize(("check", "args", "message"), [
+    (v.check_continuous_provisioning, ("continuous_provisioning", "slurm", True),
+     "continuous_provisioning=True (NodeProvisioningMode: Continuous) is only supported on EKS-orchestrated clusters"),
+    (v.check_autoscaling_orchestrator, ("autoscaling", "slurm", True), "autoscaling=True (AutoScaling, Karpenter) is only for EKS"),
+    (v.check_autoscaling_needs_continuous, ("autoscaling", True, False), "autoscaling=True needs continuous_provisioning=True"),
+    (v.check_autoscaling_needs_node_recovery, ("autoscaling", True, False), "autoscaling=True needs node_recovery=True"),
+    (v.check_autoscaling_role, ("autoscaling_role", False, object()), "autoscaling_role is the role HyperPod assumes"),
+    (v.check_memory_percent, ("tiered_checkpointing_memory_percent", 101), "from 0 to 100"),
+    (v.check_memory_percent, ("tiered_checkpointing_memory_percent", True), "from 0 to 100"),
+    (v.check_tiered_checkpointing_orchestrator, ("tiered_checkpointing_memory_percent", "slurm", 20),
+     "needs an EKS-orchestrated cluster"),
+    (v.check_cluster_name, ("cluster_name", "a" + "-" * 70 + "b"), "(72 characters)"),
+    (v.check_cluster_name, ("cluster_name", "a" * 64), "1 to 63 letters"),
+    (v.check_training_plan_region, ("p", "arn:aws:sagemaker:us-west-2:123456789012:training-plan/p5", "us-east-1", "aws"),
+     "is a training plan in us-west-2 (aws), but the cluster's stack is in us-east-1"),
+    (v.check_training_plan_region, ("p", "arn:aws-cn:sagemaker:us-east-1:123456789012:training-plan/p5", "us-east-1", "aws"),
+     "(aws-cn)"),
+    (v.check_rollback_alarms, ("update_rollback_alarms", [f"a{i}" for i in range(11)]), "at most 10 alarms"),
+    (v.check_rollback_alarms, ("update_rollback_alarms", ["  "]), "update_rollback_alarms[0] must be an alarm name"),
+])
+def test_each_cluster_rule_is_one_line_naming_the_prop(check: Any, args: tuple[Any, ...], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        check(*args)
+    assert message in str(caught.value) and "\n" not in str(caught.value), str(caught.value)
+
+
+def test_the_cluster_rules_accept_what_the_api_accepts() -> None:
+    v.check_continuous_provisioning("continuous_provisioning", "eks", True)
+    v.check_autoscaling_orchestrator("autoscaling", "eks", True)
+    v.check_autoscaling_needs_continuous("autoscaling", True, True)
+    v.check_autoscaling_needs_node_recovery("autoscaling", True, True)
+    v.check_memory_percent("tiered_checkpointing_memory_percent", 0)
+    v.check_memory_percent("tiered_checkpointing_memory_percent", 100)
+    v.check_cluster_name("cluster_name", "a" * 63)
+    v.check_training_plan_region("p", "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p5", "us-east-1", "aws")
+
+
+def test_spot_with_a_training_plan_is_a_warning_marked_unconfirmed() -> None:
+    plan = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/hyperpod-p5-two-nodes"
+    warning = v.spot_with_plan_warning("instance_groups[0]", _eks(spot=True, training_plan_arn=plan))
+    assert warning is not None and "UNCONFIRMED" in warning and warning.startswith("instance_groups[0]: spot=True")
+    assert v.spot_with_plan_warning("g", _eks(spot=True)) is None
+    assert v.spot_with_plan_warning("g", _eks(training_plan_arn=plan)) is None
+
+
+def test_an_eks_cluster_in_another_vpc_is_a_warning_only_when_both_vpcs_are_known() -> None:
+    warning = v.eks_vpc_warning("eks_cluster", "vpc-0a1b2c3d4e5f60718", "vpc-0fedcba9876543210", same=False)
+    assert warning is not None and "UNCONFIRMED" in warning and "vpc-0a1b2c3d4e5f60718" in warning
+    assert v.eks_vpc_warning("eks_cluster", "vpc-0a1b2c3d4e5f60718", "vpc-0a1b2c3d4e5f60718", same=False) is None
+    assert v.eks_vpc_warning("eks_cluster", None, "vpc-0fedcba9876543210", same=False) is None
+    assert v.eks_vpc_warning("eks_cluster", "vpc-1", "vpc-2", same=True) is None

@@ -54,3 +54,45 @@ def test_mount_path_data_path_and_checkpoint_prefix_come_from_the_network(capsys
 
 def test_the_data_path_of_a_network_without_a_dataset_is_the_mount_itself(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "default-p4d.json")["fileSystem"]["dataPath"] == "/fsx"
+
+
+# --- --cluster-template: where the job lands on the cluster (issue 34) -----------------------------
+
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "hyperpod"
+
+
+def test_an_eks_cluster_template_gives_each_groups_node_selector_tolerations_and_capacity(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    settings = run(capsys, "p5-64-node-two-groups.json", "--cluster-template",
+                   str(SNAPSHOTS / "HyperPodEksPlatform.template.json"))
+    cluster = settings["cluster"]
+    assert (cluster["orchestrator"], cluster["nodeProvisioning"], cluster["autoscaling"],
+            cluster["tieredCheckpointingMemoryPercent"]) == ("eks", "Continuous", "Karpenter", 20)
+    groups = {g["name"]: g for g in cluster["groups"]}
+    assert set(groups) == {"train", "spot"}  # the groups of the job's instance type, not the system group
+    assert groups["train"]["nodeSelector"] == {"role": "train", "example.com/team": "foundation"}
+    assert groups["train"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true",
+                                               "effect": "NoSchedule"}]
+    assert groups["train"]["nodes"] == "2 to 4" and groups["spot"]["capacity"] == "Spot"
+    assert any("Spot capacity in spot" in n for n in settings["notes"])
+    assert any("managed tiered checkpointing is on (20 %" in n for n in settings["notes"])
+
+
+def test_a_slurm_cluster_template_gives_the_partitions(capsys: pytest.CaptureFixture[str]) -> None:
+    settings = run(capsys, "p5-64-node-two-groups.json", "--cluster-template", str(SNAPSHOTS / "HyperPodSlurm.template.json"))
+    groups = {g["name"]: g for g in settings["cluster"]["groups"]}
+    assert groups["train"]["partitions"] == ["train"] and groups["reserved"]["capacity"] == "training plan"
+    assert "nodeSelector" not in groups["train"] and settings["cluster"]["autoscaling"] is None
+
+
+def test_a_cluster_template_is_refused_in_one_line_without_a_cluster_or_for_another_format(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"Resources": {"B": {"Type": "AWS::S3::Bucket"}}}))
+    assert main(["job-config", "--outputs", str(OUTPUTS / "default-p4d.json"), "--format", "hyperpod",
+                 "--cluster-template", str(empty)]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "must hold one AWS::SageMaker::Cluster, got 0" in err and "\n" not in err
+    assert main(["job-config", "--outputs", str(OUTPUTS / "default-p4d.json"), "--format", "v2",
+                 "--cluster-template", str(SNAPSHOTS / "HyperPodSlurm.template.json")]) != 0
+    assert "--cluster-template is for --format hyperpod" in capsys.readouterr().err

@@ -177,13 +177,13 @@ def test_a_bad_monitoring_section_is_one_line(field: str, value: Any, message: s
         MonitoringSettings.parse(raw, where="monitoring")
 
 
-def _fs() -> Any:
+def _fs(fs_id: str = "fs-0123456789abcdef0") -> Any:
     from smddp_infra.contract import FileSystemRef
 
-    return FileSystemRef(id="fs-0123456789abcdef0", mount_name="abcdefgh", directory_path="/abcdefgh")
+    return FileSystemRef(id=fs_id, mount_name="abcdefgh", directory_path="/abcdefgh")
 
 
-# --- re-plan ------------------------------------------------------------------------------------------
+# --- re-plan: growth in place first, replacements beside it ---------------------------------------------
 
 
 def _size_json(args: tuple[str, ...]) -> dict[str, Any]:
@@ -193,39 +193,109 @@ def _size_json(args: tuple[str, ...]) -> dict[str, Any]:
     return dict(json.loads(result.stdout))
 
 
-def test_replan_is_what_size_prints_for_the_observed_requirement() -> None:
-    from smddp_infra.observe.replan import replan
+def _deployed(kind: str, capacity: int, per_unit: int | None = None, **kw: Any) -> Any:
+    from smddp_infra.sizing.growth import DeployedFileSystem
 
-    sizing = plan_lustre(1600, 2000).sizing_record()
-    found = replan(sizing, 2343.8)
-    assert found.plan.to_dict() == _size_json(found.size_args)
-    assert found.size_args[:4] == ("--required-mbps", "2343.8", "--dataset-gib", "2000")
+    return DeployedFileSystem(deployment_type=kind, storage_type=kw.pop("storage_type", "SSD"), storage_capacity_gib=capacity,
+                              per_unit_storage_throughput=per_unit, **kw)
 
 
-def test_growing_the_same_type_is_in_place_and_changing_type_is_a_new_file_system() -> None:
-    from smddp_infra.observe.replan import replan
+def test_each_alternative_is_what_size_prints_for_the_same_question() -> None:
+    from smddp_infra.observe.replan import advise
 
-    scratch = plan_lustre(1600, 2000, deployment_types=["SCRATCH_2"]).sizing_record()
-    grown = replan(scratch, 3000)
-    assert grown.plan.deployment_type == "SCRATCH_2" and grown.change == "in place" and grown.guard_lines == ()
-    assert grown.monthly_cost_delta_usd == pytest.approx(grown.plan.monthly_cost_usd - scratch.storage_capacity_gib * 0.14)
-    chooser = plan_lustre(1600, 2000).sizing_record()
-    moved = replan(chooser, 12_800)
-    assert moved.plan.deployment_type != chooser.deployment_type
-    assert moved.change == "new file system"
-    assert any("LustreConfiguration.DeploymentType" in line for line in moved.guard_lines)
+    advice = advise(_deployed("PERSISTENT_2", 2400, 125), "fs-0123456789abcdef0", 355.2, floor_gib=1000, grow=True)
+    assert advice.alternatives
+    alternative = advice.alternatives[0]
+    assert alternative.plan is not None and alternative.plan.to_dict() == _size_json(alternative.command[2:])
 
 
-def test_a_smaller_plan_is_never_called_in_place() -> None:
-    """FSx cannot shrink a file system: the guard says the update fails."""
-    from smddp_infra.observe.replan import replan
+def test_an_under_sized_persistent_2_grows_in_place_and_replacements_are_alternatives() -> None:
+    """The issue's case: PERSISTENT_2/125 of 2,400 GiB, under-sized: 4,800 GiB in place, not a new /250."""
+    from smddp_infra.observe.replan import IN_PLACE, NEW, advise
 
-    sizing = plan_lustre(6000, 2000, deployment_types=["SCRATCH_2"]).sizing_record()
-    smaller = replan(sizing, 500)
-    assert smaller.plan.storage_capacity_gib < sizing.storage_capacity_gib
-    assert smaller.change == "new file system"
-    assert any("cannot shrink" in line for line in smaller.guard_lines)
-    assert smaller.monthly_cost_delta_usd is not None and smaller.monthly_cost_delta_usd < 0
+    advice = advise(_deployed("PERSISTENT_2", 2400, 125), "fs-0123456789abcdef0", 355.2, floor_gib=1000, grow=True)
+    head = advice.headline
+    assert head is not None and head.change == IN_PLACE and head.plan is not None
+    assert (head.plan.tier_key, head.plan.storage_capacity_gib) == ("PERSISTENT_2/125", 4800)
+    assert head.command[-2:] == ("--storage-capacity", "4800")
+    assert head.monthly_cost_delta_usd == pytest.approx(2400 * 0.145)
+    assert all(a.change == NEW and a.plan is not None for a in advice.alternatives)
+    assert all(a.plan.tier_key != "PERSISTENT_2/125" for a in advice.alternatives if a.plan)  # the in-place one is the headline
+    for a in advice.alternatives:
+        assert a.plan is not None and a.monthly_cost_delta_usd == pytest.approx(a.plan.monthly_cost_usd - 2400 * 0.145)
+        assert "new, empty file system" in json.dumps(a.to_json())
+
+
+def test_an_over_sized_file_system_is_kept_and_no_alternative_holds_less_than_it_stores() -> None:
+    """The issue's case: SCRATCH_2 of 14,400 GiB holding 8,000 GiB is no longer re-planned to 7,200 GiB."""
+    from smddp_infra.observe.replan import KEEP, advise, floor_gib
+
+    floor = floor_gib(14400, 6400, 2000)
+    assert floor == 8000
+    advice = advise(_deployed("SCRATCH_2", 14400), "fs-0123456789abcdef0", 351.6, floor_gib=floor, grow=False)
+    assert advice.headline is not None and advice.headline.change == KEEP
+    capacities = [a.plan.storage_capacity_gib for a in advice.alternatives if a.plan]
+    assert capacities and min(capacities) >= 8000
+    assert ("SCRATCH_2", 9600) in [(a.plan.tier_key, a.plan.storage_capacity_gib) for a in advice.alternatives if a.plan]
+
+
+def test_without_free_capacity_data_the_whole_capacity_is_assumed_used() -> None:
+    from smddp_infra.observe.replan import advise, floor_gib
+
+    assert floor_gib(14400, None, 2000) == 14400 and floor_gib(0, None, 2000) == 2000  # 0: Intelligent-Tiering
+    advice = advise(_deployed("SCRATCH_2", 14400), "fs-0123456789abcdef0", 351.6, floor_gib=14400, grow=False)
+    assert all(a.plan is not None and a.plan.storage_capacity_gib >= 14400 for a in advice.alternatives)
+
+
+@NO_DEADLINE
+@given(capacity=st.sampled_from([1200, 2400, 4800, 9600, 14400]), used=st.floats(min_value=0, max_value=1),
+       declared=st.floats(min_value=0, max_value=20000), share=st.floats(min_value=0.05, max_value=3))
+def test_no_plan_is_smaller_than_what_the_file_system_holds(capacity: int, used: float, declared: float, share: float) -> None:
+    from smddp_infra.observe.replan import advise, floor_gib
+
+    free = capacity * (1 - used)
+    floor = floor_gib(capacity, free, declared)
+    assert floor >= capacity - free - 1e-9 and floor >= declared
+    required = round(share * capacity / 1024 * 200 * 1.25, 1) or 1
+    advice = advise(_deployed("SCRATCH_2", capacity), "fs-0123456789abcdef0", required, floor_gib=floor, grow=share >= 0.8)
+    for option in ([advice.headline] if advice.headline else []) + list(advice.alternatives):
+        if option.plan is not None:
+            assert option.plan.storage_capacity_gib >= floor
+
+
+@pytest.mark.parametrize("deployed, why", [
+    (dict(kind="SCRATCH_1", capacity=3600), "a SCRATCH_1 file system cannot grow"),
+    (dict(kind="PERSISTENT_2", capacity=38400, per_unit=125, efa_enabled=True), "its throughput tier cannot change"),
+])
+def test_nothing_in_place_says_why(deployed: dict[str, Any], why: str) -> None:
+    from smddp_infra.observe.replan import advise
+
+    fs = _deployed(deployed.pop("kind"), deployed.pop("capacity"), deployed.pop("per_unit", None), **deployed)
+    advice = advise(fs, "fs-0123456789abcdef0", 9000, floor_gib=0, grow=True, max_capacity_gib=40000)
+    assert advice.headline is None and advice.in_place_why_not is not None and why in advice.in_place_why_not
+
+
+def test_intelligent_tiering_grows_its_throughput_capacity_in_place() -> None:
+    from smddp_infra.observe.replan import IN_PLACE, advise
+
+    fs = _deployed("PERSISTENT_2", 0, storage_type="INTELLIGENT_TIERING", throughput_capacity_mbps=4000)
+    advice = advise(fs, "fs-0123456789abcdef0", 4875, floor_gib=0, grow=True)
+    assert advice.headline is not None and advice.headline.change == IN_PLACE
+    assert advice.headline.command[-1] == "ThroughputCapacity=8000"
+    assert advice.alternatives == () and advice.alternatives_why_not is not None
+
+
+def test_the_guard_and_observe_give_the_same_in_place_plan() -> None:
+    """One in-place plan (sizing.growth): the guard's pinned plan is observe's headline for the same need."""
+    from smddp_infra.observe.replan import advise
+    from smddp_infra.review.replacement import _pinned_plan_advice
+
+    record = {"requiredThroughputMBps": 355.2, "minCapacityGiB": 1000}
+    lines = _pinned_plan_advice({"StorageCapacity": 2400, "LustreConfiguration": {
+        "DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125}}, {"Metadata": {"smddp:sizing": record}})
+    advice = advise(_deployed("PERSISTENT_2", 2400, 125), "fs-0123456789abcdef0", 355.2, floor_gib=1000, grow=True)
+    assert advice.headline is not None and advice.headline.plan is not None
+    assert f"the pinned plan is {advice.headline.plan.storage_capacity_gib:,} GiB" in lines[1]
 
 
 # --- the command, in-process against moto's CloudWatch ----------------------------------------------
@@ -234,26 +304,36 @@ FS_ID = "fs-0123456789abcdef0"
 DAY = datetime(2026, 11, 2, tzinfo=timezone.utc)
 
 
-def _outputs(tmp_path: Path, *, monitoring: bool = True) -> tuple[Path, SizingRecord]:
+def _outputs(tmp_path: Path, *, monitoring: bool = True, fs_id: str = FS_ID) -> tuple[Path, SizingRecord]:
     sizing = plan_lustre(1600, 2000).sizing_record()
     settings_ = MonitoringSettings(period_seconds=300, throughput_fraction=0.8, datapoints_to_alarm=3, evaluation_periods=4,
                                    free_capacity_threshold_gib=960) if monitoring else None
     doc = JobDocument(subnets=("subnet-1",), security_group_ids=("sg-1",), role_arn="arn:aws:iam::111122223333:role/r",
-                      checkpoint_s3_uri="s3://b/c/", file_system=_fs(), instance_type="ml.p4d.24xlarge", instance_count=4,
+                      checkpoint_s3_uri="s3://b/c/", file_system=_fs(fs_id), instance_type="ml.p4d.24xlarge", instance_count=4,
                       region="us-east-1", availability_zone="us-east-1a", sizing=sizing, monitoring=settings_)
     path = tmp_path / "cdk-outputs.json"
     path.write_text(json.dumps({"TrainingNetworkStack": {"TrainingJobConfig": json.dumps(doc.to_json())}}))
     return path, sizing
 
 
-def _put_day(cloudwatch: Any, share: float, baseline: float) -> None:
+def _created(sizing: SizingRecord) -> str:
+    """The record's file system, created through FSx's API (moto's): observe reads it back."""
+    import boto3
+
+    fsx = boto3.client("fsx", region_name="us-east-1")
+    return str(fsx.create_file_system(FileSystemType="LUSTRE", StorageCapacity=sizing.storage_capacity_gib,
+                                      SubnetIds=["subnet-0123456789abcdef0"], LustreConfiguration={"DeploymentType": sizing.deployment_type})
+               ["FileSystem"]["FileSystemId"])
+
+
+def _put_day(cloudwatch: Any, share: float, baseline: float, fs_id: str) -> None:
     """One day of 5-minute datapoints: reads at ``share`` of the baseline for 6 hours, idle otherwise."""
     data = []
     for i in range(72):
         at = DAY + timedelta(minutes=5 * i)
-        data += [{"MetricName": "DataReadBytes", "Dimensions": [{"Name": "FileSystemId", "Value": FS_ID}],
+        data += [{"MetricName": "DataReadBytes", "Dimensions": [{"Name": "FileSystemId", "Value": fs_id}],
                   "Timestamp": at, "Value": share * baseline * 1e6 * 300},
-                 {"MetricName": "FreeDataStorageCapacity", "Dimensions": [{"Name": "FileSystemId", "Value": FS_ID}],
+                 {"MetricName": "FreeDataStorageCapacity", "Dimensions": [{"Name": "FileSystemId", "Value": fs_id}],
                   "Timestamp": at, "Value": (5000 - i) * 2**30}]
     for start in range(0, len(data), 500):
         cloudwatch.put_metric_data(Namespace="AWS/FSx", MetricData=data[start:start + 500])
@@ -277,8 +357,9 @@ def test_observe_judges_a_day_of_reads(moto_env: Any, tmp_path: Path, capsys: py
 
     from smddp_infra.cli import main
 
-    outputs, sizing = _outputs(tmp_path)
-    _put_day(boto3.client("cloudwatch", region_name="us-east-1"), share, sizing.baseline_throughput_mbps)
+    fs_id = _created(plan_lustre(1600, 2000).sizing_record())
+    outputs, sizing = _outputs(tmp_path, fs_id=fs_id)
+    _put_day(boto3.client("cloudwatch", region_name="us-east-1"), share, sizing.baseline_throughput_mbps, fs_id)
     window = ["--since", "2026-11-02T00:00", "--until", "2026-11-02T06:00"]
     assert main(["observe", "--outputs", str(outputs), *window, "--json"]) == code
     report = json.loads(capsys.readouterr().out)
@@ -286,12 +367,15 @@ def test_observe_judges_a_day_of_reads(moto_env: Any, tmp_path: Path, capsys: py
     assert report["read"]["p95"] == pytest.approx(share * sizing.baseline_throughput_mbps)
     assert report["read"]["samples"] == 72
     assert report["freeCapacity"]["gibPerDay"] == pytest.approx(-288, rel=1e-6)  # 1 GiB per 5 minutes
+    assert report["stored"]["floorGiB"] == 9600 - 4929  # the most it held: capacity minus its least free capacity
     if verdict == "right-sized":
-        assert report["replan"] is None
+        assert report["headline"] is None and report["alternatives"] == []
     else:
-        replan = report["replan"]
-        assert replan["requiredMBps"] == round(report["read"]["p95"] * 1.25, 1)
-        assert replan["plan"] == _size_json(tuple(replan["sizeCommand"][2:]))
+        assert report["requiredMBps"] == round(report["read"]["p95"] * 1.25, 1)
+        assert report["headline"]["change"] == ("in place" if verdict == "under-sized" else "keep")
+        for alternative in report["alternatives"]:
+            assert alternative["plan"] == _size_json(tuple(alternative["command"][2:]))
+            assert alternative["plan"]["storage_capacity_gib"] >= report["stored"]["floorGiB"]
     assert main(["observe", "--outputs", str(outputs), *window]) == code
     text = capsys.readouterr().out
     assert f"verdict: {verdict.upper()}" in text
@@ -300,9 +384,20 @@ def test_observe_judges_a_day_of_reads(moto_env: Any, tmp_path: Path, capsys: py
 def test_observe_without_datapoints_is_not_evaluated(moto_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from smddp_infra.cli import main
 
-    outputs, _ = _outputs(tmp_path, monitoring=False)
+    outputs, _ = _outputs(tmp_path, monitoring=False, fs_id=_created(plan_lustre(1600, 2000).sizing_record()))
     assert main(["observe", "--outputs", str(outputs), "--since", "2026-10-01T00:00", "--until", "2026-10-02T00:00"]) == 1
     assert "verdict: NOT EVALUATED" in capsys.readouterr().out
+
+
+def test_an_outputs_file_naming_a_missing_file_system_is_one_line_and_exit_2(
+        moto_env: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to read as "no datapoints ... nothing read it", exit 1."""
+    from smddp_infra.cli import main
+
+    outputs, _ = _outputs(tmp_path)
+    assert main(["observe", "--outputs", str(outputs)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"no FSx file system {FS_ID} in us-east-1" in err
 
 
 @pytest.mark.parametrize("args, message", [
@@ -364,3 +459,32 @@ def test_alarm_model_is_n_of_the_last_m_periods(n: int, extra: int, pattern: lis
         assert state == (sum(pattern[max(0, index - m_periods + 1): index + 1]) >= n)
     one_dip = [2.0, 2.0, 0.0, 2.0]  # the default 3 of 4 rides over one quiet period
     assert m.alarm_states(one_dip, 1.0, datapoints_to_alarm=3, evaluation_periods=4)[-1] is True
+
+
+def test_print_policy_lists_observes_reads_and_is_parliament_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    from parliament import analyze_policy_string
+
+    from smddp_infra.cli import main
+    from smddp_infra.commands.observe import ACTIONS
+
+    assert main(["observe", "--print-policy"]) == 0
+    document = capsys.readouterr().out
+    actions = sorted(a for s in json.loads(document)["Statement"] for a in s["Action"])
+    assert actions == sorted(ACTIONS)
+    assert [f.issue for f in analyze_policy_string(document).findings] == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--file-system", "nope"], "--file-system must be an FSx id like fs-0123456789abcdef0, got 'nope'"),
+    ([], "observe needs the file system: --outputs FILE, --file-system ID, --cluster NAME or --job NAME"),
+    (["--job", "a", "--job", "a"], "--job names the same job twice: a, a"),
+    (["--file-system", "fs-0123456789abcdef0", "--cluster", "c"], "observe reads one file system: pass one of"),
+    (["--file-system", "fs-0123456789abcdef0", "--network", "n"], "--network and --stack pick a network in --outputs"),
+])
+def test_bad_file_system_input_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], args: list[str],
+                                                      message: str) -> None:
+    from smddp_infra.cli import main
+
+    assert main(["observe", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -382,11 +382,10 @@ def observe_scenarios(deployment: LocalDeployment, *, echo: Callable[[str], None
         report = json.loads(result.stdout)
         if report["verdict"] != expected:
             problems.append(f"{name}: verdict {report['verdict']!r}, expected {expected!r}")
-        replan = report["replan"]
-        if replan is not None:
-            size = cli(deployment, "size", *replan["sizeCommand"][2:], "--json")
-            if size.returncode != 0 or json.loads(size.stdout) != replan["plan"]:
-                problems.append(f"{name}: the re-plan differs from `smddp-infra size {' '.join(replan['sizeCommand'][2:])}`")
+        for alternative in report["alternatives"]:
+            size = cli(deployment, "size", *alternative["command"][2:], "--json")
+            if size.returncode != 0 or json.loads(size.stdout) != alternative["plan"]:
+                problems.append(f"{name}: an alternative differs from `smddp-infra size {' '.join(alternative['command'][2:])}`")
     return problems
 
 

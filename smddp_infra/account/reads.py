@@ -45,3 +45,26 @@ def template_body(account: Account, stack: str, *, what: str) -> Optional[Any]:
         return account.call("cloudformation", "GetTemplate", what, StackName=stack)["TemplateBody"]
     except NotFoundError:
         return None
+
+
+def file_system(account: Account, file_system_id: str, *, what: str) -> Mapping[str, Any]:
+    """DescribeFileSystems for one id; one that does not exist is one line naming it (FSx says
+    FileSystemNotFound; some endpoints answer an empty list instead)."""
+    try:
+        found = list(account.pages("fsx", "DescribeFileSystems", "FileSystems", what, max_pages=1,
+                                   FileSystemIds=[file_system_id]))
+    except NotFoundError:
+        found = []
+    match = [fs for fs in found if fs.get("FileSystemId") == file_system_id]
+    if not match:
+        raise NotFoundError(f"{what}: no FSx file system {file_system_id} in {account.region}")
+    return dict(match[0])
+
+
+def file_system_by_dns(account: Account, dns_name: str, *, what: str, max_pages: int = 10) -> Mapping[str, Any]:
+    """The file system whose DNSName is ``dns_name`` (how a HyperPod instance group names its FSx
+    mount, ``FsxLustreConfig.DnsName``): DescribeFileSystems has no filter, so its pages are read."""
+    for fs in account.pages("fsx", "DescribeFileSystems", "FileSystems", what, max_pages=max_pages):
+        if str(fs.get("DNSName", "")).lower() == dns_name.lower():
+            return dict(fs)
+    raise NotFoundError(f"{what}: no FSx file system with DNS name {dns_name} in {account.region}")

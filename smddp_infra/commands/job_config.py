@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any, Optional
 
 HELP = "Turn cdk-outputs.json into SageMaker training-job settings (SDK v2, SDK v3 or boto3)."
 
@@ -47,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run on a SageMaker training plan's reserved capacity: v2 training_plan, v3 "
                              "Compute(training_plan_arn=...), boto3 ResourceConfig.TrainingPlanArn (default: the "
                              "network's training_plan_arn, else none)")
+    parser.add_argument("--cluster-template", default=None, metavar="TEMPLATE",
+                        help="with --format hyperpod: the HyperPod cluster's synthesized template (a file, or a cdk.out "
+                             "directory with --stack): adds where the job lands (partitions, or nodeSelector and "
+                             "tolerations on EKS), capacity, Spot and tiered checkpointing")
     parser.add_argument("--plan-az-id", default=None, metavar="AZ_ID",
                         help="the AZ ID of the plan's reserved capacity (DescribeTrainingPlan -> "
                              "ReservedCapacitySummaries[].AvailabilityZoneId): refused when the network's subnet "
@@ -78,6 +83,20 @@ def _runtime(text: str) -> int:
     return check_max_runtime(value, setting="--max-runtime-seconds")
 
 
+def _cluster(path: str, stack: Optional[str]) -> Any:
+    """The one HyperPod cluster of the template at ``path`` (one line when there is none, or several)."""
+    from smddp_infra.errors import ConfigError
+    from smddp_infra.hyperpod.template import hyperpod_clusters
+    from smddp_infra.review.replacement import load_template
+
+    template, _ = load_template(path, stack=stack, what="--cluster-template")
+    clusters = hyperpod_clusters(template)
+    if len(clusters) != 1:
+        raise ConfigError(f"--cluster-template {path!r} must hold one AWS::SageMaker::Cluster, got {len(clusters)}"
+                          + (f" ({', '.join(c.logical_id for c in clusters)})" if clusters else ""))
+    return clusters[0]
+
+
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.contract import read_outputs_file, select_network
     from dataclasses import replace
@@ -106,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
     # Refused (one line naming the flag or the document key) or "not evaluated" (stderr).
     zone_note = check_plan_zone(document, setting="--plan-az-id" if plan_zone else
                                 f"{network.where}: trainingPlanAvailabilityZoneId")
-    text = json.dumps(render(document, args.fmt, channel=args.channel), indent=2) + "\n"
+    cluster = _cluster(args.cluster_template, args.stack) if args.cluster_template is not None else None
+    text = json.dumps(render(document, args.fmt, channel=args.channel, cluster=cluster), indent=2) + "\n"
     # An older stack still renders, but the job would fail late in S3: say so on stderr
     # (stdout stays pure JSON for `> job.json`).
     warning = missing_locations_warning(document, args.fmt, where=network.where)

@@ -127,6 +127,7 @@ HYPERPOD_WILDCARD_REASONS = {
     "TagNodeInterfaces": "Tags only on network interfaces being created (ec2:CreateAction condition), whose ids are chosen at launch.",
     "LifecycleScriptRead": "The nodes read the lifecycle script and whatever it sources under the lifecycle prefix (read-only).",
     "ClusterCheckpoints": "Training on the cluster writes checkpoint objects under the checkpoint prefix with names the script chooses.",
+    "AutoscaleClusterNodes": "A HyperPod cluster's ARN ends in an id chosen at creation, after the autoscaling role must exist; the grant is this account's clusters in this Region.",
 }
 
 

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import Any, Optional, Sequence, cast
+from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
-from aws_cdk import Annotations, Names, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
+from aws_cdk import Annotations, Names, RemovalPolicy, Stack, Token, aws_cloudwatch as cloudwatch, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
-from smddp_infra.constructs.hyperpod_role import HyperPodClusterRole
+from smddp_infra.constructs.hyperpod_role import HyperPodAutoscalingRole, HyperPodClusterRole
 from smddp_infra.constructs.network_interface import ITrainingNetwork
 from smddp_infra.constructs.training_network import TrainingNetwork
 from smddp_infra.errors import ConfigError
@@ -34,11 +34,15 @@ from smddp_infra.hyperpod import validation as hv
 from smddp_infra.hyperpod.values import (
     DEFAULT_LIFECYCLE_PREFIX,
     DEFAULT_MOUNT_PATH,
+    DEFAULT_UPDATE_BATCH_PERCENT,
+    DEFAULT_UPDATE_WAIT_SECONDS,
     HYPERPOD_INTERFACE_ENDPOINTS,
     InstanceGroup,
 )
-from smddp_infra.spec.names import is_sagemaker_name
 from smddp_infra.spec.subnets import FILE_SYSTEM_IPS
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_eks as eks
 
 _MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
 #: Synth-info id when the subnet's size cannot be checked.
@@ -65,6 +69,12 @@ class HyperPodCluster(Construct):
         eks_cluster_arn: Optional[str] = None,
         cluster_name: Optional[str] = None,
         node_recovery: bool = True,
+        continuous_provisioning: bool = False,
+        autoscaling: bool = False,
+        autoscaling_role: Optional[iam.IRole] = None,
+        tiered_checkpointing_memory_percent: Optional[int] = None,
+        update_rollback_alarms: Sequence["cloudwatch.IAlarm | str"] = (),
+        eks_cluster: "Optional[eks.ICluster]" = None,
         lifecycle_script: Optional[str] = None,
         lifecycle_prefix: str = DEFAULT_LIFECYCLE_PREFIX,
         lifecycle_bucket: Optional[s3.IBucket] = None,
@@ -95,6 +105,24 @@ class HyperPodCluster(Construct):
             Default: derived from the construct's path, unique in the account and region.
         :param node_recovery: HyperPod replaces faulty nodes on its own (``NodeRecovery: Automatic``).
             Default: True.
+        :param continuous_provisioning: ``NodeProvisioningMode: Continuous`` (EKS only, botocore
+            CreateCluster): HyperPod provisions what it can, retries the rest in the background and keeps
+            the groups InService while scaling. Default: False (HyperPod's standard provisioning).
+        :param autoscaling: HyperPod's managed Karpenter autoscaling (``AutoScaling {Mode: Enable,
+            AutoScalerType: Karpenter}``); needs EKS, ``continuous_provisioning`` and ``node_recovery``
+            (SageMaker developer guide, "Autoscaling on SageMaker HyperPod EKS", Prerequisites), and a
+            ``ClusterRole``. Default: False.
+        :param autoscaling_role: the ``ClusterRole`` HyperPod assumes to add and delete nodes, used as
+            given. Default: with ``autoscaling``, a new :class:`HyperPodAutoscalingRole` (scoped to this
+            account and Region); none without.
+        :param tiered_checkpointing_memory_percent: managed tiered checkpointing on (``TieredStorageConfig
+            {Mode: Enable, InstanceMemoryAllocationPercentage}``), with this share of each instance's
+            memory (0 to 100) for checkpoints; EKS only. Default: none (off, nothing written).
+        :param update_rollback_alarms: CloudWatch alarms (or their names, at most 10) whose alarm rolls back
+            a group's scheduled AMI update (``DeploymentConfig.AutoRollbackConfiguration``). Default: none.
+        :param eks_cluster: the platform's EKS cluster (``eks.ICluster``, e.g. imported with
+            ``eks.Cluster.from_cluster_attributes(..., vpc=...)``) instead of ``eks_cluster_arn``: its ARN is
+            used, and a VPC other than the network's is a synth warning. Default: none.
         :param lifecycle_script: file name of a script under ``lifecycle_prefix`` that runs on every
             node after HyperPod's own set-up (``LifeCycleConfig.OnInitComplete``); the role may read
             that prefix. Default: none (HyperPod's bootstrap alone).
@@ -123,14 +151,32 @@ class HyperPodCluster(Construct):
         :param file_system_mount_name: (parts) its mount name. Default: the network's.
         """
         orchestrator = hv.check_orchestrator("orchestrator", orchestrator)
-        hv.check_eks_cluster_arn("eks_cluster_arn", orchestrator, eks_cluster_arn)
+        v.require("eks_cluster", eks_cluster, "ICluster")
+        if eks_cluster is not None:
+            if eks_cluster_arn is not None:
+                raise ConfigError("pass eks_cluster or eks_cluster_arn, not both (the ARN is eks_cluster's)")
+            eks_cluster_arn = eks_cluster.cluster_arn
+        if eks_cluster is None or not Token.is_unresolved(eks_cluster_arn):
+            hv.check_eks_cluster_arn("eks_cluster" if eks_cluster is not None else "eks_cluster_arn", orchestrator,
+                                     eks_cluster_arn)
+        elif orchestrator != "eks":
+            raise ConfigError(f"eks_cluster is for orchestrator='eks' only, got orchestrator={orchestrator!r}")
         groups = hv.check_group_list("instance_groups", instance_groups)
         notes = hv.check_groups("instance_groups", orchestrator, groups)
         hv.check_ips_per_node("ips_per_node", ips_per_node)
         v.flag("node_recovery", node_recovery)
-        if cluster_name is not None and not is_sagemaker_name(cluster_name):
-            raise ConfigError(f"cluster_name must be 1 to 63 letters, digits and hyphens, starting and ending with a "
-                              f"letter or digit (ClusterName), got {cluster_name!r}")
+        hv.check_continuous_provisioning("continuous_provisioning", orchestrator, continuous_provisioning)
+        hv.check_autoscaling_orchestrator("autoscaling", orchestrator, autoscaling)
+        hv.check_autoscaling_needs_continuous("autoscaling", autoscaling, continuous_provisioning)
+        hv.check_autoscaling_needs_node_recovery("autoscaling", autoscaling, node_recovery)
+        v.require("autoscaling_role", autoscaling_role, "IRole")
+        hv.check_autoscaling_role("autoscaling_role", autoscaling, autoscaling_role)
+        hv.check_memory_percent("tiered_checkpointing_memory_percent", tiered_checkpointing_memory_percent)
+        hv.check_tiered_checkpointing_orchestrator("tiered_checkpointing_memory_percent", orchestrator,
+                                                   tiered_checkpointing_memory_percent)
+        alarm_names = _alarm_names("update_rollback_alarms", update_rollback_alarms)
+        if cluster_name is not None:
+            hv.check_cluster_name("cluster_name", cluster_name)
         if lifecycle_script is not None and (not isinstance(lifecycle_script, str) or not 1 <= len(lifecycle_script) <= 128
                                              or "/" in lifecycle_script):
             raise ConfigError(f"lifecycle_script must be a file name of 1 to 128 characters under lifecycle_prefix "
@@ -178,6 +224,11 @@ class HyperPodCluster(Construct):
         _refuse_absent_in_partition(self)
         for note in notes:
             Annotations.of(self).add_info(note)
+        self._check_plan_regions(groups)
+        for index, group in enumerate(groups):
+            warning = hv.spot_with_plan_warning(f"instance_groups[{index}]", group)
+            if warning:
+                Annotations.of(self).add_warning_v2(WARN_SPOT_WITH_PLAN, warning)
 
         training_subnet, security_groups = network.training_subnet, list(network.security_groups)
         job_bucket, checkpoint_prefix = network.job_bucket, network.checkpoint_prefix
@@ -193,6 +244,8 @@ class HyperPodCluster(Construct):
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
 
         self._check_subnet(network, training_subnet, groups, ips_per_node, interface_endpoints)
+        if eks_cluster is not None:
+            self._check_eks_vpc(eks_cluster, getattr(network, "vpc", None) or _vpc_of(training_subnet))
         self._add_endpoints(network, interface_endpoints)
 
         prefix = lifecycle_prefix.strip("/")
@@ -225,7 +278,12 @@ class HyperPodCluster(Construct):
                     dns_name=mount.dns_name, mount_name=mount.mount_name, mount_path=mount_path)))
         life_cycle = (sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
             source_s3_uri=self.lifecycle_s3_uri, on_init_complete=lifecycle_script) if lifecycle_script else None)
-        rendered = [self._group(g, role, storage if g.mount_file_system else [], life_cycle) for g in groups]
+        rendered = [self._group(g, role, storage if g.mount_file_system else [], life_cycle, alarm_names) for g in groups]
+        self.autoscaling_role: Optional[HyperPodAutoscalingRole] = None
+        if autoscaling and autoscaling_role is None:
+            self.autoscaling_role = HyperPodAutoscalingRole(self, "AutoscalingRole")
+            autoscaling_role = self.autoscaling_role.role
+        self.cluster_role: Optional[iam.IRole] = autoscaling_role
         self.cluster = sagemaker.CfnCluster(
             self,
             "Cluster",
@@ -241,6 +299,13 @@ class HyperPodCluster(Construct):
                 slurm=sagemaker.CfnCluster.ClusterOrchestratorSlurmConfigProperty(),
             ),
             node_recovery="Automatic" if node_recovery else "None",
+            node_provisioning_mode="Continuous" if continuous_provisioning else None,
+            auto_scaling=sagemaker.CfnCluster.ClusterAutoScalingConfigProperty(
+                mode="Enable", auto_scaler_type="Karpenter") if autoscaling else None,
+            cluster_role=autoscaling_role.role_arn if autoscaling_role is not None else None,
+            tiered_storage_config=sagemaker.CfnCluster.TieredStorageConfigProperty(
+                mode="Enable", instance_memory_allocation_percentage=tiered_checkpointing_memory_percent,
+            ) if tiered_checkpointing_memory_percent is not None else None,
         )
         # Stateful: jobs and their nodes live in it. RETAIN keeps a deleted or replaced cluster
         # (and its running jobs) alive instead of ending them with the stack change.
@@ -248,10 +313,12 @@ class HyperPodCluster(Construct):
         if self.execution_role is not None:
             # The role's policy must exist before HyperPod starts nodes that use it.
             self.cluster.node.add_dependency(self.execution_role.policy)
+        if self.autoscaling_role is not None:
+            self.cluster.node.add_dependency(self.autoscaling_role.policy)
         self.cluster_arn: str = self.cluster.attr_cluster_arn
 
     @staticmethod
-    def _group(group: InstanceGroup, role: iam.IRole, storage: list[Any], life_cycle: Any) -> Any:
+    def _group(group: InstanceGroup, role: iam.IRole, storage: list[Any], life_cycle: Any, alarms: Sequence[str]) -> Any:
         configs = list(storage)
         if group.ebs_volume_gib is not None:
             configs.append(sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
@@ -271,7 +338,42 @@ class HyperPodCluster(Construct):
             training_plan_arn=group.training_plan_arn,
             slurm_config=slurm,
             life_cycle_config=life_cycle,
+            min_instance_count=group.min_count,
+            # ClusterSpotOptions has no members (botocore): {} asks for Spot capacity.
+            capacity_requirements=sagemaker.CfnCluster.ClusterCapacityRequirementsProperty(spot={}) if group.spot else None,
+            kubernetes_config=sagemaker.CfnCluster.ClusterKubernetesConfigProperty(
+                labels=dict(group.kubernetes_labels) or None,
+                taints=[sagemaker.CfnCluster.ClusterKubernetesTaintProperty(key=t.key, value=t.value, effect=t.effect)
+                        for t in group.kubernetes_taints] or None,
+            ) if group.kubernetes_labels or group.kubernetes_taints else None,
+            scheduled_update_config=_scheduled_update(group.update_schedule, alarms) if group.update_schedule else None,
+            image_id=group.image_id,
         )
+
+    def _check_plan_regions(self, groups: Sequence[InstanceGroup]) -> None:
+        """A training plan from another Region or partition than the stack's, when the Region is known."""
+        from smddp_infra.partitions import partition_of
+
+        region = Stack.of(self).region
+        if Token.is_unresolved(region):
+            return
+        for index, group in enumerate(groups):
+            hv.check_training_plan_region(f"instance_groups[{index}].training_plan_arn", group.training_plan_arn,
+                                          region, partition_of(region))
+
+    def _check_eks_vpc(self, eks_cluster: "eks.ICluster", subnet_vpc: Optional[ec2.IVpc]) -> None:
+        """May fail: the EKS cluster's VPC is not the training network's (:func:`hv.eks_vpc_warning`)."""
+        eks_vpc = getattr(eks_cluster, "vpc", None)
+        if eks_vpc is None or subnet_vpc is None:
+            return
+        same = eks_vpc is subnet_vpc or eks_vpc.vpc_id == subnet_vpc.vpc_id
+        # A VPC created in this app is new at deploy: no existing EKS cluster (a literal id) is in it.
+        created_here = not Token.is_unresolved(eks_vpc.vpc_id) and Token.is_unresolved(subnet_vpc.vpc_id) \
+            and isinstance(subnet_vpc, ec2.Vpc)
+        warning = hv.eks_vpc_warning("eks_cluster", _known_id(eks_vpc),
+                                     subnet_vpc.node.path if created_here else _known_id(subnet_vpc), same=same)
+        if warning:
+            Annotations.of(self).add_warning_v2(WARN_EKS_VPC, warning)
 
     def _check_subnet(self, network: ITrainingNetwork, subnet: ec2.ISubnet, groups: Sequence[InstanceGroup],
                       ips_per_node: Optional[int], endpoints: Optional[Sequence[str]]) -> None:
@@ -309,6 +411,54 @@ class HyperPodCluster(Construct):
 
 #: Synth-warning id of a lifecycle bucket not named ``sagemaker-*`` (or not known at synth).
 WARN_LIFECYCLE_BUCKET = "smddp:hyperpodLifecycleBucket"
+#: Synth-warning ids: Spot and a training plan on one group; the EKS cluster in another VPC.
+WARN_SPOT_WITH_PLAN = "smddp:hyperpodSpotWithPlan"
+WARN_EKS_VPC = "smddp:hyperpodEksVpc"
+
+
+def _scheduled_update(expression: str, alarms: Sequence[str]) -> Any:
+    """``ScheduledUpdateConfig`` with the rolling update a platform would choose (values.py,
+    :data:`DEFAULT_UPDATE_BATCH_PERCENT`): batches of a fifth of the group, rolled back the same way, a
+    wait between batches, and auto-rollback on the cluster's alarms when it was given any."""
+    batch = sagemaker.CfnCluster.CapacitySizeConfigProperty(type="CAPACITY_PERCENTAGE", value=DEFAULT_UPDATE_BATCH_PERCENT)
+    return sagemaker.CfnCluster.ScheduledUpdateConfigProperty(
+        schedule_expression=expression,
+        deployment_config=sagemaker.CfnCluster.DeploymentConfigProperty(
+            rolling_update_policy=sagemaker.CfnCluster.RollingUpdatePolicyProperty(
+                maximum_batch_size=batch, rollback_maximum_batch_size=batch),
+            wait_interval_in_seconds=DEFAULT_UPDATE_WAIT_SECONDS,
+            auto_rollback_configuration=[sagemaker.CfnCluster.AlarmDetailsProperty(alarm_name=name) for name in alarms] or None,
+        ),
+    )
+
+
+def _alarm_names(prop: str, alarms: Any) -> list[str]:
+    """Alarm names from alarms or names (one line for anything else)."""
+    hv.check_rollback_alarms(prop, alarms)
+    names = []
+    for index, alarm in enumerate(alarms):
+        if isinstance(alarm, str):
+            names.append(alarm)
+        elif hasattr(alarm, "alarm_name") and hasattr(alarm, "alarm_arn"):
+            names.append(alarm.alarm_name)
+        else:
+            raise ConfigError(f"{prop}[{index}] must be a CloudWatch alarm (cloudwatch.IAlarm) or its name, got "
+                              f"{type(alarm).__name__}")
+    return names
+
+
+def _known_id(vpc: ec2.IVpc) -> Optional[str]:
+    return None if Token.is_unresolved(vpc.vpc_id) else vpc.vpc_id
+
+
+def _vpc_of(subnet: ec2.ISubnet) -> Optional[ec2.IVpc]:
+    """The VPC construct a subnet was made under (an ``ec2.Vpc`` or an imported one), or None."""
+    scope = subnet.node.scope
+    while scope is not None:
+        if hasattr(scope, "vpc_id") and hasattr(scope, "select_subnets"):
+            return scope  # type: ignore[return-value]
+        scope = scope.node.scope
+    return None
 
 
 def _warn_lifecycle_bucket(scope: Construct, name: str) -> None:

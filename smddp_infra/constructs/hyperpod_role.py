@@ -25,7 +25,7 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import HYPERPOD_WILDCARD_REASONS, acknowledge_wildcards
-from smddp_infra.constructs.role import nag_resource_finding
+from smddp_infra.constructs.role import nag_resource_finding, service_role
 
 #: CloudWatch namespace and log group prefix HyperPod writes under (managed instance policy).
 CLUSTER_LOG_PREFIX = "/aws/sagemaker/Clusters"
@@ -81,15 +81,7 @@ class HyperPodClusterRole(Construct):
         v.require_each("encryption_keys", encryption_keys, "IKey")
         super().__init__(scope, id)
         stack = v.stack_of(self)
-        self.role: iam.IRole = iam.Role(
-            self,
-            "Role",
-            description="SageMaker HyperPod cluster instances (one cluster)",
-            assumed_by=iam.ServicePrincipal(
-                "sagemaker.amazonaws.com",
-                conditions={"StringEquals": {"aws:SourceAccount": stack.account}},  # confused deputy
-            ),
-        )
+        self.role: iam.IRole = service_role(self, "sagemaker.amazonaws.com", "SageMaker HyperPod cluster instances (one cluster)")
 
         def arn(service: str, resource: str, name: str, sep: str = "/") -> str:
             return stack.format_arn(service=service, resource=resource, resource_name=name,
@@ -200,6 +192,43 @@ class HyperPodClusterRole(Construct):
                 if "*" in finding and reason and reason not in reasons.setdefault(finding, []):
                     reasons[finding].append(reason)
         acknowledge_wildcards(self.policy, {k: w for k, w in reasons.items() if w})
+
+    @property
+    def role_arn(self) -> str:
+        return self.role.role_arn
+
+
+class HyperPodAutoscalingRole(Construct):
+    """The cluster role HyperPod assumes to autoscale with Karpenter (``ClusterRole``), scoped.
+
+    botocore's CreateCluster ``ClusterRole``: "This role must have permissions for
+    sagemaker:BatchAddClusterNodes and sagemaker:BatchDeleteClusterNodes", and it is "only required
+    when autoscaling is enabled". The SageMaker developer guide ("Create an IAM role for HyperPod
+    autoscaling with Karpenter") trusts ``hyperpod.sagemaker.amazonaws.com`` and grants those two
+    actions on ``arn:aws:sagemaker:*:*:cluster/*`` in the caller's account. Here: the same two
+    actions on clusters of THIS account and Region only (a cluster's ARN ends in an id HyperPod
+    chooses at creation, so no narrower ARN exists before the role must), and the trust limited to
+    this account (``aws:SourceAccount``, confused deputy). The guide's KMS grant statement is for
+    volumes encrypted with a customer key; no group here uses one, so it is left out.
+
+    Attributes: ``role`` (``iam.IRole``), ``policy``.
+    """
+
+    def __init__(self, scope: Construct, id: str) -> None:
+        super().__init__(scope, id)
+        stack = v.stack_of(self)
+        self.role: iam.IRole = service_role(self, "hyperpod.sagemaker.amazonaws.com",
+                                            "SageMaker HyperPod Karpenter autoscaling (one cluster)")
+        clusters = stack.format_arn(service="sagemaker", resource="cluster", resource_name="*",
+                                    arn_format=ArnFormat.SLASH_RESOURCE_NAME)
+        statement = iam.PolicyStatement(sid="AutoscaleClusterNodes",
+                                        actions=["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
+                                        resources=[clusters])
+        self.policy = iam.ManagedPolicy(self, "Policy", statements=[statement], roles=[self.role],
+                                        description="SageMaker HyperPod autoscaling: add and delete this account's "
+                                                    "cluster nodes in this Region")
+        reason = HYPERPOD_WILDCARD_REASONS[statement.sid or ""]
+        acknowledge_wildcards(self.policy, {nag_resource_finding(stack, clusters): [reason]})
 
     @property
     def role_arn(self) -> str:

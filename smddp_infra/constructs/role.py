@@ -44,6 +44,13 @@ def _objects(prefix: str) -> str:
     return f"{prefix}/*" if prefix else "*"
 
 
+def service_role(scope: Construct, service: str, description: str) -> iam.Role:
+    """The role ``Role`` under ``scope`` that ``service`` assumes for this account only (confused-deputy
+    guard: ``aws:SourceAccount`` is the stack's account)."""
+    return iam.Role(scope, "Role", description=description, assumed_by=iam.ServicePrincipal(
+        service, conditions={"StringEquals": {"aws:SourceAccount": Stack.of(scope).account}}))
+
+
 def nag_resource_finding(stack: Stack, value: str) -> str:
     """Render an ARN the way cdk-nag names an IAM5 finding (``<LogicalId.Arn>/x/*``)."""
     return _render(stack.resolve(value))
@@ -134,16 +141,7 @@ class TrainingExecutionRole(Construct):
         super().__init__(scope, id)
         stack = v.stack_of(self)
         if role is None:
-            role = iam.Role(
-                self,
-                "Role",
-                description="SageMaker SMDDP training jobs in the training subnet",
-                assumed_by=iam.ServicePrincipal(
-                    "sagemaker.amazonaws.com",
-                    # Confused-deputy guard: only SageMaker acting for this account.
-                    conditions={"StringEquals": {"aws:SourceAccount": stack.account}},
-                ),
-            )
+            role = service_role(self, "sagemaker.amazonaws.com", "SageMaker SMDDP training jobs in the training subnet")
         self.role: iam.IRole = role
         self.training_subnet = training_subnet
         self.security_groups = tuple(security_groups)

@@ -184,16 +184,5 @@ def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tup
     return sorted(events.values(), key=lambda e: e.timestamp, reverse=True), None
 
 
-def read_metrics(account: Account, file_system_id: str, start: datetime, end: datetime, *, period: int) -> dict[str, list[tuple[datetime, float]]]:
-    """The file system's AWS/FSx metrics during the job (observe's queries, at most METRIC_PAGES pages)."""
-    from smddp_infra.account import metric_data
-    from smddp_infra.observe import metrics as m
-
-    queries = m.metric_data_queries(file_system_id, namespace="AWS/FSx", period_seconds=period, read_metric="DataReadBytes",
-                                    write_metric="DataWriteBytes", free_capacity_metric="FreeDataStorageCapacity",
-                                    metadata_metric="MetadataOperations")
-    return metric_data(account, queries, start, end, what=f"file system {file_system_id}", max_pages=METRIC_PAGES)
-
-
 def _ms(value: datetime) -> int:
     return int(value.timestamp() * 1000)

@@ -9,6 +9,7 @@ the job's own record (``DescribeTrainingJob``) by preflight's rules.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional, Sequence
 
@@ -281,63 +282,56 @@ def _stall_item(stall: sy.Stall, items: Sequence[Item], name: str) -> Item:
 
 def _throughput(account: Account, job: Mapping[str, Any], network: LiveNetwork, d: Diagnosis, *, now: datetime,
                 period: int, headroom: float) -> Optional[dict[str, Any]]:
-    """The file system's reads during the job against its baseline, and the calculator's plan."""
-    from smddp_infra.observe import metrics as m
+    """The file system's reads during the job against its baseline (observe's computation), and the plan."""
+    from smddp_infra.observe import during, metrics as m
 
     if not network.file_systems:
         d.not_evaluated.append("throughput: the job reads no FSx for Lustre file system")
         return None
     fs = network.file_systems[0]
     baseline = _baseline(network, fs["FileSystemId"])
-    start, end = job.get("TrainingStartTime"), job.get("TrainingEndTime") or now
-    if baseline is None or not isinstance(start, datetime):
+    settings = replace(during.default_settings(fs.get("StorageCapacity") or 0), period_seconds=period)
+    window = during.job_window(job, now=now, period_seconds=period)
+    if baseline is None or window is None:
         d.not_evaluated.append(f"throughput: {'the job has not started' if baseline is not None else 'the baseline of ' + fs['FileSystemId'] + ' is not known'}")
         return None
-    end = max(end, start + timedelta(seconds=period))  # GetMetricData refuses an empty window
-    series = collect.read_metrics(account, fs["FileSystemId"], start, end, period=period)
-    read = m.summarize([m.mbps(v, period) for _, v in series.get("read", [])])
-    verdict = m.verdict(read.p95 if read else None, baseline)
+    start, end = window
+    series = during.read_window(account, fs["FileSystemId"], start, end, settings=settings, max_pages=collect.METRIC_PAGES)
+    found = during.judge(series, baseline, settings=settings)
+    read = found.read
     result: dict[str, Any] = {"fileSystemId": fs["FileSystemId"], "baselineMBps": baseline, "window": [start.isoformat(), end.isoformat()],
-                              "periodSeconds": period, "read": read.to_json() if read else None, "verdict": verdict.value}
+                              "periodSeconds": period, "read": read.to_json() if read else None, "verdict": found.verdict.value}
     count = (job.get("ResourceConfig") or {}).get("InstanceCount")
-    if verdict is m.Verdict.UNDER_SIZED and read is not None:
+    if found.verdict is m.Verdict.UNDER_SIZED and read is not None:
         d.items.append(_under_sized(fs, read, baseline, count, headroom, result))
-    elif verdict is m.Verdict.NOT_EVALUATED:
+    elif found.verdict is m.Verdict.NOT_EVALUATED:
         d.not_evaluated.append(f"throughput: no DataReadBytes datapoints for {fs['FileSystemId']} during the job")
     return result
 
 
-#: Deployment types whose storage capacity FSx grows in place (UpdateFileSystem StorageCapacity).
-GROWS_IN_PLACE = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2")
-
-
 def _under_sized(fs: Mapping[str, Any], read: Any, baseline: float, count: Any, headroom: float, result: dict[str, Any]) -> Item:
-    """The finding, with the calculator's plan in the file system's own type and tier (so it grows in place)."""
-    from smddp_infra.errors import SmddpError
+    """The finding, with the deployed tier grown in place (the one in-place plan: sizing.growth)."""
     from smddp_infra.observe import metrics as m
-    from smddp_infra.sizing.planner import plan_lustre
+    from smddp_infra.sizing.growth import DeployedFileSystem, grow_in_place
 
-    lustre = fs.get("LustreConfiguration") or {}
-    deployment = str(lustre.get("DeploymentType", "SCRATCH_1"))
-    group = f"{deployment}_HDD" if fs.get("StorageType") == "HDD" else deployment
+    deployed = DeployedFileSystem.from_description(fs)
     required = round(read.p95 * headroom, 1)
-    capacity = fs.get("StorageCapacity") or 0
     console: Optional[str] = None
-    cli = f"smddp-infra size --required-mbps {required:g} --deployment-type {group}"
-    try:
-        plan = plan_lustre(required, capacity, deployment_types=[group], per_unit_storage_throughput=lustre.get("PerUnitStorageThroughput"),
-                           clients=count if isinstance(count, int) else None)
+    cli = f"smddp-infra size --required-mbps {required:g} --deployment-type {deployed.group}"
+    growth = grow_in_place(deployed, required, clients=count if isinstance(count, int) else None)
+    plan = growth.plan
+    if plan is not None:
         result["plan"] = plan.to_dict()
         plan_text = (f"; the calculator's plan for {required:,g} MB/s (p95 x {headroom:g}) and {count} instance(s) in its own "
                      f"type: {plan.deployment_type}{'/' + str(plan.per_unit_storage_throughput) if plan.per_unit_storage_throughput else ''} "
                      f"{plan.storage_capacity_gib:,} GiB, {plan.baseline_throughput_mbps:,.0f} MB/s baseline")
-        if deployment in GROWS_IN_PLACE and plan.storage_capacity_gib > capacity:
+        if growth.changes:
             console = (f"FSx console > {fs['FileSystemId']} > Actions > Update storage capacity: {plan.storage_capacity_gib:,} GiB "
                        "(grows in place)")
             cli = (f"aws fsx update-file-system --file-system-id {fs['FileSystemId']} --storage-capacity "
                    f"{plan.storage_capacity_gib}")
-    except SmddpError as exc:
-        plan_text = f"; no plan in its own type: {exc}"
+    else:
+        plan_text = f"; nothing in place meets it: {growth.why_not}"
     return Item("SYM-FSX-THROUGHPUT", "warning", fs["FileSystemId"],
                 f"during the job the file system read p95 {read.p95:,.1f} MB/s (max {read.max:,.1f}) of a {baseline:,.1f} MB/s "
                 f"baseline: at or above {m.DEFAULT_THROUGHPUT_FRACTION:.0%}, the file system is the bottleneck (the guide's "

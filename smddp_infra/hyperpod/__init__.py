@@ -17,7 +17,8 @@ from smddp_infra.hyperpod.values import (
     ORCHESTRATORS,
     SLURM_NODE_TYPES,
     InstanceGroup,
+    KubernetesTaint,
 )
 
 __all__ = ["DEEP_HEALTH_CHECKS", "DEFAULT_MOUNT_PATH", "HYPERPOD_INTERFACE_ENDPOINTS", "ORCHESTRATORS",
-           "SLURM_NODE_TYPES", "InstanceGroup"]
+           "SLURM_NODE_TYPES", "InstanceGroup", "KubernetesTaint"]

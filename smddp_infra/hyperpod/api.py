@@ -54,6 +54,48 @@ def length(shape: str) -> Optional[tuple[int, int]]:
     return int(found.metadata.get("min", 0)), int(found.metadata.get("max", 2**31))
 
 
+def doc(shape: str, member: str) -> Optional[str]:
+    """The documentation of a structure's member, tags stripped (the text a rule cites), or None."""
+    found = _shape(shape)
+    if found is None or member not in found.members:
+        return None
+    return re.sub(r"<[^>]+>", "", str(found.members[member].documentation or ""))
+
+
+@lru_cache(maxsize=1)
+def _cluster_schema() -> Any:
+    """cfn-lint's bundled ``AWS::SageMaker::Cluster`` resource schema (the CloudFormation registry's), or None."""
+    try:
+        from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
+    except ImportError:
+        return None
+    try:
+        return PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", "AWS::SageMaker::Cluster").schema
+    except Exception:  # an older cfn-lint without the type
+        return None
+
+
+def schedule_expression_pattern() -> Optional[re.Pattern[str]]:
+    """``ScheduledUpdateConfig.ScheduleExpression``'s pattern in the CloudFormation schema (botocore's
+    ``CronScheduleExpression`` has only a length): the form CloudFormation accepts, or None without cfn-lint."""
+    schema = _cluster_schema()
+    try:
+        text = schema["definitions"]["ScheduledUpdateConfig"]["properties"]["ScheduleExpression"]["pattern"]
+    except (TypeError, KeyError):
+        return None
+    return re.compile(str(text))
+
+
+def image_id_format() -> Optional[str]:
+    """The ``format`` the CloudFormation schema gives an instance group's ``ImageId``
+    (``AWS::EC2::Image.Id`` in cfn-lint 1.58), or None without cfn-lint."""
+    schema = _cluster_schema()
+    try:
+        return str(schema["definitions"]["ImageId"]["format"])
+    except (TypeError, KeyError):
+        return None
+
+
 def cluster_instance_types() -> Optional[tuple[str, ...]]:
     """HyperPod's instance types (CreateCluster ``InstanceGroups[].InstanceType``)."""
     return enum("ClusterInstanceType")

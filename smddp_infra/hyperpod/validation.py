@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.hyperpod import api
@@ -22,7 +22,9 @@ from smddp_infra.hyperpod.values import (
     DEFAULT_IPS_PER_NODE,
     ORCHESTRATORS,
     SLURM_NODE_TYPES,
+    TAINT_EFFECTS,
     InstanceGroup,
+    KubernetesTaint,
 )
 from smddp_infra.spec.subnets import AWS_RESERVED_IPS
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
@@ -36,6 +38,20 @@ MAX_GROUPS = 100
 #: ``ClusterEbsVolumeSizeInGB``: 1 to 16,384 (botocore 1.44 sagemaker model).
 MAX_COUNT = 6758
 MAX_EBS_GIB = 16384
+#: ``ClusterName``: 1 to 63 characters of botocore's pattern (used when botocore is not installed).
+_CLUSTER_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
+MAX_CLUSTER_NAME = 63
+#: ``ClusterKubernetesLabels`` and ``ClusterKubernetesTaints``: at most 50 each (botocore 1.44).
+MAX_KUBERNETES_ITEMS = 50
+#: Kubernetes' qualified name (Kubernetes documentation, "Labels and Selectors", Syntax and
+#: character set): an optional prefix (a DNS subdomain, at most 253 characters) and ``/``, then a
+#: name of at most 63 characters. botocore's ``ClusterKubernetesLabelKey`` pattern has the same
+#: characters and a total of 317 (253 + 1 + 63), without the per-part limits the API server enforces.
+_K8S_KEY = re.compile(r"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_K8S_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+K8S_PREFIX_MAX, K8S_NAME_MAX = 253, 63
+#: ``AutoRollbackAlarms``: 1 to 10 alarms, each ``AlarmName`` 1 to 255 characters, not blank.
+MAX_ROLLBACK_ALARMS = 10
 
 
 def _shown(value: Any) -> str:
@@ -66,6 +82,133 @@ def check_eks_cluster_arn(prop: str, orchestrator: str, arn: Any) -> Optional[st
     if not shape.fullmatch(arn):
         raise ConfigError(f"{prop} must be an EKS cluster ARN (arn:aws:eks:<region>:<account>:cluster/<name>), got {arn!r}")
     return arn
+
+
+def check_cluster_name(prop: str, value: Any) -> None:
+    """``ClusterName``: botocore's pattern AND its 63-character limit (the pattern alone lets any
+    number of hyphens through: ``a---...---b`` of 80 characters matches it and CreateCluster refuses it)."""
+    found = api.pattern("ClusterName") or _CLUSTER_NAME
+    bounds = api.length("ClusterName") or (1, MAX_CLUSTER_NAME)
+    if not isinstance(value, str) or not found.fullmatch(value) or not bounds[0] <= len(value) <= bounds[1]:
+        shown = f"{value!r} ({len(value)} characters)" if isinstance(value, str) else _shown(value)
+        raise ConfigError(f"{prop} must be {bounds[0]} to {bounds[1]} letters, digits and hyphens, starting and ending "
+                          f"with a letter or digit (ClusterName), got {shown}")
+
+
+def check_continuous_provisioning(prop: str, orchestrator: str, value: Any) -> None:
+    """``NodeProvisioningMode: Continuous`` "is only supported for EKS orchestrated clusters" (botocore
+    ``CreateClusterRequest.NodeProvisioningMode``; SageMaker developer guide, "Continuous provisioning for
+    enhanced cluster operations on Amazon EKS": Slurm clusters use a different scaling model)."""
+    _flag(prop, value)
+    if value and orchestrator != "eks":
+        raise ConfigError(f"{prop}=True (NodeProvisioningMode: Continuous) is only supported on EKS-orchestrated "
+                          f"clusters (botocore CreateCluster), got orchestrator={orchestrator!r}")
+
+
+def check_autoscaling_orchestrator(prop: str, orchestrator: str, value: Any) -> None:
+    """HyperPod's managed Karpenter autoscaling is "for clusters created with EKS orchestration"
+    (SageMaker developer guide, "Autoscaling on SageMaker HyperPod EKS")."""
+    _flag(prop, value)
+    if value and orchestrator != "eks":
+        raise ConfigError(f"{prop}=True (AutoScaling, Karpenter) is only for EKS-orchestrated clusters (SageMaker "
+                          f"developer guide, Autoscaling on SageMaker HyperPod EKS), got orchestrator={orchestrator!r}")
+
+
+def check_autoscaling_needs_continuous(prop: str, autoscaling: bool, continuous: bool) -> None:
+    """Karpenter autoscaling "is built on HyperPod's continuous provisioning"; its prerequisites list
+    continuous provisioning enabled on the cluster (SageMaker developer guide, "Autoscaling on SageMaker
+    HyperPod EKS", Prerequisites)."""
+    if autoscaling and not continuous:
+        raise ConfigError(f"{prop}=True needs continuous_provisioning=True (Karpenter autoscaling is built on "
+                          "continuous provisioning: Autoscaling on SageMaker HyperPod EKS, Prerequisites)")
+
+
+def check_autoscaling_needs_node_recovery(prop: str, autoscaling: bool, node_recovery: bool) -> None:
+    """The autoscaling prerequisites list ``NodeRecovery`` set to ``Automatic`` (SageMaker developer
+    guide, "Autoscaling on SageMaker HyperPod EKS", Prerequisites)."""
+    if autoscaling and not node_recovery:
+        raise ConfigError(f"{prop}=True needs node_recovery=True (NodeRecovery: Automatic is a prerequisite of "
+                          "Karpenter autoscaling: Autoscaling on SageMaker HyperPod EKS, Prerequisites)")
+
+
+def check_autoscaling_role(prop: str, autoscaling: bool, role: Any) -> None:
+    """``ClusterRole`` is "only required when autoscaling is enabled" (botocore CreateCluster): a role
+    given without autoscaling would be written for nothing."""
+    if role is not None and not autoscaling:
+        raise ConfigError(f"{prop} is the role HyperPod assumes to autoscale (ClusterRole): pass it with "
+                          "autoscaling=True, or leave it out")
+
+
+def check_memory_percent(prop: str, value: Any) -> None:
+    """``TieredStorageConfig.InstanceMemoryAllocationPercentage``: a whole number in botocore's range
+    (``ClusterInstanceMemoryAllocationPercentage``, 0 to 100)."""
+    if value is None:
+        return
+    low, high = _int_range("ClusterInstanceMemoryAllocationPercentage", (0, 100))
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"{prop} must be a whole percentage of instance memory from {low} to {high} "
+                          f"(TieredStorageConfig.InstanceMemoryAllocationPercentage) or None, got {_shown(value)}")
+
+
+def check_tiered_checkpointing_orchestrator(prop: str, orchestrator: str, value: Any) -> None:
+    """Managed tiered checkpointing needs "an Amazon EKS HyperPod cluster" (SageMaker developer guide,
+    "Set up managed tiered checkpointing", Prerequisites)."""
+    if value is not None and orchestrator != "eks":
+        raise ConfigError(f"{prop} (managed tiered checkpointing, TieredStorageConfig) needs an EKS-orchestrated "
+                          f"cluster (Set up managed tiered checkpointing, Prerequisites), got orchestrator={orchestrator!r}")
+
+
+def check_training_plan_region(prop: str, arn: Optional[str], region: Optional[str], partition: Optional[str]) -> None:
+    """A training plan is regional: its reserved capacity sits in one Availability Zone of the plan's
+    Region (DescribeTrainingPlan ``ReservedCapacitySummaries[].AvailabilityZone``), and the ARN names
+    its partition. A cluster in another Region or partition cannot use it. Not evaluated when the
+    stack's Region is not known at synth (``region`` None)."""
+    if arn is None or region is None or not isinstance(arn, str):
+        return
+    parts = arn.split(":")
+    if len(parts) < 6:
+        return  # check_training_plan_arn reports the shape
+    plan_partition, plan_region = parts[1], parts[3]
+    if plan_region != region or (partition is not None and plan_partition != partition):
+        raise ConfigError(f"{prop} {arn!r} is a training plan in {plan_region} ({plan_partition}), but the cluster's "
+                          f"stack is in {region} ({partition or 'its partition'}): a plan's reserved capacity serves "
+                          "its own Region only; use a plan bought in the stack's Region")
+
+
+def eks_vpc_warning(prop: str, eks_vpc_id: Optional[str], network_vpc_id: Optional[str], *, same: bool) -> Optional[str]:
+    """May fail: the EKS cluster in another VPC than the training network. HyperPod's EKS nodes join
+    the cluster through its control plane (whose ENIs sit in the EKS cluster's subnets) and run pods
+    on the VPC CNI in the node's VPC; AWS's HyperPod EKS pages build both in one VPC. Whether
+    CreateCluster accepts nodes in another VPC (peered, or through the public endpoint) is
+    UNCONFIRMED, so this is a warning naming the two VPCs, never an error. ``same`` is True when both
+    are known to be one VPC; ids are compared only when both are concrete (None: known at deploy)."""
+    if same or eks_vpc_id is None or network_vpc_id is None or eks_vpc_id == network_vpc_id:
+        return None
+    return (f"{prop}: the EKS cluster is in VPC {eks_vpc_id}, the training network in {network_vpc_id}; HyperPod puts "
+            "the nodes in the network's training subnet, and nodes outside the EKS cluster's VPC need a route to its "
+            "control plane (UNCONFIRMED that HyperPod accepts it): build or import the network in the EKS cluster's VPC")
+
+
+def check_rollback_alarms(prop: str, names: Sequence[Any]) -> None:
+    """``DeploymentConfig.AutoRollbackConfiguration``: at most 10 alarms, each name 1 to 255
+    characters, not blank (botocore ``AutoRollbackAlarms``, ``AlarmName``)."""
+    if isinstance(names, str) or not isinstance(names, (list, tuple)):
+        raise PropTypeError(f"{prop} must be a list of CloudWatch alarm names or alarms, got {_shown(names)}")
+    if len(names) > MAX_ROLLBACK_ALARMS:
+        raise ConfigError(f"{prop} must list at most {MAX_ROLLBACK_ALARMS} alarms (AutoRollbackConfiguration), got {len(names)}")
+    for index, name in enumerate(names):
+        if isinstance(name, str) and (not name.strip() or len(name) > 255):
+            raise ConfigError(f"{prop}[{index}] must be an alarm name of 1 to 255 characters, got {name!r}")
+
+
+def _flag(prop: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise PropTypeError(f"{prop} must be True or False, got {_shown(value)}")
+
+
+def _int_range(shape: str, default: tuple[int, int]) -> tuple[int, int]:
+    bounds = api.length(shape)
+    return bounds if bounds is not None and bounds[1] < 2**31 else default
 
 
 def check_group_list(prop: str, groups: Any) -> tuple[InstanceGroup, ...]:
@@ -180,6 +323,130 @@ def check_deep_health_checks(prop: str, value: Any) -> None:
         raise ConfigError(f"{prop} must be a tuple of distinct checks from {', '.join(allowed)} (or () for none), got {_shown(value)}")
 
 
+def check_min_count(prop: str, value: Any, count: int) -> None:
+    """``MinInstanceCount``: botocore's ``ClusterInstanceCount`` range, and at most ``InstanceCount``
+    (the CloudFormation schema: "MinInstanceCount must be less than or equal to InstanceCount")."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise ConfigError(f"{prop} must be a whole number from 0 to {MAX_COUNT} (MinInstanceCount) or None, got {_shown(value)}")
+    if value > count:
+        raise ConfigError(f"{prop} must be at most the group's count {count} (MinInstanceCount <= InstanceCount), got {value}")
+
+
+def check_kubernetes_only(prop: str, orchestrator: str, value: Any) -> None:
+    """Node labels and taints are Kubernetes' (``ClusterKubernetesConfig``: "the Kubernetes configuration
+    for the instance group"): a Slurm cluster has no Kubernetes node to put them on."""
+    if value and orchestrator != "eks":
+        raise ConfigError(f"{prop} are Kubernetes node labels/taints (KubernetesConfig), for orchestrator='eks' only, "
+                          f"got {_shown(value) if not isinstance(value, dict) else dict(value)!r} on a {orchestrator} cluster")
+
+
+def _kubernetes_key_problem(key: str) -> Optional[str]:
+    found = api.pattern("ClusterKubernetesLabelKey") or _K8S_KEY
+    if not found.fullmatch(key):
+        return "letters, digits, '-', '_', '.' with an optional DNS-subdomain prefix and '/'"
+    prefix, _, name = key.rpartition("/")
+    if len(prefix) > K8S_PREFIX_MAX or len(name) > K8S_NAME_MAX:
+        return f"a prefix of at most {K8S_PREFIX_MAX} and a name of at most {K8S_NAME_MAX} characters (Kubernetes)"
+    return None
+
+
+def _kubernetes_value_problem(value: Any, shape: str) -> Optional[str]:
+    found = api.pattern(shape) or _K8S_VALUE
+    bounds = api.length(shape) or (1, K8S_NAME_MAX)
+    if not isinstance(value, str) or not found.fullmatch(value) or not bounds[0] <= len(value) <= bounds[1]:
+        return (f"{bounds[0]} to {bounds[1]} letters, digits, '-', '_', '.', starting and ending with a letter or digit")
+    return None
+
+
+def check_kubernetes_labels(prop: str, labels: Any) -> None:
+    """``KubernetesConfig.Labels``: at most 50; keys are Kubernetes qualified names (botocore
+    ``ClusterKubernetesLabelKey``; Kubernetes documentation, "Labels and Selectors"), values 1 to 63
+    characters of ``ClusterKubernetesLabelValue`` (the API refuses the empty value Kubernetes allows)."""
+    if not isinstance(labels, Mapping):
+        raise PropTypeError(f"{prop} must be a mapping of label keys to values, got {_shown(labels)}")
+    if len(labels) > MAX_KUBERNETES_ITEMS:
+        raise ConfigError(f"{prop} must hold at most {MAX_KUBERNETES_ITEMS} labels (KubernetesConfig.Labels), got {len(labels)}")
+    for key, value in labels.items():
+        problem = _kubernetes_key_problem(key) if isinstance(key, str) else "a string"
+        if problem:
+            raise ConfigError(f"{prop} key {key!r} must be {problem} (a Kubernetes label key)")
+        problem = _kubernetes_value_problem(value, "ClusterKubernetesLabelValue")
+        if problem:
+            raise ConfigError(f"{prop}[{key!r}] must be {problem} (a Kubernetes label value), got {_shown(value)}")
+
+
+def check_kubernetes_taints(prop: str, taints: Any) -> None:
+    """``KubernetesConfig.Taints``: at most 50 :class:`KubernetesTaint`, each key a Kubernetes
+    qualified name, an optional value of 1 to 63 characters, and one of the three effects (botocore
+    ``ClusterKubernetesTaint``; Kubernetes documentation, "Taints and Tolerations")."""
+    if isinstance(taints, (str, KubernetesTaint)) or not isinstance(taints, (list, tuple)):
+        raise PropTypeError(f"{prop} must be a list of KubernetesTaint(key, value, effect), got {_shown(taints)}")
+    if len(taints) > MAX_KUBERNETES_ITEMS:
+        raise ConfigError(f"{prop} must hold at most {MAX_KUBERNETES_ITEMS} taints (KubernetesConfig.Taints), got {len(taints)}")
+    effects = api.enum("ClusterKubernetesTaintEffect") or TAINT_EFFECTS
+    for index, taint in enumerate(taints):
+        at = f"{prop}[{index}]"
+        if not isinstance(taint, KubernetesTaint):
+            raise PropTypeError(f"{at} must be a KubernetesTaint(key, value, effect), got {_shown(taint)}")
+        problem = _kubernetes_key_problem(taint.key) if isinstance(taint.key, str) else "a string"
+        if problem:
+            raise ConfigError(f"{at}.key {taint.key!r} must be {problem} (a Kubernetes taint key)")
+        if taint.value is not None:
+            problem = _kubernetes_value_problem(taint.value, "ClusterKubernetesTaintValue")
+            if problem:
+                raise ConfigError(f"{at}.value must be {problem} or None (a Kubernetes taint value), got {_shown(taint.value)}")
+        if taint.effect not in effects:
+            raise ConfigError(f"{at}.effect must be one of {', '.join(effects)}, got {_shown(taint.effect)}")
+
+
+def check_update_schedule(prop: str, value: Any) -> Optional[str]:
+    """``ScheduledUpdateConfig.ScheduleExpression``: botocore's ``CronScheduleExpression`` says only "a
+    cron expression" of 1 to 256 characters; the CloudFormation schema (cfn-lint's copy; the template
+    reference, "AWS::SageMaker::Cluster ScheduledUpdateConfig") gives the form it accepts:
+    ``cron(<minute> <hour> <day-of-month or ?> <month or *> <day-of-week or ?> <year or *>)``.
+    Returns a note when not evaluated (cfn-lint not installed)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 1 <= len(value) <= 256:
+        raise ConfigError(f"{prop} must be a cron expression like 'cron(0 3 ? * SUN *)' (ScheduleExpression), got {_shown(value)}")
+    found = api.schedule_expression_pattern()
+    if found is None:
+        return f"{prop} {value!r} not evaluated: cfn-lint is not installed (pip install 'smddp-infra[cli]')"
+    if not found.fullmatch(value):
+        raise ConfigError(f"{prop} must be cron(<minute> <hour> <day-of-month or ?> <month or *> <day-of-week or ?> "
+                          f"<year or *>) as CloudFormation's ScheduleExpression pattern allows, e.g. 'cron(0 3 ? * SUN *)', "
+                          f"got {value!r}")
+    return None
+
+
+def check_image_id(prop: str, value: Any) -> None:
+    """``ImageId``: ``ami-`` and 8 to 17 hex digits (botocore ``ImageId``). The API also takes
+    ``default``, but the CloudFormation schema gives ``ImageId`` the format ``AWS::EC2::Image.Id``, which
+    ``default`` is not: cfn-lint (E1152) and aws-cdk-lib's synth-time CloudFormation validation refuse
+    it, so it is refused here in one line (leaving ``image_id`` out is HyperPod's default image)."""
+    if value is None:
+        return
+    found = api.pattern("ImageId") or re.compile(r"(ami-[0-9a-fA-F]{8,17}|default)")
+    if not isinstance(value, str) or not found.fullmatch(value):
+        raise ConfigError(f"{prop} must be an AMI id (ami- and 8 to 17 hex digits) (ImageId), got {_shown(value)}")
+    if value == "default" and api.image_id_format() == "AWS::EC2::Image.Id":
+        raise ConfigError(f"{prop} 'default' is not an AMI id, and CloudFormation's ImageId has the format "
+                          "AWS::EC2::Image.Id (cfn-lint E1152 refuses it): leave image_id out for HyperPod's default image")
+
+
+def spot_with_plan_warning(prop: str, group: InstanceGroup) -> Optional[str]:
+    """May fail: Spot capacity (``CapacityRequirements.Spot``) on a group that also draws from a training
+    plan (reserved capacity bought up front, CreateTrainingPlan). The API model has no rule joining
+    them and no AWS page found says HyperPod accepts or refuses both: UNCONFIRMED, so a warning."""
+    if group.spot is True and group.training_plan_arn is not None:
+        return (f"{prop}: spot=True with training_plan_arn: a training plan is reserved capacity and Spot is EC2's spare "
+                "capacity; whether HyperPod accepts both on one group is UNCONFIRMED (no API rule or AWS page found): "
+                "use one of them")
+    return None
+
+
 def check_one_controller(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) -> None:
     """A Slurm cluster has exactly one Controller group, of at least one instance."""
     if orchestrator != "slurm":
@@ -256,6 +523,16 @@ def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) 
         check_deep_health_checks(f"{at}.deep_health_checks", group.deep_health_checks)
         if not isinstance(group.mount_file_system, bool):
             raise PropTypeError(f"{at}.mount_file_system must be True or False, got {_shown(group.mount_file_system)}")
+        check_min_count(f"{at}.min_count", group.min_count, group.count)
+        _flag(f"{at}.spot", group.spot)
+        check_kubernetes_only(f"{at}.kubernetes_labels", orchestrator, group.kubernetes_labels)
+        check_kubernetes_labels(f"{at}.kubernetes_labels", group.kubernetes_labels)
+        check_kubernetes_only(f"{at}.kubernetes_taints", orchestrator, group.kubernetes_taints)
+        check_kubernetes_taints(f"{at}.kubernetes_taints", group.kubernetes_taints)
+        note = check_update_schedule(f"{at}.update_schedule", group.update_schedule)
+        if note:
+            notes.append(note)
+        check_image_id(f"{at}.image_id", group.image_id)
     check_unique_names(prop, groups)
     check_one_controller(prop, orchestrator, groups)
     return notes

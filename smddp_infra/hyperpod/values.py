@@ -7,8 +7,8 @@ each with :mod:`smddp_infra.hyperpod.validation` before any jsii call and render
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
 
 #: Orchestrators HyperPod offers (CreateCluster ``Orchestrator``: ``Slurm`` or ``Eks``).
 ORCHESTRATORS: tuple[str, ...] = ("slurm", "eks")
@@ -35,6 +35,33 @@ DEFAULT_IPS_PER_EFA_NODE = 5
 DEFAULT_IPS_PER_NODE = 1
 #: Key prefix in the job bucket under which the optional lifecycle script lives.
 DEFAULT_LIFECYCLE_PREFIX = "hyperpod-lifecycle"
+#: Kubernetes taint effects (botocore ``ClusterKubernetesTaintEffect``; Kubernetes' own three);
+#: used when botocore is not installed.
+TAINT_EFFECTS: tuple[str, ...] = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+#: The rolling update an ``update_schedule`` runs (``ScheduledUpdateConfig.DeploymentConfig``), a
+#: platform's choice, not an AWS default: at most a fifth of the group's instances at a time
+#: (``MaximumBatchSize {CAPACITY_PERCENTAGE, 20}``, the same for a rollback), five minutes between
+#: batches (``WaitIntervalInSeconds``, the API allows 0 to 3,600), and auto-rollback on the alarms
+#: the cluster is given (``update_rollback_alarms``; none, no ``AutoRollbackConfiguration``).
+#: How HyperPod rounds a percentage of a small group (one node) is UNCONFIRMED.
+DEFAULT_UPDATE_BATCH_PERCENT = 20
+DEFAULT_UPDATE_WAIT_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class KubernetesTaint:
+    """A Kubernetes taint HyperPod puts on every node of an EKS group (``KubernetesConfig.Taints[]``).
+
+    :param key: ``Key``: Kubernetes' qualified name, an optional DNS-subdomain prefix and ``/``,
+        then up to 63 letters, digits, ``-``, ``_``, ``.`` (botocore ``ClusterKubernetesTaintKey``).
+    :param value: ``Value``: up to 63 of the same characters. Default: none (a taint without a value).
+    :param effect: ``NoSchedule``, ``PreferNoSchedule`` or ``NoExecute``. Default: ``NoSchedule``
+        (pods without a toleration are not scheduled; running ones stay).
+    """
+
+    key: str
+    value: Optional[str] = None
+    effect: str = "NoSchedule"
 
 
 @dataclass(frozen=True)
@@ -58,6 +85,22 @@ class InstanceGroup:
         other types; ``()`` turns them off.
     :param mount_file_system: mount the network's FSx for Lustre file system at
         ``/fsx``. Default: True.
+    :param min_count: ``MinInstanceCount``: the instances the group needs to become InService
+        (at most ``count``; if HyperPod cannot reach it within 3 hours the group rolls back, botocore's
+        ``ClusterInstanceGroupSpecification``). Default: none (every instance).
+    :param spot: run the group on EC2 Spot capacity (``CapacityRequirements: {Spot: {}}``; SageMaker
+        developer guide, "Spot instances in Amazon SageMaker HyperPod"). Default: False (on-demand or the
+        training plan; nothing is written).
+    :param kubernetes_labels: node labels on every node of an EKS group (``KubernetesConfig.Labels``,
+        at most 50). Default: none.
+    :param kubernetes_taints: :class:`KubernetesTaint` values on every node of an EKS group
+        (``KubernetesConfig.Taints``, at most 50). Default: none.
+    :param update_schedule: when HyperPod updates the group's AMI, a cron expression in the form the
+        CloudFormation schema accepts, ``cron(<minute> <hour> <day-of-month> <month> <day-of-week> <year>)``,
+        e.g. ``cron(0 3 ? * SUN *)`` (``ScheduledUpdateConfig.ScheduleExpression``); the update rolls in
+        batches (:data:`DEFAULT_UPDATE_BATCH_PERCENT`). Default: none (no scheduled update).
+    :param image_id: ``ImageId``: ``ami-...`` (a HyperPod public AMI or a custom one: unencrypted, owned by
+        the account) or ``default``. Default: none (HyperPod's current image).
     """
 
     name: str
@@ -70,6 +113,12 @@ class InstanceGroup:
     partition: Optional[str] = None
     deep_health_checks: Optional[tuple[str, ...]] = None
     mount_file_system: bool = True
+    min_count: Optional[int] = None
+    spot: bool = False
+    kubernetes_labels: Mapping[str, str] = field(default_factory=dict, hash=False)
+    kubernetes_taints: Sequence[KubernetesTaint] = field(default=(), hash=False)
+    update_schedule: Optional[str] = None
+    image_id: Optional[str] = None
 
 
 #: The default app's controller (``smddp:hyperpod=true``): a general-purpose type HyperPod offers;

@@ -11,9 +11,10 @@ HyperPod path, an AWS page saying SMDDP is supported there was not found (UNCONF
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from smddp_infra.contract import JobDocument
+from smddp_infra.hyperpod.template import ClusterView, GroupView
 from smddp_infra.hyperpod.values import DEFAULT_MOUNT_PATH
 from smddp_infra.jobconfig.launcher import launcher_for
 from smddp_infra.sizing.catalog import efa_instance
@@ -32,8 +33,11 @@ def data_path(doc: JobDocument, mount_path: str = DEFAULT_MOUNT_PATH) -> str:
     return mount_path.rstrip("/") + rest
 
 
-def hyperpod_settings(doc: JobDocument, *, channel: str = "training") -> dict[str, Any]:
-    """The settings of a Slurm job on the network's HyperPod cluster, as a JSON-ready dict."""
+def hyperpod_settings(doc: JobDocument, *, channel: str = "training", cluster: Optional[ClusterView] = None) -> dict[str, Any]:
+    """The settings of a Slurm job on the network's HyperPod cluster, as a JSON-ready dict; with
+    ``cluster`` (read from its template), where the job may land: per group its partitions (Slurm) or
+    the ``nodeSelector`` and ``tolerations`` its labels and taints ask for (EKS), its capacity, and
+    what Spot and managed tiered checkpointing mean for the job."""
     del channel  # SageMaker channels do not exist on HyperPod: the data is a path on the node
     launcher = launcher_for(doc.instance_type)
     instance = efa_instance(doc.instance_type, setting="instanceType")
@@ -56,7 +60,7 @@ def hyperpod_settings(doc: JobDocument, *, channel: str = "training") -> dict[st
         image = SMDDP_IMAGE
         notes.append("SMDDP on HyperPod is UNCONFIRMED (SMP v2 documents a HyperPod path; no AWS page says SMDDP "
                      "is supported there): NCCL (backend=\"nccl\") runs on the same network if it is not")
-    return {
+    settings: dict[str, Any] = {
         "format": "hyperpod",
         "instanceType": doc.instance_type,
         "nodes": doc.instance_count,
@@ -68,3 +72,50 @@ def hyperpod_settings(doc: JobDocument, *, channel: str = "training") -> dict[st
         "launcher": {"name": "torchrun", "backend": launcher.backend, "command": torchrun, "image": image},
         "notes": notes,
     }
+    if cluster is not None:
+        settings["cluster"] = _cluster_settings(cluster, doc.instance_type)
+        notes += _cluster_notes(cluster, doc.instance_type)
+    return settings
+
+
+def _cluster_settings(cluster: ClusterView, instance_type: str) -> dict[str, Any]:
+    groups = [g for g in cluster.groups if g.instance_type == instance_type] or list(cluster.groups)
+    return {
+        "orchestrator": cluster.orchestrator,
+        "nodeProvisioning": "Continuous" if cluster.continuous_provisioning else "standard",
+        "autoscaling": cluster.autoscaler,
+        "tieredCheckpointingMemoryPercent": cluster.tiered_checkpointing_percent,
+        "groups": [_group_settings(g, cluster.orchestrator) for g in groups],
+    }
+
+
+def _group_settings(group: GroupView, orchestrator: str) -> dict[str, Any]:
+    found: dict[str, Any] = {"name": group.name, "instanceType": group.instance_type, "nodes": group.nodes,
+                             "capacity": group.capacity}
+    if orchestrator == "eks":
+        # A pod lands on the group when it selects the group's labels and tolerates its taints
+        # (Kubernetes documentation, "Assigning Pods to Nodes", "Taints and Tolerations").
+        found["nodeSelector"] = dict(group.labels)
+        found["tolerations"] = [{"key": key, "operator": "Equal" if value else "Exists",
+                                 **({"value": value} if value else {}), "effect": effect}
+                                for key, value, effect in group.taints]
+    else:
+        found["partitions"] = list(group.partitions)
+    return found
+
+
+def _cluster_notes(cluster: ClusterView, instance_type: str) -> list[str]:
+    notes = []
+    if cluster.orchestrator == "eks":
+        notes.append("EKS cluster: the job is a pod (e.g. a PyTorchJob) per node with the group's nodeSelector and "
+                     "tolerations; the srun line is for Slurm clusters")
+    spot = [g.name for g in cluster.groups if g.spot and g.instance_type == instance_type]
+    if spot:
+        notes.append(f"Spot capacity in {', '.join(spot)}: EC2 can reclaim those nodes (SageMaker developer guide, "
+                     "\"Spot instances in Amazon SageMaker HyperPod\"); checkpoint often and resume from the last one")
+    if cluster.tiered_checkpointing_percent is not None:
+        notes.append(f"managed tiered checkpointing is on ({cluster.tiered_checkpointing_percent} % of each node's memory): "
+                     "checkpoints saved through it go to memory first and are persisted to durable storage such as S3 "
+                     "(botocore ClusterTieredStorageConfig; SageMaker developer guide, \"Set up managed tiered "
+                     "checkpointing\"): point that at the checkpoint prefix")
+    return notes

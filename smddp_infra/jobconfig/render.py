@@ -205,12 +205,17 @@ _RENDERERS: dict[str, Callable[..., dict[str, Any]]] = {
 }
 
 
-def render(doc: JobDocument, fmt: str, *, channel: str = DEFAULT_CHANNEL) -> dict[str, Any]:
-    """One of :data:`FORMATS` as a JSON-ready dict."""
+def render(doc: JobDocument, fmt: str, *, channel: str = DEFAULT_CHANNEL, cluster: Any = None) -> dict[str, Any]:
+    """One of :data:`FORMATS` as a JSON-ready dict. ``cluster``: the HyperPod cluster the job runs
+    on (:class:`~smddp_infra.hyperpod.template.ClusterView`), ``hyperpod`` only."""
     try:
         renderer = _RENDERERS[fmt]
     except KeyError:
         raise ConfigError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}") from None
+    if cluster is not None:
+        if fmt != "hyperpod":
+            raise ConfigError(f"--cluster-template is for --format hyperpod (a job on the cluster), got --format {fmt}")
+        return hyperpod_settings(doc, channel=channel, cluster=cluster)
     return renderer(doc, channel=channel)
 
 

@@ -1,9 +1,11 @@
-"""Close the loop on throughput: what jobs really read, against what the file system was sized for.
+"""Close the loop on throughput: what jobs really read, against what the file system delivers.
 
 PURE (no ``aws_cdk``, no boto3 at import): :mod:`.metrics` holds the arithmetic the alarms
 and ``smddp-infra observe`` share (bytes per period to MB/s, percentiles, the free-capacity
-headroom and trend, the verdict); :mod:`.replan` turns a verdict into the calculator's new
-plan and asks the replacement guard whether it grows in place.
+headroom and trend, the verdict); :mod:`.during` is the one "throughput during a window / a job"
+computation (observe and diagnose's SYM-FSX-THROUGHPUT); :mod:`.replan` turns a verdict into
+advice (grow in place first, replacements beside it, never below the stored data);
+:mod:`.scaling` measures the guide's scaling symptom over jobs of different sizes.
 """
 
 from smddp_infra.observe.metrics import (

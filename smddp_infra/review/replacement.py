@@ -414,6 +414,7 @@ def guard(old: Mapping[str, Any], new: Mapping[str, Any], *, data: Optional[Repl
     replaced_ids = {r.logical_id for r in found}
     found += _capacity_failures(old_resources, new_resources, skip=replaced_ids)
     found += _create_time_changes(old_resources, new_resources, skip=replaced_ids)
+    found += _cluster_update_failures(old_resources, new_resources, skip=replaced_ids)
     found += retention_losses(old_resources, new_resources)
     grouped: dict[tuple[str, str], list[Replacement]] = {}
     for r in sorted(found, key=lambda r: (_ORDER.get(r.resource_type, 9), r.logical_id, r.kind, r.property)):
@@ -455,6 +456,30 @@ def _capacity_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, M
         if problem:
             found.append(Replacement(logical_id, FILE_SYSTEM_TYPE, _label(after, logical_id), "StorageCapacity",
                                      problem + " (FSx UpdateFileSystem)", kind="fails"))
+    return found
+
+
+def _cluster_update_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]],
+                             *, skip: set[str]) -> list[Replacement]:
+    """A HyperPod cluster's ``ClusterRole`` changed while its deployed ``AutoScaling`` is enabled:
+    botocore's UpdateCluster ``ClusterRole`` "Cannot be updated while autoscaling is enabled". None of
+    the 2026 properties is create-only (cfn-lint's schema and CDK's service spec mark only ClusterName,
+    VpcConfig and Orchestrator.Eks), so this is the one update of them known to fail."""
+    found = []
+    for logical_id, after in new.items():
+        before = old.get(logical_id)
+        if after.get("Type") != HYPERPOD_CLUSTER_TYPE or not before or before.get("Type") != HYPERPOD_CLUSTER_TYPE \
+                or logical_id in skip:
+            continue
+        before_props, after_props = before.get("Properties") or {}, after.get("Properties") or {}
+        enabled = (before_props.get("AutoScaling") or {}).get("Mode") == "Enable"
+        a, b = before_props.get("ClusterRole"), after_props.get("ClusterRole")
+        if enabled and a != b:
+            found.append(Replacement(logical_id, HYPERPOD_CLUSTER_TYPE, _label(after, logical_id), "ClusterRole",
+                                     f"{_short(a)} -> {_short(b)} while the deployed cluster autoscales: UpdateCluster's "
+                                     "ClusterRole \"Cannot be updated while autoscaling is enabled\" (botocore sagemaker "
+                                     "model); disable autoscaling in one deploy, change the role in the next",
+                                     kind="fails"))
     return found
 
 
@@ -561,6 +586,9 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
     if r.kind == "fixed":
         return ("FSx cannot change this on the deployed file system: CloudFormation either replaces it with an EMPTY "
                 "one or fails the update and rolls back (which one is UNCONFIRMED); refused before deploy either way")
+    if r.kind == "fails" and r.resource_type == HYPERPOD_CLUSTER_TYPE:
+        return ("CloudFormation tries the update, SageMaker's UpdateCluster refuses it, and the whole stack update "
+                "rolls back: the cluster and its jobs keep running")
     if r.kind == "fails":
         return "CloudFormation tries the update, FSx refuses it, and the whole stack update rolls back: nothing is lost"
     kept = _retained(before, r.kind)
@@ -638,9 +666,9 @@ def _plain(value: Any) -> str:
 
 def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """The deployed tier, re-sized by the calculator for the new requirement: the in-place plan."""
-    from smddp_infra.errors import SizingError
     from smddp_infra.settings import DEPLOYMENT_TYPE_CHOICES
-    from smddp_infra.sizing.planner import PERSISTENT_1_HDD, plan_lustre
+    from smddp_infra.sizing.growth import DeployedFileSystem, grow_in_place
+    from smddp_infra.sizing.planner import PERSISTENT_1_HDD
 
     lustre = before_props.get("LustreConfiguration") or {}
     deployed_type = str(lustre.get("DeploymentType") or "SCRATCH_1")
@@ -663,17 +691,16 @@ def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any
         return [f"keep the deployed {tier}: {' '.join(context)} (the new template has no {SIZING_METADATA} record, "
                 "so the pinned size is not computed here)"]
     required = float(record["requiredThroughputMBps"])
-    min_gib = float(record.get("minCapacityGiB") or 0)
-    cap = record.get("maxCapacityGiB")
-    try:
-        plan = plan_lustre(required, min_gib, efa_enabled=efa, deployment_types=[group],
-                           per_unit_storage_throughput=per_unit, max_capacity_gib=cap)
-        if old_gib is not None and plan.storage_capacity_gib < old_gib:
-            context.append(f"-c smddp:datasetGiB={old_gib}")
-            plan = plan_lustre(required, max(min_gib, old_gib), efa_enabled=efa, deployment_types=[group],
-                               per_unit_storage_throughput=per_unit, max_capacity_gib=cap)
-    except SizingError as exc:
-        return [f"pinned to the deployed {tier} ({' '.join(context)}), no file system meets the new requirement: {exc}"]
+    deployed = DeployedFileSystem(deployment_type=deployed_type, storage_type="HDD" if hdd else "SSD",
+                                  storage_capacity_gib=old_gib or 0, per_unit_storage_throughput=per_unit, efa_enabled=efa)
+    growth = grow_in_place(deployed, required, min_capacity_gib=float(record.get("minCapacityGiB") or 0),
+                           max_capacity_gib=record.get("maxCapacityGiB"))
+    if growth.held_by_deployed_size:
+        context.append(f"-c smddp:datasetGiB={old_gib}")
+    plan = growth.plan
+    if plan is None:
+        return [f"pinned to the deployed {tier} ({' '.join(context)}), no file system meets the new requirement: "
+                f"{growth.why_not}"]
     grows = (f"grows in place from {old_gib:,} GiB" if old_gib is not None and plan.storage_capacity_gib > old_gib
              else "keeps its size")
     return [f"keep the deployed {tier} and grow it in place: {' '.join(context)}",

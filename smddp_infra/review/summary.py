@@ -79,6 +79,49 @@ def _with_replacements(section: list[str], stack: StackArtifact, deployed: Mappi
     return section[:index] + lines + section[index:]
 
 
+def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
+    """HyperPod clusters (only when the template has one): provisioning, scaling, and per group its
+    capacity, placement and updates (:mod:`smddp_infra.hyperpod.template` reads them)."""
+    from smddp_infra.hyperpod.template import hyperpod_clusters
+
+    clusters = hyperpod_clusters(view.template)
+    if not clusters:
+        return []
+    out = [f"{h} HyperPod clusters ({len(clusters)})", ""]
+    for c in clusters:
+        scaling = f"{c.autoscaler} (ClusterRole {_ref_name(c.cluster_role)})" if c.autoscaler else "off"
+        tiered = f"on, {c.tiered_checkpointing_percent} % of memory" if c.tiered_checkpointing_percent is not None else "off"
+        out += [f"{_cell(view.label(c.logical_id))}: {'EKS' if c.orchestrator == 'eks' else 'Slurm'}; node provisioning "
+                f"{'continuous' if c.continuous_provisioning else 'standard'}; autoscaling {_cell(scaling)}; managed tiered "
+                f"checkpointing {tiered}.", "",
+                "| Group | Type | Count | Capacity | Placement | Scheduled update | Image |", "|---|---|---|---|---|---|---|"]
+        for g in c.groups:
+            labels = ", ".join(f"{k}={v}" for k, v in g.labels.items())
+            taints = ", ".join(f"{k}{'=' + v if v else ''}:{e}" for k, v, e in g.taints)
+            placement = "; ".join(x for x in (f"Slurm {g.slurm_node_type}" if g.slurm_node_type else "", labels,
+                                               f"taints {taints}" if taints else "") if x) or "-"
+            updates = "none"
+            if g.schedule:
+                updates = f"`{g.schedule}`"
+                if g.batch:
+                    updates += f", batches of {g.batch[1]}{'%' if g.batch[0] == 'CAPACITY_PERCENTAGE' else ' instances'}"
+                if g.wait_seconds is not None:
+                    updates += f", {g.wait_seconds} s between"
+                if g.rollback_alarms:
+                    updates += f", rollback on {', '.join(g.rollback_alarms)}"
+            out.append(f"| {_cell(g.name)} | {g.instance_type} | {g.nodes} | {g.capacity} | {_cell(placement)} | "
+                       f"{_cell(updates)} | {_cell(g.image_id or 'HyperPod default')} |")
+        out.append("")
+    return out
+
+
+def _ref_name(value: Any) -> str:
+    if isinstance(value, Mapping) and "Fn::GetAtt" in value:
+        target = value["Fn::GetAtt"]
+        return str(target[0] if isinstance(target, list) else str(target).split(".")[0])
+    return str(value.get("Ref")) if isinstance(value, Mapping) and "Ref" in value else str(value)
+
+
 def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: str, *, level: int) -> list[str]:
     h = "#" * (level + 1)
     template = stack.reviewable_template()
@@ -151,6 +194,7 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
                 out.append(f"Note on {view.label(s.logical_id)}: {s.note}.")
         out.append("")
 
+    out += _hyperpod_section(view, h)
     out += _monitoring_section(view, h)
 
     # Synth warnings (Annotations: quota and cost of the file system, unverifiable inputs)

@@ -10,6 +10,7 @@ baseline throughput and capacity meet the workload (see docs/sizing.md).
 * :mod:`.prices` - the one dated (UNCONFIRMED) price table
 * :mod:`.planner` - :func:`plan_lustre`, :func:`best_per_deployment_type`, :class:`LustrePlan`
 * :mod:`.workload` - required MB/s from a cluster or from an epoch time
+* :mod:`.growth` - the deployed file system grown in place (observe, diagnose and guard's one in-place plan)
 """
 
 from smddp_infra.sizing.planner import (
