@@ -80,6 +80,15 @@ ROOMS: dict[str, Room] = {
         ("smddp_infra/preflight/checks.py",),
         ("tests/test_preflight.py",),
     ),
+    # the network's spec: one validator per rule, the subnet arithmetic, SageMaker names
+    "spec": Room(
+        ("smddp_infra/spec/network.py", "smddp_infra/spec/subnets.py", "smddp_infra/spec/names.py"),
+        ("tests/test_spec.py", "tests/test_stated_limits.py", "tests/test_settings.py"),
+        ("tests/test_spec.py::test_the_old_api_warns_once_naming_the_new_one",
+         "tests/test_spec.py::test_training_network_takes_at_most_ten_props_and_a_short_constructor",
+         "tests/test_spec.py::test_upgrading_table_places_every_old_keyword_in_a_real_field",
+         "tests/test_stated_limits.py::test_a_64_character_monitoring_prefix_is_one_line_naming_the_field"),
+    ),
 }
 
 #: mutmut's exit codes per mutant (mutmut.stats.status_by_exit_code), folded into our columns.

@@ -636,7 +636,7 @@ def read_outputs_file(path: "str | Path") -> tuple[DeployedNetwork, ...]:
         stacks = ", ".join(repr(s) for s in sorted(map(str, data)))
         raise ConfigError(f"--outputs file {str(path)!r} holds no training network: no stack has a "
                           f"{DOCUMENT_OUTPUT} output (stacks: {stacks}); deploy a TrainingNetworkStack or a stack "
-                          "with an SmddpTrainingNetwork, with `cdk deploy --outputs-file`")
+                          "with a TrainingNetwork, with `cdk deploy --outputs-file`")
     return networks
 
 

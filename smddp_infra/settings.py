@@ -1,8 +1,9 @@
 """The app's settings: cdk.json / ``-c`` context keys parsed and checked in ONE place.
 
-Pure Python (no aws_cdk) so every bad value is reported before jsii starts, as one line that
-names the key, the value and what is allowed. Also holds the network facts the constructs
-and the rules share: default interface endpoints, subnet sizing, S3 prefix lists.
+A key table (:data:`KEYS`: context key -> field and parser) and the rules between keys
+(:data:`RULES`, one function each). Pure Python (no aws_cdk) so every bad value is reported
+before jsii starts, as one line that names the key, the value and what is allowed. The network facts it checks against (subnet
+arithmetic, AZ IDs, S3 prefix lists) live in :mod:`smddp_infra.spec`, which owns them.
 """
 
 from __future__ import annotations
@@ -10,149 +11,16 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
 from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn, plan_zone_problem
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, efa_instance
+from smddp_infra.spec.names import is_sagemaker_name
+from smddp_infra.spec.regions import REGION, check_availability_zone_id, is_prefix_list_id, vpc_cidr
+from smddp_infra.spec.subnets import CONTEXT_NAMES, DEFAULT_INTERFACE_ENDPOINTS, check_subnet_fits
 
-#: Interface endpoints a training job in a subnet without NAT needs (REFERENCE: the S3
-#: gateway endpoint plus these, private DNS on). ``kms`` is added when a KMS key is used.
-DEFAULT_INTERFACE_ENDPOINTS: tuple[str, ...] = ("sagemaker.api", "sts", "logs", "monitoring", "ecr.api", "ecr.dkr")
-
-#: AWS-managed S3 prefix lists (``com.amazonaws.<region>.s3``) for the HTTPS egress rule to
-#: the S3 gateway endpoint. UNCONFIRMED for regions we could not check: override with the
-#: ``smddp:s3PrefixListId`` context key / ``s3_prefix_list_id`` prop.
-S3_PREFIX_LISTS: dict[str, str] = {
-    "us-east-1": "pl-63a5400a",
-    "us-east-2": "pl-7ba54012",
-    "us-west-1": "pl-6ba54002",
-    "us-west-2": "pl-68a54001",
-    "eu-west-1": "pl-6da54004",
-    "eu-central-1": "pl-6ea54007",
-    "ap-northeast-1": "pl-61a54008",
-    "ap-southeast-1": "pl-6fa54006",
-    "ap-southeast-2": "pl-6ca54005",
-}
-
-#: IPs planned for the FSx for Lustre file system's interfaces in the training subnet
-#: (UNCONFIRMED estimate: one per file server; TrainingVpc's ``file_system_ips``).
-FILE_SYSTEM_IPS = 8
-
-#: IPs AWS reserves in every subnet.
-AWS_RESERVED_IPS = 5
-#: Largest training subnet we plan (a /16 VPC holds it).
-MIN_SUBNET_MASK = 18
-
-
-#: The default training subnet takes 1/16 of the VPC CIDR (2**4 blocks): a /20 of the default
-#: /16, 4,091 usable addresses, 406 instances at 5 IPs each with the twice-over headroom below
-#: (815 without it). Sized for the largest cluster the VPC comfortably holds, NOT for today's
-#: instance count: a subnet's ``CidrBlock`` is create-only, so a subnet sized from the count
-#: would be replaced (and the file system in it with it) when the cluster grows.
-DEFAULT_SUBNET_SPLIT_BITS = 4
-#: The smallest default training subnet (a small VPC gets one subnet this size, or the whole VPC).
-DEFAULT_MAX_SUBNET_MASK = 24
-#: The NAT gateway's public subnet (TrainingVpc's ``Public`` group).
-NAT_SUBNET_MASK = 28
-
-
-def default_subnet_mask(vpc_prefix: int, *, nat: bool = False) -> int:
-    """The training subnet's mask when no ``max_instance_count`` is given: 1/16 of the VPC.
-
-    /16 -> /20, /20 -> /24; never smaller than a /24, and never the whole VPC when the NAT
-    gateway's /28 public subnet must fit beside it (a /24 VPC with NAT gets a /25).
-    """
-    return max(min(vpc_prefix + DEFAULT_SUBNET_SPLIT_BITS, DEFAULT_MAX_SUBNET_MASK), vpc_prefix + (1 if nat else 0))
-
-
-def subnet_instance_capacity(mask: int, *, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
-    """How many training instances a subnet of ``mask`` holds under :func:`plan_subnet_mask`'s rule."""
-    usable: int = 2 ** (32 - mask) - AWS_RESERVED_IPS
-    return max(0, int((usable / headroom - other_ips) // ips_per_instance))
-
-
-def training_subnet_mask(*, vpc_prefix: int, nat: bool, max_instance_count: Optional[int], ips_per_instance: int,
-                         other_ips: int) -> int:
-    """The mask TrainingVpc gives the training subnet: from ``max_instance_count`` when set,
-    else :func:`default_subnet_mask`. The instance count of today's job never enters."""
-    if max_instance_count is None:
-        return default_subnet_mask(vpc_prefix, nat=nat)
-    return plan_subnet_mask(instances=max_instance_count, ips_per_instance=ips_per_instance, other_ips=other_ips)
-
-
-def plan_subnet_mask(*, instances: int, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
-    """The CIDR mask of a subnet that holds the largest cluster twice over, /24 at least.
-
-    Twice: SageMaker may still hold the ENIs of a finished job while the next one starts.
-    """
-    needed = (instances * ips_per_instance + other_ips) * headroom + AWS_RESERVED_IPS
-    mask = 32 - math.ceil(math.log2(needed))
-    if mask < MIN_SUBNET_MASK:
-        raise ConfigError(
-            f"a cluster of {instances} instances needs {math.ceil(needed)} IPs, more than a /{MIN_SUBNET_MASK} training subnet holds"
-        )
-    return min(mask, 24)
-
-
-_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
-_AZ_ID = re.compile(r"^[a-z]+\d+-az\d+$")
 DEPLOYMENT_TYPE_CHOICES = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2", "PERSISTENT_1_HDD")
-
-#: The prefix of each region's AZ IDs (``use1-az4`` is an AZ of us-east-1). AZ IDs, unlike AZ
-#: names, are the same in every account, which is why capacity reservations and training
-#: plans use them. UNCONFIRMED for regions we could not check; a region missing here is
-#: simply not checked, and a wrong entry is overridden with the ``availability_zone_id_prefix``
-#: prop / ``smddp:availabilityZoneIdPrefix`` context key.
-AZ_ID_PREFIXES: Mapping[str, str] = MappingProxyType({
-    "us-east-1": "use1", "us-east-2": "use2", "us-west-1": "usw1", "us-west-2": "usw2",
-    "ca-central-1": "cac1", "ca-west-1": "caw1", "sa-east-1": "sae1", "mx-central-1": "mxc1",
-    "eu-west-1": "euw1", "eu-west-2": "euw2", "eu-west-3": "euw3", "eu-central-1": "euc1",
-    "eu-central-2": "euc2", "eu-north-1": "eun1", "eu-south-1": "eus1", "eu-south-2": "eus2",
-    "ap-northeast-1": "apne1", "ap-northeast-2": "apne2", "ap-northeast-3": "apne3",
-    "ap-southeast-1": "apse1", "ap-southeast-2": "apse2", "ap-southeast-3": "apse3",
-    "ap-southeast-4": "apse4", "ap-southeast-5": "apse5", "ap-southeast-7": "apse7",
-    "ap-south-1": "aps1", "ap-south-2": "aps2", "ap-east-1": "ape1",
-    "me-south-1": "mes1", "me-central-1": "mec1", "il-central-1": "ilc1", "af-south-1": "afs1",
-    "us-gov-west-1": "usgw1", "us-gov-east-1": "usge1", "cn-north-1": "cnn1", "cn-northwest-1": "cnnw1",
-})
-
-
-def az_id_prefix(region: str, overrides: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    """``us-east-1`` -> ``use1``: the prefix of the region's AZ IDs (None when unknown)."""
-    if overrides and region in overrides:
-        return overrides[region]
-    return AZ_ID_PREFIXES.get(region)
-
-
-def is_az_name(value: str) -> bool:
-    """``us-east-1a`` (a region name plus one letter); Local/Wavelength Zones do not qualify:
-    SageMaker training does not run in them."""
-    return bool(re.fullmatch(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+[a-z]", value))
-
-
-def is_az_id(value: str) -> bool:
-    """``use1-az4``."""
-    return bool(_AZ_ID.fullmatch(value))
-
-
-def check_availability_zone(name: str, value: str, region: str) -> None:
-    """An AZ name must be one of ``region``'s (``us-east-1a``); ``name`` is the setting/prop."""
-    if not re.fullmatch(re.escape(region) + r"[a-z]", value):
-        raise ConfigError(f"{name} must be an Availability Zone of {region} ({region}a, {region}b, ...), got {value!r}")
-
-
-def check_availability_zone_id(name: str, value: str, region: str, *, prefix: Optional[str] = None,
-                               prefix_setting: str = "availability_zone_id_prefix") -> None:
-    """An AZ ID must look like ``use1-az4`` and, when the region's prefix is known, carry it."""
-    prefix = prefix or az_id_prefix(region)
-    if not is_az_id(value) or (prefix is not None and not value.startswith(prefix + "-az")):
-        example = f"{prefix}-az1" if prefix else "use1-az4"
-        hint = (f" (prefix {prefix!r} from the built-in table, UNCONFIRMED: set {prefix_setting} if AWS names "
-                f"{region}'s AZ IDs otherwise)" if prefix is not None and is_az_id(value) else "")
-        raise ConfigError(f"{name} must be an AZ ID of {region} like {example}, got {value!r}{hint}")
-
 
 @dataclass(frozen=True)
 class NetworkSettings:
@@ -204,133 +72,23 @@ class NetworkSettings:
 
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> "NetworkSettings":
-        """Parse ``smddp:*`` keys; values may be JSON types (cdk.json) or strings (``-c``)."""
-        ctx = {k: v for k, v in context.items() if k.startswith("smddp:")}
-        known = {f"smddp:{_camel(name)}" for name in cls.__dataclass_fields__}
-        unknown = sorted(set(ctx) - known)
+        """Parse ``smddp:*`` keys through :data:`KEYS`, then the rules between keys."""
+        ctx = {k: v for k, v in context.items() if k.startswith("smddp:") and v is not None and v != ""}
+        unknown = sorted(set(k for k in context if k.startswith("smddp:")) - set(KEYS))
         if unknown:
-            raise ConfigError(f"unknown context key {unknown[0]}; known keys: {', '.join(sorted(known))}")
-
-        def get(key: str, default: Any = None) -> Any:
-            value = ctx.get(f"smddp:{key}")
-            return default if value is None or value == "" else value
-
-        region = _text("smddp:region", get("region", cls.region))
-        if not _REGION.match(region):
-            raise ConfigError(f"smddp:region must be an AWS region name like us-east-1, got {region!r}")
-        az_id = get("availabilityZoneId")
-        az = None if az_id is not None else _text("smddp:availabilityZone", get("availabilityZone", f"{region}a"))
-        if az is not None and not re.fullmatch(re.escape(region) + r"[a-z]", az):
-            raise ConfigError(
-                f"smddp:availabilityZone must be an Availability Zone of {region} ({region}a, {region}b, ...), got {az!r}"
-                + (" (cdk.json's default: set smddp:availabilityZone or smddp:availabilityZoneId with smddp:region)"
-                   if "smddp:region" in ctx and "smddp:availabilityZone" in ctx else "")
-            )
-        az_prefix = get("availabilityZoneIdPrefix")
-        if az_prefix is not None and not re.fullmatch(r"[a-z]+\d+", _text("smddp:availabilityZoneIdPrefix", az_prefix)):
-            raise ConfigError(f"smddp:availabilityZoneIdPrefix must be an AZ ID prefix like use1, got {az_prefix!r}")
-        if az_id is not None:
-            az_id = _text("smddp:availabilityZoneId", az_id)
-            check_availability_zone_id("smddp:availabilityZoneId", az_id, region, prefix=az_prefix,
-                                       prefix_setting="smddp:availabilityZoneIdPrefix")
-
-        instance_type = _text("smddp:instanceType", get("instanceType", cls.instance_type))
-        efa_instance(instance_type, setting="smddp:instanceType")
-        instance_count = _whole("smddp:instanceCount", get("instanceCount", cls.instance_count), minimum=1)
-        dataset_gib = _number("smddp:datasetGiB", get("datasetGiB", 0), minimum=0)
-        read = get("readMBpsPerGpu")
-        read_mbps = None if read is None else _number("smddp:readMBpsPerGpu", read, minimum=0, exclusive=True)
-        req = get("requiredThroughputMBps")
-        required = None if req is None else _number("smddp:requiredThroughputMBps", req, minimum=0, exclusive=True)
-        if read_mbps is None and required is None:
-            raise ConfigError("set smddp:readMBpsPerGpu or smddp:requiredThroughputMBps (MB/s the job reads), got neither")
-
-        deployment_type = get("deploymentType")
-        if deployment_type is not None and deployment_type not in DEPLOYMENT_TYPE_CHOICES:
-            raise ConfigError(f"smddp:deploymentType must be one of {', '.join(DEPLOYMENT_TYPE_CHOICES)} (or unset to let the calculator choose), got {deployment_type!r}")
-
-        bucket = get("datasetBucket")
-        if bucket is not None and not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?", str(bucket).removeprefix("s3://")):
-            raise ConfigError(f"smddp:datasetBucket must be an S3 bucket name or s3://bucket/prefix, got {bucket!r}")
-        kms = get("kmsKey")
-        if kms is not None and kms != "create" and not re.fullmatch(r"arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]{36}", str(kms)):
-            raise ConfigError(f"smddp:kmsKey must be 'create' or a KMS key ARN, got {kms!r}")
-        prefix_list = get("s3PrefixListId")
-        if prefix_list is not None and not re.fullmatch(r"pl-[0-9a-f]{8,17}", str(prefix_list)):
-            raise ConfigError(f"smddp:s3PrefixListId must be a prefix list id like pl-63a5400a, got {prefix_list!r}")
-        cidr = _text("smddp:vpcCidr", get("vpcCidr", cls.vpc_cidr))
-        match = re.fullmatch(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})/(\d{1,2})", cidr)
-        if not match or any(int(o) > 255 for o in match.groups()[:4]) or not 16 <= int(match.group(5)) <= 24:
-            raise ConfigError(f"smddp:vpcCidr must be an IPv4 CIDR block from /16 to /24, got {cidr!r}")
-
-        cap = get("maxCapacityGiB")
-        max_capacity = None if cap is None else _number("smddp:maxCapacityGiB", cap, minimum=0, exclusive=True)
-        cost = get("monthlyCostWarningUSD")
-        cost_warning = None if cost is None else _number("smddp:monthlyCostWarningUSD", cost, minimum=0, exclusive=True)
-
-        if kms is not None and kms != "create" and str(kms).split(":")[3] != region:
-            raise ConfigError(f"smddp:kmsKey must be a key in smddp:region {region} (KMS keys are regional), got {kms!r}")
-        nat = _bool("smddp:natGateway", get("natGateway", False))
-        max_count = get("maxInstanceCount")
-        max_instances = None if max_count is None else _whole("smddp:maxInstanceCount", max_count, minimum=1)
-        _check_subnets_fit(cidr, instance_count=instance_count, instance_type=instance_type, nat=nat,
-                           endpoints=0 if nat else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if kms else 0),
-                           max_instance_count=max_instances)
-        runtime = get("maxRuntimeSeconds")
-        max_runtime = None if runtime is None else check_max_runtime(_integer(runtime), setting="smddp:maxRuntimeSeconds")
-        plan = get("trainingPlanArn")
-        plan_arn = None if plan is None else check_training_plan_arn(plan, setting="smddp:trainingPlanArn")
-        plan_zone = get("trainingPlanAvailabilityZoneId")
-        if plan_zone is not None:
-            plan_zone = check_az_id(plan_zone, setting="smddp:trainingPlanAvailabilityZoneId")
-            if plan_arn is None:
-                raise ConfigError(f"smddp:trainingPlanAvailabilityZoneId={plan_zone!r} needs smddp:trainingPlanArn too, "
-                                  "got no smddp:trainingPlanArn")
-            problem = plan_zone_problem(az_id, plan_zone, subnet_zone=az or "")
-            if problem is not None and problem.startswith("refused: "):
-                raise ConfigError(f"smddp:trainingPlanAvailabilityZoneId {plan_zone!r}: {problem.removeprefix('refused: ')}")
-        per_unit = get("perUnitStorageThroughput")
-        per_unit_throughput = None if per_unit is None else _whole("smddp:perUnitStorageThroughput", per_unit, minimum=1)
-        if per_unit_throughput is not None and deployment_type is None:
-            raise ConfigError(
-                f"smddp:perUnitStorageThroughput={per_unit_throughput} needs smddp:deploymentType too (the tier is a "
-                "deployment type and its MB/s/TiB), got no smddp:deploymentType"
-            )
-
-        hyperpod = _bool("smddp:hyperpod", get("hyperpod", False))
-        if hyperpod:
-            from smddp_infra.hyperpod.validation import check_instance_type
-
-            check_instance_type("smddp:instanceType (with smddp:hyperpod=true)", instance_type)
-        return cls(
-            region=region,
-            availability_zone=az,
-            availability_zone_id=az_id,
-            instance_type=instance_type,
-            instance_count=instance_count,
-            dataset_gib=dataset_gib,
-            read_mbps_per_gpu=read_mbps,
-            required_throughput_mbps=required,
-            deployment_type=deployment_type,
-            efa_file_system=_bool("smddp:efaFileSystem", get("efaFileSystem", False)),
-            nat_gateway=nat,
-            dataset_bucket=bucket,
-            checkpoint_noncurrent_days=_whole("smddp:checkpointNoncurrentDays", get("checkpointNoncurrentDays", cls.checkpoint_noncurrent_days), minimum=1),
-            kms_key=kms,
-            s3_prefix_list_id=prefix_list,
-            vpc_cidr=cidr,
-            max_capacity_gib=max_capacity,
-            max_instance_count=max_instances,
-            per_unit_storage_throughput=per_unit_throughput,
-            allow_replacement=_bool("smddp:allowReplacement", get("allowReplacement", False)),
-            availability_zone_id_prefix=az_prefix,
-            monthly_cost_warning_usd=cost_warning,
-            **_monitoring_settings(get, region),
-            max_runtime_seconds=max_runtime,
-            hyperpod=hyperpod,
-            training_plan_arn=plan_arn,
-            training_plan_availability_zone_id=plan_zone,
-        )
+            raise ConfigError(f"unknown context key {unknown[0]}; known keys: {', '.join(sorted(KEYS))}")
+        values: dict[str, Any] = {}
+        for key, (field_name, parse) in KEYS.items():
+            if key in ctx:
+                values[field_name] = parse(key, ctx[key], values)
+        if "availability_zone_id" in values:
+            values["availability_zone"] = None
+        else:  # the region's first AZ unless one is named (cdk.json names us-east-1a)
+            values.setdefault("availability_zone", f"{values.get('region', cls.region)}a")
+        settings = cls(**values)
+        for rule in RULES:
+            rule(settings, ctx)
+        return settings
 
     @property
     def requirement_mbps(self) -> float:
@@ -341,72 +99,189 @@ class NetworkSettings:
         return instance.accelerators * self.instance_count * float(self.read_mbps_per_gpu or 0)
 
 
-def fitting_training_subnet_mask(cidr: str, *, vpc_prefix: int, nat: bool, max_instance_count: Optional[int],
-                                 ips_per_instance: int, other_ips: int, cidr_name: str, max_name: str) -> int:
-    """The training subnet's mask, or one line naming the setting the user wrote (a context key
-    for the app, a prop for the construct) when the subnet, plus the NAT's /28, cannot fit."""
-    try:
-        mask = training_subnet_mask(vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
-                                    ips_per_instance=ips_per_instance, other_ips=other_ips)
-    except ConfigError as exc:
-        raise ConfigError(f"{max_name}={max_instance_count} is too large for one training subnet: {exc}") from None
-    needed = 2 ** (32 - mask) + (2 ** (32 - NAT_SUBNET_MASK) if nat else 0)
-    if needed > 2 ** (32 - vpc_prefix):
-        parts = f"a /{mask} training subnet" + (f" and a /{NAT_SUBNET_MASK} NAT subnet" if nat else "")
-        why = f" ({max_name}={max_instance_count})" if max_instance_count is not None else ""
-        raise ConfigError(f"{cidr_name} {cidr} is too small for {parts}{why}; "
-                          f"use a CIDR of /{32 - math.ceil(math.log2(needed))} or larger")
-    return mask
+# --- the rules between keys, one function each ---------------------------------------------------
 
 
-def _check_subnets_fit(cidr: str, *, instance_count: int, instance_type: str, nat: bool, endpoints: int,
-                       max_instance_count: Optional[int] = None) -> None:
-    """The training subnet (and the NAT's /28) must fit the VPC CIDR, and today's cluster must fit
-    the training subnet: say so before jsii does."""
-    ips = EFA_INSTANCE_TYPES[instance_type].private_ips
-    other = endpoints + FILE_SYSTEM_IPS
-    vpc_prefix = int(cidr.rsplit("/", 1)[1])
-    mask = fitting_training_subnet_mask(cidr, vpc_prefix=vpc_prefix, nat=nat, max_instance_count=max_instance_count,
-                                        ips_per_instance=ips, other_ips=other, cidr_name="smddp:vpcCidr",
-                                        max_name="smddp:maxInstanceCount")
-    capacity = subnet_instance_capacity(mask, ips_per_instance=ips, other_ips=other)
-    if instance_count > capacity:
-        sized_by = (f"smddp:maxInstanceCount={max_instance_count}" if max_instance_count is not None
-                    else f"the default, 1/16 of smddp:vpcCidr {cidr}")
+def _zone_in_region(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    if st.availability_zone is not None and not re.fullmatch(re.escape(st.region) + r"[a-z]", st.availability_zone):
         raise ConfigError(
-            f"smddp:instanceCount={instance_count} does not fit the /{mask} training subnet ({sized_by}), which holds "
-            f"{capacity} {instance_type} instances with room for a second job's interfaces; set "
-            f"smddp:maxInstanceCount={instance_count} or more (a new subnet CIDR: it replaces the subnet and the file "
-            "system of a deployed network)"
+            f"smddp:availabilityZone must be an Availability Zone of {st.region} ({st.region}a, {st.region}b, ...), "
+            f"got {st.availability_zone!r}"
+            + (" (cdk.json's default: set smddp:availabilityZone or smddp:availabilityZoneId with smddp:region)"
+               if "smddp:region" in ctx and "smddp:availabilityZone" in ctx else "")
         )
 
 
-def _monitoring_settings(get: Any, region: str) -> dict[str, Any]:
-    """``smddp:monitoring``, ``smddp:checkpointGiB``, ``smddp:trainingJobNamePrefix``, ``smddp:alarmTopicArn``."""
-    checkpoint = get("checkpointGiB")
-    prefix = get("trainingJobNamePrefix")
-    if prefix is not None and not re.fullmatch(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}", str(prefix)):
-        raise ConfigError(f"smddp:trainingJobNamePrefix must be the start of a SageMaker training job name (letters, "
-                          f"digits and hyphens, at most 63), got {prefix!r}")
-    topic = get("alarmTopicArn")
-    if topic is not None and not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}", str(topic)):
-        raise ConfigError(f"smddp:alarmTopicArn must be an SNS topic ARN (arn:aws:sns:{region}:<account>:<name>), got {topic!r}")
-    return {
-        "monitoring": _bool("smddp:monitoring", get("monitoring", True)),
-        "checkpoint_gib": None if checkpoint is None else _number("smddp:checkpointGiB", checkpoint, minimum=0, exclusive=True),
-        "training_job_name_prefix": None if prefix is None else str(prefix),
-        "alarm_topic_arn": None if topic is None else str(topic),
-    }
+def _zone_id_in_region(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    if st.availability_zone_id is not None:
+        check_availability_zone_id("smddp:availabilityZoneId", st.availability_zone_id, st.region,
+                                   prefix=st.availability_zone_id_prefix, prefix_setting="smddp:availabilityZoneIdPrefix")
 
 
-def _camel(name: str) -> str:
-    special = {"dataset_gib": "datasetGiB", "read_mbps_per_gpu": "readMBpsPerGpu", "checkpoint_gib": "checkpointGiB",
-               "required_throughput_mbps": "requiredThroughputMBps",
-               "max_capacity_gib": "maxCapacityGiB", "monthly_cost_warning_usd": "monthlyCostWarningUSD"}
-    if name in special:
-        return special[name]
-    head, *rest = name.split("_")
-    return head + "".join(part.capitalize() for part in rest)
+def _read_rate_given(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    if st.read_mbps_per_gpu is None and st.required_throughput_mbps is None:
+        raise ConfigError("set smddp:readMBpsPerGpu or smddp:requiredThroughputMBps (MB/s the job reads), got neither")
+
+
+def _key_in_region(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    if st.kms_key is not None and st.kms_key != "create" and st.kms_key.split(":")[3] != st.region:
+        raise ConfigError(f"smddp:kmsKey must be a key in smddp:region {st.region} (KMS keys are regional), got {st.kms_key!r}")
+
+
+def _subnets_fit(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    check_subnet_fits(st.vpc_cidr, instance_count=st.instance_count, ips_per_instance=efa_instance(st.instance_type).private_ips,
+                      nat=st.nat_gateway, endpoints=0 if st.nat_gateway else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if st.kms_key else 0),
+                      max_instance_count=st.max_instance_count, names=CONTEXT_NAMES, what=f"{st.instance_type} instances")
+
+
+def _plan_zone(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    zone = st.training_plan_availability_zone_id
+    if zone is None:
+        return
+    if st.training_plan_arn is None:
+        raise ConfigError(f"smddp:trainingPlanAvailabilityZoneId={zone!r} needs smddp:trainingPlanArn too, "
+                          "got no smddp:trainingPlanArn")
+    problem = plan_zone_problem(st.availability_zone_id, zone, subnet_zone=st.availability_zone or "")
+    if problem is not None and problem.startswith("refused: "):
+        raise ConfigError(f"smddp:trainingPlanAvailabilityZoneId {zone!r}: {problem.removeprefix('refused: ')}")
+
+
+def _tier_pinned(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    if st.per_unit_storage_throughput is not None and st.deployment_type is None:
+        raise ConfigError(
+            f"smddp:perUnitStorageThroughput={st.per_unit_storage_throughput} needs smddp:deploymentType too (the tier "
+            "is a deployment type and its MB/s/TiB), got no smddp:deploymentType"
+        )
+
+
+def _hyperpod_type(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    if st.hyperpod:
+        from smddp_infra.hyperpod.validation import check_instance_type
+
+        check_instance_type("smddp:instanceType (with smddp:hyperpod=true)", st.instance_type)
+
+
+#: Every rule between keys, in the order a user fixes them.
+RULES: tuple[Callable[[NetworkSettings, Mapping[str, Any]], None], ...] = (
+    _zone_in_region, _zone_id_in_region, _read_rate_given, _key_in_region, _subnets_fit, _plan_zone, _tier_pinned,
+    _hyperpod_type,
+)
+
+
+# --- parsers: (key, raw value, the fields parsed so far) -> value ----------------------------------
+
+Parser = Callable[[str, Any, Mapping[str, Any]], Any]
+
+
+def _pattern(pattern: str, what: str, *, after: Callable[[Any], Any] = str) -> Parser:
+    def parse(key: str, value: Any, _: Mapping[str, Any]) -> Any:
+        if not re.fullmatch(pattern, str(value)):
+            raise ConfigError(f"{key} must be {what}, got {value!r}")
+        return after(value)
+    return parse
+
+
+def _region(key: str, value: Any, _: Mapping[str, Any]) -> str:
+    region = _text(key, value)
+    if not REGION.match(region):
+        raise ConfigError(f"{key} must be an AWS region name like us-east-1, got {region!r}")
+    return region
+
+
+def _instance_type(key: str, value: Any, _: Mapping[str, Any]) -> str:
+    efa_instance(_text(key, value), setting=key)
+    return str(value)
+
+
+def _deployment_type(key: str, value: Any, _: Mapping[str, Any]) -> str:
+    if value not in DEPLOYMENT_TYPE_CHOICES:
+        raise ConfigError(f"{key} must be one of {', '.join(DEPLOYMENT_TYPE_CHOICES)} (or unset to let the calculator "
+                          f"choose), got {value!r}")
+    return str(value)
+
+
+def _dataset_bucket(key: str, value: Any, _: Mapping[str, Any]) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?", str(value).removeprefix("s3://")):
+        raise ConfigError(f"{key} must be an S3 bucket name or s3://bucket/prefix, got {value!r}")
+    return str(value)
+
+
+def _kms_key(key: str, value: Any, _: Mapping[str, Any]) -> str:
+    if value != "create" and not re.fullmatch(r"arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]{36}", str(value)):
+        raise ConfigError(f"{key} must be 'create' or a KMS key ARN, got {value!r}")
+    return str(value)
+
+
+def _prefix_list(key: str, value: Any, _: Mapping[str, Any]) -> str:
+    if not is_prefix_list_id(str(value)):
+        raise ConfigError(f"{key} must be a prefix list id like pl-63a5400a, got {value!r}")
+    return str(value)
+
+
+def _vpc_cidr(key: str, value: Any, _: Mapping[str, Any]) -> str:
+    cidr = _text(key, value)
+    if vpc_cidr(cidr) is None:
+        raise ConfigError(f"{key} must be an IPv4 CIDR block from /16 to /24, got {cidr!r}")
+    return cidr
+
+
+def _job_name_prefix(key: str, value: Any, _: Mapping[str, Any]) -> str:
+    if not is_sagemaker_name(str(value)):
+        raise ConfigError(f"{key} must be the start of a SageMaker training job name (letters, digits and hyphens, "
+                          f"at most 63), got {value!r}")
+    return str(value)
+
+
+def _topic_arn(key: str, value: Any, parsed: Mapping[str, Any]) -> str:
+    if not re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}", str(value)):
+        region = parsed.get("region", NetworkSettings.region)
+        raise ConfigError(f"{key} must be an SNS topic ARN (arn:aws:sns:{region}:<account>:<name>), got {value!r}")
+    return str(value)
+
+
+def _positive(key: str, value: Any, _: Mapping[str, Any]) -> float:
+    return _number(key, value, minimum=0, exclusive=True)
+
+
+def _at_least(minimum: int) -> Parser:
+    return lambda key, value, _: _whole(key, value, minimum=minimum)
+
+
+#: context key -> (NetworkSettings field, parser). ONE table: the known keys, their fields and
+#: what each accepts; ``app.py`` builds from the result. Region first: later parsers read it.
+KEYS: Mapping[str, tuple[str, Parser]] = {
+    "smddp:region": ("region", _region),
+    "smddp:availabilityZone": ("availability_zone", lambda k, v, _: _text(k, v)),
+    "smddp:availabilityZoneIdPrefix": ("availability_zone_id_prefix", _pattern(
+        r"[a-z]+\d+", "an AZ ID prefix like use1", after=str)),
+    "smddp:availabilityZoneId": ("availability_zone_id", lambda k, v, _: _text(k, v)),
+    "smddp:instanceType": ("instance_type", _instance_type),
+    "smddp:instanceCount": ("instance_count", _at_least(1)),
+    "smddp:datasetGiB": ("dataset_gib", lambda k, v, _: _number(k, v, minimum=0)),
+    "smddp:readMBpsPerGpu": ("read_mbps_per_gpu", _positive),
+    "smddp:requiredThroughputMBps": ("required_throughput_mbps", _positive),
+    "smddp:deploymentType": ("deployment_type", _deployment_type),
+    "smddp:efaFileSystem": ("efa_file_system", lambda k, v, _: _bool(k, v)),
+    "smddp:natGateway": ("nat_gateway", lambda k, v, _: _bool(k, v)),
+    "smddp:datasetBucket": ("dataset_bucket", _dataset_bucket),
+    "smddp:checkpointNoncurrentDays": ("checkpoint_noncurrent_days", _at_least(1)),
+    "smddp:kmsKey": ("kms_key", _kms_key),
+    "smddp:s3PrefixListId": ("s3_prefix_list_id", _prefix_list),
+    "smddp:vpcCidr": ("vpc_cidr", _vpc_cidr),
+    "smddp:maxCapacityGiB": ("max_capacity_gib", _positive),
+    "smddp:maxInstanceCount": ("max_instance_count", _at_least(1)),
+    "smddp:perUnitStorageThroughput": ("per_unit_storage_throughput", _at_least(1)),
+    "smddp:allowReplacement": ("allow_replacement", lambda k, v, _: _bool(k, v)),
+    "smddp:monthlyCostWarningUSD": ("monthly_cost_warning_usd", _positive),
+    "smddp:monitoring": ("monitoring", lambda k, v, _: _bool(k, v)),
+    "smddp:checkpointGiB": ("checkpoint_gib", _positive),
+    "smddp:trainingJobNamePrefix": ("training_job_name_prefix", _job_name_prefix),
+    "smddp:alarmTopicArn": ("alarm_topic_arn", _topic_arn),
+    "smddp:maxRuntimeSeconds": ("max_runtime_seconds", lambda k, v, _: check_max_runtime(_integer(v), setting=k)),
+    "smddp:hyperpod": ("hyperpod", lambda k, v, _: _bool(k, v)),
+    "smddp:trainingPlanArn": ("training_plan_arn", lambda k, v, _: check_training_plan_arn(v, setting=k)),
+    "smddp:trainingPlanAvailabilityZoneId": ("training_plan_availability_zone_id", lambda k, v, _: check_az_id(v, setting=k)),
+}
 
 
 def _text(key: str, value: Any) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from aws_cdk import CfnOutput, Environment, Fn, Stack, aws_kms as kms, aws_s3 as s3, aws_sns as sns, aws_ssm as ssm
 from constructs import Construct
 
-from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+from smddp_infra.constructs.training_network import Existing, TrainingNetwork
 from smddp_infra.contract import (
     DOCUMENT_OUTPUT,
     OUTPUT_CHECKPOINT,
@@ -32,6 +32,7 @@ from smddp_infra.errors import ConfigError, SizingError
 from smddp_infra.settings import NetworkSettings
 from smddp_infra.sizing.lustre_rules import SCRATCH_TYPES
 from smddp_infra.sizing.planner import CUSTOMER_KEY_WHY, LustrePlan, plan_lustre
+from smddp_infra.spec import Jobs, Placement, Security, Storage, Workload
 
 
 def plan_for(settings: NetworkSettings) -> LustrePlan:
@@ -61,7 +62,7 @@ def plan_for(settings: NetworkSettings) -> LustrePlan:
 class TrainingNetworkStack(Stack):
     """One SMDDP training network with its job settings as outputs and an SSM parameter.
 
-    Attributes: ``network`` (:class:`SmddpTrainingNetwork`), ``settings``,
+    Attributes: ``network`` (:class:`TrainingNetwork`), ``settings``,
     ``job_config_parameter``.
     """
 
@@ -85,30 +86,23 @@ class TrainingNetworkStack(Stack):
         if settings.kms_key and settings.kms_key != "create":
             key = kms.Key.from_key_arn(self, "ImportedKey", settings.kms_key)
 
-        self.network = SmddpTrainingNetwork(
+        self.network = TrainingNetwork(
             self,
             "TrainingNetwork",
-            lustre_plan=plan_for(settings),
-            instance_type=settings.instance_type,
-            instance_count=settings.instance_count,
-            max_instance_count=settings.max_instance_count,
-            availability_zone=settings.availability_zone,
-            availability_zone_id=settings.availability_zone_id,
-            efa_file_system=settings.efa_file_system,
-            nat_gateway=settings.nat_gateway,
-            vpc_cidr=settings.vpc_cidr,
-            checkpoint_noncurrent_days=settings.checkpoint_noncurrent_days,
-            dataset_bucket=dataset_bucket,
-            dataset_prefix=dataset_prefix,
-            encryption_key=key,
-            create_encryption_key=settings.kms_key == "create",
-            s3_prefix_list_id=settings.s3_prefix_list_id,
-            max_runtime_seconds=settings.max_runtime_seconds,
-            training_plan_arn=settings.training_plan_arn,
-            training_plan_availability_zone_id=settings.training_plan_availability_zone_id,
+            workload=Workload(instance_type=settings.instance_type, instance_count=settings.instance_count),
+            placement=Placement(availability_zone=settings.availability_zone,
+                                availability_zone_id=settings.availability_zone_id, vpc_cidr=settings.vpc_cidr,
+                                max_instance_count=settings.max_instance_count, nat_gateway=settings.nat_gateway,
+                                s3_prefix_list_id=settings.s3_prefix_list_id),
+            storage=Storage(lustre_plan=plan_for(settings), efa_file_system=settings.efa_file_system,
+                            dataset_prefix=dataset_prefix, checkpoint_noncurrent_days=settings.checkpoint_noncurrent_days),
+            security=Security(create_encryption_key=settings.kms_key == "create"),
             # The default stack's document output keeps its first name (cdk-outputs.json readers).
-            job_config_output_id=DOCUMENT_OUTPUT,
+            jobs=Jobs(max_runtime_seconds=settings.max_runtime_seconds, training_plan_arn=settings.training_plan_arn,
+                      training_plan_availability_zone_id=settings.training_plan_availability_zone_id,
+                      job_config_output_id=DOCUMENT_OUTPUT),
             monitoring=self._monitoring(settings),
+            existing=Existing(dataset_bucket=dataset_bucket, encryption_key=key),
         )
 
         #: The launch guardrail: attach it (by the LaunchPolicyArn output) to whoever starts jobs.

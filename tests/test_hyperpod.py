@@ -385,6 +385,9 @@ def _controller() -> Any:
 
 
 BAD = [
+    # 64 characters that match ClusterName's pattern: its max of 63 is checked too (not a jsii ValidationFailed)
+    ({"instance_groups": [_controller(), _group()], "cluster_name": "a-" * 31 + "bc"},
+     "cluster_name must be 1 to 63 letters, digits and hyphens"),
     ({"instance_groups": [_controller(), _group(instance_type="ml.p5.24xlarge")]},
      "instance_groups[1].instance_type 'ml.p5.24xlarge' is not a HyperPod instance type (botocore"),
     ({"instance_groups": [_group()]},
@@ -459,6 +462,47 @@ def test_parts_for_embedders_build_the_same_cluster_shape(small_network: Any) ->
         job_bucket=small_network.checkpoint_bucket, checkpoint_prefix="checkpoints",
         file_system_dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com", file_system_mount_name="abcdefgh")
     assert cluster.execution_role is not None and not cluster.interface_endpoints
+
+
+def test_parts_map_onto_from_attributes_with_one_deprecation_warning() -> None:
+    """The seven parts props and TrainingNetwork.from_attributes build the same cluster (same template)."""
+    import warnings
+
+    from aws_cdk import App, Environment, Stack, assertions, aws_ec2 as ec2, aws_s3 as s3
+
+    from smddp_infra import HyperPodCluster, TrainingNetwork
+
+    def build(parts: bool) -> dict[str, Any]:
+        stack = Stack(App(context=cdk_context()), "Imported", env=Environment(region="us-east-1"))
+        subnet = ec2.Subnet.from_subnet_attributes(stack, "Subnet", subnet_id="subnet-0aa11bb22cc33dd44",
+                                                   availability_zone="us-east-1a", ipv4_cidr_block="10.0.0.0/22",
+                                                   route_table_id="rtb-0aa11bb22cc33dd44")
+        group = ec2.SecurityGroup.from_security_group_id(stack, "Efa", "sg-0123456789abcdef0")
+        bucket = s3.Bucket.from_bucket_name(stack, "Jobs", "acme-jobs")
+        given = dict(training_subnet=subnet, security_groups=[group], job_bucket=bucket, checkpoint_prefix="checkpoints",
+                     file_system_id="fs-0123456789abcdef0", file_system_dns_name="fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com",
+                     file_system_mount_name="abcdefgh")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if parts:
+                HyperPodCluster(stack, "HyperPod", instance_groups=slurm_groups()[:3], **given)  # type: ignore[arg-type]
+            else:
+                network = TrainingNetwork.from_attributes(stack, "Network", **given)  # type: ignore[arg-type]
+                HyperPodCluster(stack, "HyperPod", instance_groups=slurm_groups()[:3], network=network)
+        deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+        assert len(deprecations) == (1 if parts else 0)
+        return assertions.Template.from_stack(stack).to_json()  # type: ignore[no-any-return]
+
+    assert build(parts=True) == build(parts=False)
+
+
+def test_a_network_that_is_not_an_itrainingnetwork_is_one_line(small_network: Any) -> None:
+    from smddp_infra import HyperPodCluster
+    from smddp_infra.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="network must be an ITrainingNetwork .*got VpcLike"):
+        HyperPodCluster(small_network.node.scope, "NotANetwork", network=type("VpcLike", (), {})(),  # type: ignore[arg-type]
+                        instance_groups=[_controller()])
 
 
 def test_settings_parse_the_hyperpod_key() -> None:

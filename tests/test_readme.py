@@ -15,7 +15,7 @@ def python_blocks(text: str) -> list[str]:
 
 
 def test_readme_embedding_example_runs_as_written() -> None:
-    (example,) = [b for b in python_blocks(README) if "SmddpTrainingNetwork" in b]
+    (example,) = [b for b in python_blocks(README) if "TrainingNetwork(" in b]
     namespace: dict[str, object] = {}
     exec(compile(example, "README.md", "exec"), namespace)  # noqa: S102 - the README is ours
     network = namespace["network"]

@@ -8,7 +8,9 @@ import pytest
 
 from conftest import ROOT, cdk_context
 from smddp_infra.errors import ConfigError
-from smddp_infra.settings import NetworkSettings, az_id_prefix, plan_subnet_mask
+from smddp_infra.spec.subnets import plan_subnet_mask
+from smddp_infra.spec.regions import az_id_prefix
+from smddp_infra.settings import NetworkSettings
 
 
 def parse(**overrides: object) -> NetworkSettings:
@@ -152,7 +154,7 @@ def test_per_unit_throughput_pins_a_tier_only_with_its_deployment_type() -> None
 def test_default_training_subnet_is_a_sixteenth_of_the_vpc_and_holds_406_instances() -> None:
     """Sized from the VPC (or smddp:maxInstanceCount), never from today's count (test_deploy_local proves
     that growing 4 -> 64 instances keeps the subnet's id)."""
-    from smddp_infra.settings import default_subnet_mask, subnet_instance_capacity, training_subnet_mask
+    from smddp_infra.spec.subnets import default_subnet_mask, subnet_instance_capacity, training_subnet_mask
 
     assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=None, ips_per_instance=5, other_ips=14) == 20
     assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=64, ips_per_instance=5, other_ips=14) == 22
@@ -165,7 +167,7 @@ def test_default_training_subnet_is_a_sixteenth_of_the_vpc_and_holds_406_instanc
 
 
 def test_az_id_prefix_table_covers_the_regions_of_the_s3_prefix_list_table() -> None:
-    from smddp_infra.settings import AZ_ID_PREFIXES, S3_PREFIX_LISTS
+    from smddp_infra.spec.regions import AZ_ID_PREFIXES, S3_PREFIX_LISTS
 
     assert set(S3_PREFIX_LISTS) <= set(AZ_ID_PREFIXES)
     assert AZ_ID_PREFIXES["us-gov-west-1"] == "usgw1" and az_id_prefix("xx-nowhere-9") is None
@@ -186,3 +188,11 @@ def test_the_monthly_cost_warning_context_key_is_parsed_and_checked() -> None:
         parse(**{"smddp:monthlyCostWarningUSD": "-1"})
     with pytest.raises(ConfigError, match=r"smddp:availabilityZoneIdPrefix must be an AZ ID prefix like use1"):
         parse(**{"smddp:availabilityZoneIdPrefix": "use-1"})
+
+
+def test_the_key_table_names_every_setting_once() -> None:
+    from smddp_infra.settings import KEYS
+
+    fields = [field for field, _ in KEYS.values()]
+    assert sorted(fields) == sorted(NetworkSettings.__dataclass_fields__) and len(set(fields)) == len(fields)
+    assert all(key.startswith("smddp:") for key in KEYS)

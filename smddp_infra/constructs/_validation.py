@@ -29,14 +29,9 @@ from aws_cdk import Annotations, Aspects, Stack, Token, aws_ec2 as ec2
 from constructs import IConstruct
 
 from smddp_infra.errors import ConfigError, PropTypeError
-from smddp_infra.settings import (
-    AWS_RESERVED_IPS,
-    FILE_SYSTEM_IPS,
-    check_availability_zone,
-    check_availability_zone_id,
-    is_az_id,
-    is_az_name,
-)
+from smddp_infra.spec.subnets import AWS_RESERVED_IPS, FILE_SYSTEM_IPS
+from smddp_infra.spec import regions
+from smddp_infra.spec.regions import check_availability_zone, check_availability_zone_id, is_az_id, is_az_name
 
 #: What each jsii interface is recognised by: jsii's Python interfaces are typing Protocols
 #: that ``isinstance`` cannot check, so a value qualifies by the attribute that defines the
@@ -196,11 +191,8 @@ def instance(prop: str, value: Any, cls: type, how: str) -> None:
 def vpc_cidr(prop: str, value: Any) -> ipaddress.IPv4Network:
     """An IPv4 CIDR block from /16 to /24 (a VPC CIDR that holds the planned training subnet)."""
     text(prop, value, optional=False)
-    try:
-        network = ipaddress.IPv4Network(value, strict=True)
-    except ValueError:
-        network = None
-    if network is None or not 16 <= network.prefixlen <= 24:
+    network = regions.vpc_cidr(value)
+    if network is None:
         raise ConfigError(f"{prop} must be an IPv4 CIDR block from /16 to /24 like 10.0.0.0/16, got {value!r}")
     return network
 
@@ -209,7 +201,7 @@ def prefix_list_id(prop: str, value: Any) -> Optional[str]:
     if value is None:
         return None
     text(prop, value, allow_token=True)
-    if not Token.is_unresolved(value) and not re.fullmatch(r"pl-[0-9a-f]{8,17}", value):
+    if not Token.is_unresolved(value) and not regions.is_prefix_list_id(value):
         raise ConfigError(f"{prop} must be a managed prefix list id like pl-63a5400a, got {value!r}")
     return str(value)
 

@@ -1,4 +1,4 @@
-"""An existing FSx for Lustre file system for :class:`SmddpTrainingNetwork` (``file_system=``).
+"""An existing FSx for Lustre file system for :class:`TrainingNetwork` (``existing=Existing(file_system=...)``).
 
 Teams share one file system across networks: the network then creates none, and the job
 document, the role and the launch policy name the given one. What it needs is what

@@ -2,8 +2,8 @@
 
 The cluster needs what the network already is (REFERENCE, the guide's section on EFA): one
 subnet in one AZ, a group with all-traffic rules to and from itself, FSx for Lustre sized for
-the reads, a checkpoint bucket, a scoped role. So it takes an :class:`SmddpTrainingNetwork` (or
-its parts, for embedders) and adds only the cluster: aws-cdk-lib's L1 ``CfnCluster``
+the reads, a checkpoint bucket, a scoped role. So it takes an ``ITrainingNetwork`` (a
+``TrainingNetwork``, or ``TrainingNetwork.from_attributes(...)``) and adds only the cluster: aws-cdk-lib's L1 ``CfnCluster``
 (``AWS::SageMaker::Cluster``; there is no L2) with the training subnet and the network's groups
 in ``VpcConfig``, the file system mounted natively on every group (``FsxLustreConfig``), node
 recovery on, deep health checks on GPU/Trainium groups, and HyperPod's own Slurm
@@ -18,7 +18,8 @@ every running job; the cluster is RETAINed and ``smddp-infra guard`` refuses suc
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+import warnings
+from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from aws_cdk import Annotations, Names, RemovalPolicy, Stack, Token, aws_cloudwatch as cloudwatch, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
@@ -26,6 +27,8 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.hyperpod_role import HyperPodAutoscalingRole, HyperPodClusterRole
+from smddp_infra.constructs.network_interface import ITrainingNetwork
+from smddp_infra.constructs.training_network import TrainingNetwork
 from smddp_infra.errors import ConfigError
 from smddp_infra.hyperpod import validation as hv
 from smddp_infra.hyperpod.values import (
@@ -36,12 +39,10 @@ from smddp_infra.hyperpod.values import (
     HYPERPOD_INTERFACE_ENDPOINTS,
     InstanceGroup,
 )
-from smddp_infra.settings import FILE_SYSTEM_IPS
+from smddp_infra.spec.subnets import FILE_SYSTEM_IPS
 
 if TYPE_CHECKING:
     from aws_cdk import aws_eks as eks
-
-    from smddp_infra.constructs.training_network import SmddpTrainingNetwork
 
 _MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
 #: Synth-info id when the subnet's size cannot be checked.
@@ -63,7 +64,7 @@ class HyperPodCluster(Construct):
         id: str,
         *,
         instance_groups: Sequence[InstanceGroup],
-        network: "Optional[SmddpTrainingNetwork]" = None,
+        network: Optional[ITrainingNetwork] = None,
         orchestrator: str = "slurm",
         eks_cluster_arn: Optional[str] = None,
         cluster_name: Optional[str] = None,
@@ -92,9 +93,10 @@ class HyperPodCluster(Construct):
         """
         :param instance_groups: the groups (:class:`~smddp_infra.hyperpod.InstanceGroup`). A Slurm
             cluster has exactly one ``Controller`` group; every Slurm group names its node type.
-        :param network: the :class:`SmddpTrainingNetwork` the cluster joins (its training subnet,
-            security groups, file system, job bucket and checkpoint prefix). Default: none, then
-            ``training_subnet``, ``security_groups`` and ``job_bucket`` are required (its parts).
+        :param network: the :class:`~smddp_infra.constructs.network_interface.ITrainingNetwork` the
+            cluster joins (a ``TrainingNetwork``, or ``TrainingNetwork.from_attributes(...)`` for one
+            built elsewhere): its training subnet, security groups, file system, job bucket and
+            checkpoint prefix. Default: none, then the deprecated parts props below are required.
         :param orchestrator: ``slurm`` (HyperPod's Slurm, node types per group) or ``eks``.
             Default: ``slurm``.
         :param eks_cluster_arn: the platform's EKS cluster (required with ``eks``; HyperPod does not
@@ -138,7 +140,8 @@ class HyperPodCluster(Construct):
             network given as parts.
         :param role: escape hatch: an existing role for the instance groups, used as given (nothing
             is attached to it). Default: a new :class:`HyperPodClusterRole`.
-        :param training_subnet: (parts) the subnet, in one AZ. Default: the network's.
+        :param training_subnet: (parts, deprecated: ``network=TrainingNetwork.from_attributes(...)``
+            takes the same seven) the subnet, in one AZ. Default: the network's.
         :param security_groups: (parts) 1 to 5 groups; the first must allow all traffic to and from
             itself (EFA). Default: the network's.
         :param job_bucket: (parts) the bucket of the lifecycle script and checkpoints. Default: the network's.
@@ -205,9 +208,18 @@ class HyperPodCluster(Construct):
             if any(x is not None for x in fs) and not all(x is not None for x in fs):
                 raise ConfigError("file_system_dns_name and file_system_mount_name go together (FsxLustreConfig needs "
                                   f"both), got dns name {file_system_dns_name!r} and mount name {file_system_mount_name!r}")
-        elif not hasattr(network, "training_subnet") or not hasattr(network, "checkpoints"):
-            raise ConfigError(f"network must be an SmddpTrainingNetwork, got {type(network).__name__}")
+        elif not isinstance(network, ITrainingNetwork):
+            raise ConfigError(f"network must be an ITrainingNetwork (a TrainingNetwork, or "
+                              f"TrainingNetwork.from_attributes(...)), got {type(network).__name__}")
         super().__init__(scope, id)
+        if network is None:
+            warnings.warn("HyperPodCluster's network parts props are deprecated: pass network=TrainingNetwork."
+                          f"from_attributes(scope, id, {', '.join(given)})", DeprecationWarning, stacklevel=3)
+            network = TrainingNetwork.from_attributes(
+                self, "Network", training_subnet=cast(ec2.ISubnet, training_subnet), security_groups=groups_given,
+                job_bucket=cast(s3.IBucket, job_bucket), checkpoint_prefix=checkpoint_prefix,
+                file_system_id=file_system_id, file_system_dns_name=file_system_dns_name,
+                file_system_mount_name=file_system_mount_name)
         v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         _refuse_absent_in_partition(self)
         for note in notes:
@@ -218,19 +230,13 @@ class HyperPodCluster(Construct):
             if warning:
                 Annotations.of(self).add_warning_v2(WARN_SPOT_WITH_PLAN, warning)
 
-        if network is not None:
-            training_subnet = network.training_subnet
-            security_groups = list(network.security_groups)
-            job_bucket = network.checkpoint_bucket
-            checkpoint_prefix = network.checkpoints.prefix
-            file_system_id = network.file_system.file_system_id
-            file_system_dns_name = network.file_system.file_system.dns_name
-            file_system_mount_name = network.file_system.mount_name
-            # HyperPod nodes mount the file system themselves and can use an EFA-enabled file
-            # system's EFA path (with the EFA Lustre client): the network's "training jobs only,
-            # over TCP" warning does not apply once a cluster joins (docs/sizing.md, EFA).
-            network.add_efa_client(f"HyperPod cluster {self.node.path}")
-        assert training_subnet is not None and security_groups is not None and job_bucket is not None
+        training_subnet, security_groups = network.training_subnet, list(network.security_groups)
+        job_bucket, checkpoint_prefix = network.job_bucket, network.checkpoint_prefix
+        mount = network.file_system_mount
+        # HyperPod nodes mount the file system themselves and can use an EFA-enabled file
+        # system's EFA path (with the EFA Lustre client): the network's "training jobs only,
+        # over TCP" warning does not apply once a cluster joins (docs/sizing.md, EFA).
+        network.add_efa_client(f"HyperPod cluster {self.node.path}")
         self.orchestrator = orchestrator
         self.instance_groups = groups
         self.mount_path = mount_path
@@ -240,8 +246,7 @@ class HyperPodCluster(Construct):
         self._check_subnet(network, training_subnet, groups, ips_per_node, interface_endpoints)
         if eks_cluster is not None:
             self._check_eks_vpc(eks_cluster, getattr(network, "vpc", None) or _vpc_of(training_subnet))
-        if network is not None:
-            self._add_endpoints(network, interface_endpoints)
+        self._add_endpoints(network, interface_endpoints)
 
         prefix = lifecycle_prefix.strip("/")
         script_bucket = lifecycle_bucket or job_bucket
@@ -260,17 +265,17 @@ class HyperPodCluster(Construct):
                 checkpoint_prefix=checkpoint_prefix,
                 training_subnet=training_subnet,
                 security_groups=security_groups,
-                file_system_id=file_system_id,
-                encryption_keys=[network.encryption_key] if network is not None and network.encryption_key else [],
+                file_system_id=network.file_system_id,
+                encryption_keys=[network.encryption_key] if network.encryption_key else [],
             )
             role = self.execution_role.role
         self.role: iam.IRole = role
 
         storage: list[Any] = []
-        if file_system_dns_name is not None and file_system_mount_name is not None:
+        if mount is not None:
             storage.append(sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
                 fsx_lustre_config=sagemaker.CfnCluster.ClusterFsxLustreConfigProperty(
-                    dns_name=file_system_dns_name, mount_name=file_system_mount_name, mount_path=mount_path)))
+                    dns_name=mount.dns_name, mount_name=mount.mount_name, mount_path=mount_path)))
         life_cycle = (sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
             source_s3_uri=self.lifecycle_s3_uri, on_init_complete=lifecycle_script) if lifecycle_script else None)
         rendered = [self._group(g, role, storage if g.mount_file_system else [], life_cycle, alarm_names) for g in groups]
@@ -370,13 +375,13 @@ class HyperPodCluster(Construct):
         if warning:
             Annotations.of(self).add_warning_v2(WARN_EKS_VPC, warning)
 
-    def _check_subnet(self, network: Any, subnet: ec2.ISubnet, groups: Sequence[InstanceGroup],
+    def _check_subnet(self, network: ITrainingNetwork, subnet: ec2.ISubnet, groups: Sequence[InstanceGroup],
                       ips_per_node: Optional[int], endpoints: Optional[Sequence[str]]) -> None:
         """The nodes' addresses must fit the training subnet beside the file system and endpoints."""
-        created = getattr(network, "network", None) if network is not None else None
-        if created is not None:
-            mask = created.training_subnet_mask
-            other = FILE_SYSTEM_IPS + len(created.interface_endpoints) + len(self._missing_endpoints(network, endpoints))
+        mask = network.training_subnet_mask
+        if mask is not None:
+            other = (FILE_SYSTEM_IPS + len(network.endpoint_services() or ())
+                     + len(self._missing_endpoints(network, endpoints)))
             hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=mask,
                                  other_ips=other, subnet=f"the training subnet of {network.node.path}")
             return
@@ -390,18 +395,18 @@ class HyperPodCluster(Construct):
                              other_ips=FILE_SYSTEM_IPS, subnet=f"training_subnet {subnet.node.path} ({cidr})")
 
     @staticmethod
-    def _missing_endpoints(network: Any, endpoints: Optional[Sequence[str]]) -> list[str]:
-        created = getattr(network, "network", None)
-        if created is None or created.endpoint_security_group is None:
+    def _missing_endpoints(network: ITrainingNetwork, endpoints: Optional[Sequence[str]]) -> list[str]:
+        placed = network.endpoint_services()
+        if placed is None:
             return []  # a NAT gateway (AWS APIs through it) or a VPC the platform owns
         wanted = HYPERPOD_INTERFACE_ENDPOINTS if endpoints is None else tuple(endpoints)
-        return [s for s in wanted if s not in created.interface_endpoints]
+        return [s for s in wanted if s not in placed]
 
-    def _add_endpoints(self, network: Any, endpoints: Optional[Sequence[str]]) -> None:
+    def _add_endpoints(self, network: ITrainingNetwork, endpoints: Optional[Sequence[str]]) -> None:
         """The endpoints HyperPod nodes use without a NAT gateway that the network lacks, placed as
         the network places its own: the training subnet, private DNS, HTTPS from that subnet."""
         for service in self._missing_endpoints(network, endpoints):
-            self.interface_endpoints[service] = network.network.add_interface_endpoint(service)
+            self.interface_endpoints[service] = network.add_interface_endpoint(service)
 
 
 #: Synth-warning id of a lifecycle bucket not named ``sagemaker-*`` (or not known at synth).

@@ -9,7 +9,7 @@ code and output prefixes, the training log group). The statements come from the 
 ``cdk-outputs.json``: one place for them.
 
 The policy is attached to nothing by default (a network stack does not know who launches);
-attach it with :meth:`grant` / ``SmddpTrainingNetwork.grant_launch(principal)``, or by its ARN.
+attach it with :meth:`grant` / ``TrainingNetwork.grant_launch(principal)``, or by its ARN.
 """
 
 from __future__ import annotations

@@ -37,13 +37,12 @@ from smddp_infra.constructs import _validation as v
 from smddp_infra.contract import FSX_DIMENSION, FSX_NAMESPACE, MonitoringSettings, SizingRecord
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.observe import metrics as m
+from smddp_infra.spec.names import is_sagemaker_name
 
 #: SageMaker training job metrics (SageMaker "Monitor with CloudWatch": namespace, GPUUtilization,
 #: dimension Host = "<job name>/algo-<n>").
 TRAINING_JOBS_NAMESPACE = "/aws/sagemaker/TrainingJobs"
 GPU_METRIC = "GPUUtilization"
-#: SageMaker's TrainingJobName pattern.
-_JOB_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 _METRIC_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,255}$")
 
 
@@ -121,7 +120,7 @@ def validate_options(o: MonitoringOptions, *, capacity_gib: int, prop: str = "mo
         raise PropTypeError(f"{prop}.alarm_topic must be an aws_sns.ITopic, e.g. sns.Topic.from_topic_arn(...), "
                             f"got {type(topic).__name__} {topic!r}")
     prefix = o.training_job_name_prefix
-    if prefix is not None and (not isinstance(prefix, str) or not _JOB_NAME.match(prefix)):
+    if prefix is not None and not is_sagemaker_name(prefix):
         raise ConfigError(f"{prop}.training_job_name_prefix must be the start of a SageMaker training job name "
                           f"(letters, digits and hyphens, at most 63), got {prefix!r}")
     v.text(f"{prop}.dashboard_name", o.dashboard_name)

@@ -1,9 +1,14 @@
-"""SmddpTrainingNetwork: the L3 that composes the training network.
+"""TrainingNetwork: the L3 that composes the training network, and the interface others attach to.
 
 VPC (one training subnet, endpoints, flow logs) + EFA security group (self ingress AND self
 egress) + FSx for Lustre sized by the calculator + checkpoint bucket + execution role, and
-the training-job settings a job needs. Every part has an escape hatch: pass your own VPC and
-subnet, security group, checkpoint bucket, KMS key or role and it is used instead.
+the training-job settings a job needs. It takes the grouped values of :mod:`smddp_infra.spec`
+(checked there, one validator per rule, before jsii starts) and one group of escape hatches,
+:class:`Existing`: pass your own VPC and subnet, security group, bucket, key, role or file system
+and it is used instead.
+
+Consumers (HyperPodCluster, the launch policy, job settings) take an :class:`ITrainingNetwork`:
+this network, or one built elsewhere (:meth:`TrainingNetwork.from_attributes`).
 
 Construct IDs below ("Network", "Efa", "Lustre", "Checkpoints", "ExecutionRole", ...) are part
 of the public contract: they feed logical IDs, and changing one replaces a stateful resource.
@@ -11,6 +16,8 @@ of the public contract: they feed logical IDs, and changing one replaces a state
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from aws_cdk import Annotations, CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
@@ -27,280 +34,204 @@ from smddp_infra.constructs.existing_filesystem import AttachedFileSystem, Exist
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.monitoring import monitoring_options
 from smddp_infra.constructs.network import TrainingVpc
+from smddp_infra.constructs.network_interface import FileSystemMount, ImportedTrainingNetwork, ITrainingNetwork, network_from_parameter
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
-from smddp_infra.errors import ConfigError
-from smddp_infra.settings import DEFAULT_INTERFACE_ENDPOINTS, S3_PREFIX_LISTS
+from smddp_infra.errors import ConfigError, PropTypeError
+from smddp_infra.sizing.catalog import InstanceType
 from smddp_infra.sizing.planner import LustrePlan
 from smddp_infra.sizing.tiering import TieringPlan
+from smddp_infra.spec.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload, size_file_system, validate
+from smddp_infra.spec.regions import S3_PREFIX_LISTS
+from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS
 
 if TYPE_CHECKING:
-    from smddp_infra.constructs.monitoring import MonitoringOptions
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
+    from smddp_infra.constructs.monitoring import MonitoringOptions
 
-class SmddpTrainingNetwork(Construct):
+
+@dataclass(frozen=True)
+class Existing:
+    """Escape hatches: resources the platform already owns, used instead of created ones.
+
+    CDK objects, so this group lives on the construct side (the pure spec only learns which are
+    given). Each is checked against the app in ``TrainingNetwork``'s validate step.
+    """
+
+    #: An existing VPC in the stack's region (then ``training_subnet`` is required).
+    vpc: Optional[ec2.IVpc] = None
+    #: One of ``vpc``'s private subnets, imported with its AZ.
+    training_subnet: Optional[ec2.ISubnet] = None
+    #: A group to use as the EFA group (it must take rules: ``mutable=False`` is refused).
+    security_group: Optional[ec2.ISecurityGroup] = None
+    #: More groups jobs carry, left as given (groups are a union per interface). At most 4.
+    additional_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    #: With an existing VPC: its interface endpoints' groups (HTTPS egress to each).
+    endpoint_security_groups: Sequence[ec2.ISecurityGroup] = ()
+    #: The checkpoint bucket (default: a new, secure bucket).
+    checkpoint_bucket: Optional[s3.IBucket] = None
+    #: The dataset bucket, linked into FSx and readable by the role.
+    dataset_bucket: Optional[s3.IBucket] = None
+    #: A KMS key for the bucket and file system (its ARN is written).
+    encryption_key: Optional[kms.IKey] = None
+    #: An execution role; the policy is attached to it (left alone when imported immutable).
+    role: Optional[iam.IRole] = None
+    #: An existing FSx for Lustre file system instead of a created one.
+    file_system: Optional[ExistingFileSystem] = None
+
+    def given(self) -> frozenset[str]:
+        return frozenset(f.name for f in fields(self) if getattr(self, f.name) not in (None, ()))
+
+
+def _group(name: str, value: Any, cls: type) -> Any:
+    """A group prop: None (the defaults) or an instance of its dataclass."""
+    if value is None:
+        return cls()
+    if not isinstance(value, cls):
+        raise PropTypeError(f"{name} must be a {cls.__name__}(...), got {type(value).__name__}")
+    return value
+
+
+def _flat(*groups: Any) -> dict[str, Any]:
+    """The groups' fields by name, shallow (CDK objects are not copied)."""
+    return {f.name: getattr(g, f.name) for g in groups for f in fields(g)}
+
+
+class TrainingNetwork(Construct, ITrainingNetwork):
     """A complete network for SageMaker SMDDP training jobs.
 
     Attributes: ``vpc``, ``training_subnet``, ``efa_security_group`` (ISecurityGroup),
     ``security_groups`` (all groups a job uses), ``file_system`` (:class:`LustreFileSystem`),
     ``checkpoint_bucket`` (IBucket), ``checkpoints`` (:class:`CheckpointBucket`), ``role``
-    (IRole), ``lustre_plan``, ``encryption_key``, ``availability_zone``; :meth:`job_settings`.
+    (IRole), ``lustre_plan``, ``encryption_key``, ``availability_zone``, ``spec``; :meth:`job_settings`.
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        instance_type: str = "ml.p4d.24xlarge",
-        instance_count: int = 4,
-        max_instance_count: Optional[int] = None,
-        availability_zone: Optional[str] = None,
-        availability_zone_id: Optional[str] = None,
-        lustre_plan: "Optional[LustrePlan | TieringPlan]" = None,
-        read_mbps_per_gpu: Optional[float] = None,
-        required_throughput_mbps: Optional[float] = None,
-        dataset_gib: float = 0,
-        deployment_types: Optional[Sequence[str]] = None,
-        max_capacity_gib: Optional[float] = None,
-        efa_file_system: bool = False,
-        nat_gateway: bool = False,
-        vpc_cidr: str = "10.0.0.0/16",
-        vpc: Optional[ec2.IVpc] = None,
-        training_subnet: Optional[ec2.ISubnet] = None,
-        security_group: Optional[ec2.ISecurityGroup] = None,
-        additional_security_groups: Sequence[ec2.ISecurityGroup] = (),
-        checkpoint_bucket: Optional[s3.IBucket] = None,
-        checkpoint_noncurrent_days: int = 30,
-        dataset_bucket: Optional[s3.IBucket] = None,
-        dataset_prefix: str = "",
-        encryption_key: Optional[kms.IKey] = None,
-        create_encryption_key: bool = False,
-        role: Optional[iam.IRole] = None,
-        s3_prefix_list_id: Optional[str] = None,
-        endpoint_security_groups: Sequence[ec2.ISecurityGroup] = (),
-        allow_https_egress: Optional[bool] = None,
-        ips_per_instance: Optional[int] = None,
-        restrict_default_security_group: bool = False,
-        file_system_access_mode: str = "ro",
-        encrypt_inter_container_traffic: bool = True,
-        publish_job_config: bool = True,
-        job_config_output_id: Optional[str] = None,
-        monthly_cost_warning_usd: Optional[float] = None,
-        availability_zone_id_prefix: Optional[str] = None,
-        monitoring: "bool | MonitoringOptions" = True,
-        max_runtime_seconds: Optional[int] = None,
-        image_account: Optional[str] = None,
-        ecr_repository_arns: Optional[Sequence[str]] = None,
-        file_system: Optional["ExistingFileSystem"] = None,
-        training_plan_arn: Optional[str] = None,
-        training_plan_availability_zone_id: Optional[str] = None,
-    ) -> None:
+    def __init__(self, scope: Construct, id: str, *, workload: Optional[Workload] = None,
+                 placement: Optional[Placement] = None, storage: Optional[Storage] = None,
+                 security: Optional[Security] = None, jobs: Optional[Jobs] = None,
+                 monitoring: "bool | MonitoringOptions" = True, existing: Optional[Existing] = None) -> None:
         """
-        :param instance_type: SageMaker EFA training instance type. Default: ml.p4d.24xlarge.
-        :param instance_count: instances per job; sizes the file system (not the subnet). Default: 4.
-        :param max_instance_count: the largest cluster a created training subnet is sized for.
-            Default: none, 1/16 of ``vpc_cidr`` (a /20 of the default /16, 406 instances at 5 IPs),
-            so growing ``instance_count`` never changes a CIDR (a new CIDR replaces the subnet and
-            the file system). See :class:`TrainingVpc`.
-        :param availability_zone: AZ name of the training subnet (``us-east-1a``). One of this or
-            ``availability_zone_id`` is required when the network creates the VPC.
-        :param availability_zone_id: AZ ID instead (``use1-az4``, as capacity reservations name it).
-            Default: none (``availability_zone`` is used).
-        :param lustre_plan: the file system's sizing (a :class:`TieringPlan` builds an
-            Intelligent-Tiering file system). Default: :func:`plan_lustre` over the
-            workload (``read_mbps_per_gpu`` or ``required_throughput_mbps``, ``dataset_gib``).
-        :param read_mbps_per_gpu: MB/s each accelerator reads. One of this,
-            ``required_throughput_mbps`` or ``lustre_plan`` is required.
-        :param required_throughput_mbps: the cluster's total read MB/s instead. Default: derived from
-            ``read_mbps_per_gpu`` x the cluster's accelerators.
-        :param dataset_gib: data the file system must hold. Default: 0 (smallest size).
-        :param deployment_types: restrict the calculator's choice. Default: the calculator's default.
-        :param max_capacity_gib: the largest file system the calculator may choose (a spend
-            cap). Default: no cap.
-        :param efa_file_system: an EFA-enabled PERSISTENT_2 file system. Default: False.
-        :param nat_gateway: public subnet + NAT gateway instead of interface endpoints. Default: False.
-        :param vpc_cidr: CIDR of a created VPC. Default: 10.0.0.0/16.
-        :param vpc: escape hatch: an existing VPC in the stack's region (then ``training_subnet`` is
-            required). Default: a new :class:`TrainingVpc`.
-        :param training_subnet: the existing private subnet, in one AZ, for jobs and FSx: one of
-            ``vpc``'s subnets, imported with its AZ (``Subnet.from_subnet_attributes(...,
-            availability_zone=...)``); ``availability_zone``, if given, must be its AZ. Default: the
-            new VPC's training subnet (required when ``vpc`` is given).
-        :param security_group: escape hatch: an existing group to use as the EFA group (the
-            self rules and HTTPS egress are added to it, so it must take rules: a group imported
-            with ``mutable=False`` is refused). Default: a new group.
-        :param additional_security_groups: more groups the job carries (e.g. the platform's own),
-            left exactly as given: security groups are evaluated as a union per interface, so
-            the EFA group's self rules admit the EFA traffic. At most 4. Default: none.
-        :param checkpoint_bucket: escape hatch: an existing bucket. Default: a new, secure bucket.
-        :param checkpoint_noncurrent_days: days old checkpoint versions are kept. Default: 30.
-        :param dataset_bucket: dataset bucket, linked into FSx and readable by the role. Default: none.
-        :param dataset_prefix: key prefix of the dataset. Default: the bucket root.
-        :param encryption_key: an existing KMS key for the bucket and file system (written as its
-            ARN; a key of another account is a synth warning naming the grants its key policy
-            must hold). FSx for Lustre uses a customer key on PERSISTENT types only, so with a
-            key the calculator chooses among those. Default: none (S3-managed and FSx service keys).
-        :param create_encryption_key: create a KMS key (rotation on) when none is passed; the file
-            system is then PERSISTENT too. Default: False.
-        :param role: escape hatch: an existing execution role; the policy is attached to it. A role
-            imported with ``mutable=False`` (or of another account) is left alone, and a synth
-            warning lists the statements it must hold (docs/embedding.md). Default: a new role.
-        :param s3_prefix_list_id: the region's S3 prefix list for HTTPS egress to the gateway
-            endpoint. Default: from a built-in table of regions (UNCONFIRMED outside it).
-        :param endpoint_security_groups: with an existing VPC: the groups of its interface
-            endpoints (sts, logs, sagemaker.api, ecr); the EFA group gets HTTPS egress to each.
-            Default: none (the network's own endpoint group when it creates the VPC).
-        :param allow_https_egress: HTTPS egress from the EFA group to 0.0.0.0/0 (AWS APIs through
-            a NAT gateway or proxy). Default: the value of ``nat_gateway``; with an existing VPC,
-            one of this or ``endpoint_security_groups`` is required (a deliberate choice, never
-            a silent 0.0.0.0/0).
-        :param ips_per_instance: private IPs to plan per training instance in a created subnet.
-            Default: the instance catalog's value (5, SageMaker's documented minimum for EFA
-            instances; UNCONFIRMED for types with many EFA interfaces).
-        :param restrict_default_security_group: strip the created VPC's default group of its
-            rules (CDK's custom-resource Lambda). Default: False.
-        :param file_system_access_mode: ``ro`` or ``rw`` for the job's FSx channel. Default: ``ro``.
-        :param encrypt_inter_container_traffic: EnableInterContainerTrafficEncryption for jobs on
-            this network (IPsec between the instances' IP traffic; costs time on IP-heavy jobs;
-            see docs/job-config.md). Default: True.
-        :param publish_job_config: emit the job document as a stack output, which
-            ``smddp-infra job-config --outputs cdk-outputs.json`` reads. Default: True.
-        :param job_config_output_id: the output's id. Default: the construct's path in the stack,
-            letters and digits, + ``TrainingJobConfig`` (unique per network in a stack).
-        :param monthly_cost_warning_usd: a file system costing more per month is a synth warning
-            (a warning, not a cap: ``max_capacity_gib`` refuses). Default: the
-            ``smddp:monthlyCostWarningUSD`` context value, else 20,000.
-        :param availability_zone_id_prefix: the stack region's AZ ID prefix (``use1``) that
-            ``availability_zone_id`` is checked against. Default: the ``smddp:availabilityZoneIdPrefix``
-            context value, else the built-in table (UNCONFIRMED; regions outside it are not checked).
-        :param monitoring: the file system's throughput and capacity alarms, dashboard and
-            encrypted SNS topic (docs/observe.md); ``MonitoringOptions(checkpoint_gib=...,
-            alarm_topic=..., training_job_name_prefix=...)`` to tune them, False for none. Default: True.
-        :param max_runtime_seconds: StoppingCondition.MaxRuntimeInSeconds for jobs on this network,
-            written into the job document; job-config emits it in every format (SDK v3 would
-            otherwise stop a job after one hour). 1 to 2,419,200 (28 days, the API's limit).
-            Default: none, job-config's 86,400 (24 h, the API's and SDK v2's default).
-        :param image_account: the ECR registry account of the job's images (the role may pull
-            from any of its repositories). Default: the AWS Deep Learning Containers account of
-            the stack's region (:data:`smddp_infra.partitions.DLC_ACCOUNTS`, from the SageMaker
-            SDK's image table; a region outside it is a synth error naming this prop).
-        :param ecr_repository_arns: the exact ECR repositories jobs may pull from, instead of
-            every repository of ``image_account``. Default: none.
-        :param file_system: escape hatch: an existing FSx for Lustre file system
-            (:class:`ExistingFileSystem`: id, DNS name, mount name, its security group, its AZ, and
-            its type, capacity and baseline when known). No file system is created; jobs carry its
-            group (left unchanged) and mount it; its AZ must be the training subnet's; alarms only
-            when its baseline is stated. The workload props are then optional. Default: a new file
-            system sized by the calculator.
-        :param training_plan_arn: a SageMaker training plan (targeting training jobs) whose reserved
-            capacity jobs on this network run on: written into the job document (job-config emits
-            ResourceConfig.TrainingPlanArn in every format) and the only plan :meth:`launch_policy`
-            allows. Checked against botocore's pattern. Default: none (on-demand capacity).
-        :param training_plan_availability_zone_id: the AZ ID of the plan's reserved capacity
-            (DescribeTrainingPlan -> ReservedCapacitySummaries[].AvailabilityZoneId). With the
-            network placed by ``availability_zone_id``, another AZ is refused at synth; placed by
-            AZ name (which maps to different IDs per account) it is "not evaluated" (a synth info).
-            Default: none.
+        :param workload: what the jobs read (:class:`~smddp_infra.spec.Workload`). Default: 4 x
+            ml.p4d.24xlarge, and a read rate or a plan is required unless ``existing.file_system``.
+        :param placement: the training subnet and how jobs reach AWS APIs
+            (:class:`~smddp_infra.spec.Placement`; ``availability_zone`` or ``availability_zone_id``
+            is required when the network creates the VPC). Default: ``Placement()``.
+        :param storage: the file system and checkpoints (:class:`~smddp_infra.spec.Storage`).
+            Default: ``Storage()``, a file system sized by the calculator.
+        :param security: keys and images (:class:`~smddp_infra.spec.Security`). Default:
+            ``Security()``, service-managed keys and the region's DLC image account.
+        :param jobs: what the job document tells every job (:class:`~smddp_infra.spec.Jobs`).
+            Default: ``Jobs()``, encrypted inter-container traffic, the document published.
+        :param monitoring: the file system's alarms, dashboard and topic; ``MonitoringOptions``
+            to tune them, False for none. Default: True.
+        :param existing: escape hatches (:class:`Existing`). Default: everything is created.
         """
-        props = {k: v for k, v in locals().items() if k not in ("self", "scope", "id", "__class__")}
-        existing = check_existing(file_system)
-        _refuse_with_existing_file_system(props)
-        instance = _validation_l3.check_values(props)  # plain values, before any jsii call
+        groups = tuple(_group(name, value, cls) for name, value, cls in (
+            ("workload", workload, Workload), ("placement", placement, Placement), ("storage", storage, Storage),
+            ("security", security, Security), ("jobs", jobs, Jobs), ("existing", existing, Existing)))
+        workload, placement, storage, security, jobs, existing = groups
+        props = {**_flat(*groups), "monitoring": monitoring}
+        check_existing(existing.file_system)
+        instance = _validation_l3.check_values(props)  # types, before any jsii call
+        spec = NetworkSpec(workload, placement, storage, security, jobs, given=existing.given(),
+                           additional_groups=len(existing.additional_security_groups))
+        validate(spec)  # one validator per rule (smddp_infra.spec.network)
         monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
-        self.max_runtime_seconds = _max_runtime_prop(max_runtime_seconds)
+        self.spec, self.existing = spec, existing
+        self.max_runtime_seconds = _max_runtime_prop(spec.jobs.max_runtime_seconds)
         self.training_plan_arn, self.training_plan_availability_zone_id, plan_zone_note = _training_plan_props(
-            training_plan_arn, training_plan_availability_zone_id, availability_zone_id=availability_zone_id,
-            availability_zone=availability_zone, creates_vpc=vpc is None)
+            spec.jobs, spec.placement, creates_vpc=spec.creates_vpc)
         #: The training subnet's AZ ID when the network placed it by AZ ID (None otherwise).
-        self.availability_zone_id = availability_zone_id if vpc is None else None
+        self.availability_zone_id = spec.placement.availability_zone_id if spec.creates_vpc else None
         super().__init__(scope, id)
+        self.validate_in_app(props, plan_zone_note)
+        self.instance_type, self.instance_count = spec.workload.instance_type, spec.workload.instance_count
+        self.file_system_access_mode = spec.storage.file_system_access_mode
+        self.encrypt_inter_container_traffic = spec.jobs.encrypt_inter_container_traffic
+        #: The file system's sizing (None with ``existing.file_system``: the network did not size it).
+        self.lustre_plan: "Optional[LustrePlan | TieringPlan]" = self._plan(instance)
+        self.encryption_key: Optional[kms.IKey] = existing.encryption_key or (kms.Key(
+            self, "Key", description="SMDDP training network: checkpoints and file system",
+            enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN) if spec.security.create_encryption_key else None)
+        # the logs bucket: access logs of a created checkpoint bucket, flow logs of a created VPC
+        log_bucket = secure_log_bucket(self, "Logs") if existing.checkpoint_bucket is None or existing.vpc is None else None
+        if log_bucket is not None and existing.checkpoint_bucket is not None:
+            acknowledge(log_bucket, "flow-log-bucket-access-logs")  # flow logs only: nothing logs into it
+        endpoint_groups = self._build_vpc(instance, log_bucket)
+        self._build_security_groups(endpoint_groups)
+        self._build_file_system(monitoring)
+        self._build_checkpoints_and_role(log_bucket)
+        # A removal-policy aspect that turns these to Delete is a synth warning (constructs/_retention.py).
+        watch_retention(self)
+        self.job_config_output: Optional[CfnOutput] = None
+        self.exported_job_config: Optional[CfnOutput] = None
+        if spec.jobs.publish_job_config:
+            self.job_config_output = self._publish_job_config(spec.jobs.job_config_output_id)
+            if Stack.of(self).nested_stack_parent is not None:
+                warn_unless_exported(self)
+
+    def validate_in_app(self, props: dict[str, Any], plan_zone_note: Optional[str]) -> None:
+        """The checks that need the construct tree (the stack's region and partition, tokens, an
+        imported subnet's AZ, a group's mutability), in the manner of aws-cdk-lib's
+        ``validateProps()``: all before any resource is created
+        (:mod:`smddp_infra.constructs._training_network_validation`)."""
         if plan_zone_note is not None:
             Annotations.of(self).add_info(f"training_plan_availability_zone_id {plan_zone_note}")
-        self._validate_props(props)
-        stack = Stack.of(self)
-        self.instance_type = instance_type
-        self.instance_count = instance_count
-        self.file_system_access_mode = file_system_access_mode
-        if not isinstance(encrypt_inter_container_traffic, bool):
-            raise ConfigError(f"encrypt_inter_container_traffic must be True or False, got {encrypt_inter_container_traffic!r}")
-        self.encrypt_inter_container_traffic = encrypt_inter_container_traffic
+        _validation_l3.check_against_app(self, props)
 
-        if lustre_plan is None and existing is None:
-            lustre_plan = _validation_l3.plan_from_props(_partition_sizing_props(self, props), instance)
-        if lustre_plan is not None:
-            _refuse_absent_deployment_type(self, lustre_plan, props)
-        #: The file system's sizing (None with ``file_system=``: the network did not size it).
-        self.lustre_plan: "Optional[LustrePlan | TieringPlan]" = lustre_plan
+    def _plan(self, instance: InstanceType) -> "Optional[LustrePlan | TieringPlan]":
+        """The given plan, or the ONE sizing call over the workload (None with an existing file system)."""
+        plan = self.spec.storage.lustre_plan
+        if plan is None and self.existing.file_system is None:
+            plan = size_file_system(_partition_spec(self, self.spec), instance)
+        if plan is not None:
+            _refuse_absent_deployment_type(self, plan, self.spec)
+        return plan
 
-        # --- encryption -------------------------------------------------------------------
-        if encryption_key is None and create_encryption_key:
-            encryption_key = kms.Key(
-                self,
-                "Key",
-                description="SMDDP training network: checkpoints and file system",
-                enable_key_rotation=True,
-                removal_policy=RemovalPolicy.RETAIN,
-            )
-        self.encryption_key = encryption_key
-
-        # --- logs bucket (access logs + flow logs) and checkpoints --------------------------
-        log_bucket = secure_log_bucket(self, "Logs") if checkpoint_bucket is None or vpc is None else None
-        if log_bucket is not None and checkpoint_bucket is not None:
-            acknowledge(log_bucket, "flow-log-bucket-access-logs")  # flow logs only: nothing logs into it
-
-        # --- network ------------------------------------------------------------------------
+    def _build_vpc(self, instance: InstanceType, log_bucket: Optional[s3.IBucket]) -> list[ec2.ISecurityGroup]:
+        """The created VPC and training subnet, or the given ones; returns the endpoints' groups."""
+        p, e = self.spec.placement, self.existing
         self.network: Optional[TrainingVpc] = None
-        endpoint_groups: list[ec2.ISecurityGroup] = []
-        if vpc is None:
-            if training_subnet is not None:
-                raise ConfigError("training_subnet was given without vpc: pass both, or neither to create them")
-            if availability_zone is None and availability_zone_id is None:
-                raise ConfigError("SmddpTrainingNetwork needs availability_zone or availability_zone_id to place the training subnet")
-            endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS + (("kms",) if encryption_key else ())
+        groups: list[ec2.ISecurityGroup] = []
+        if e.vpc is None:
             self.network = TrainingVpc(
                 self,
                 "Network",
-                availability_zone=availability_zone,
-                availability_zone_id=availability_zone_id,
-                max_instance_count=max_instance_count,
-                ips_per_instance=instance.private_ips if ips_per_instance is None else ips_per_instance,
-                restrict_default_security_group=restrict_default_security_group,
-                availability_zone_id_prefix=_validation_l3.az_id_prefix_for(self, availability_zone_id_prefix),
-                cidr=vpc_cidr,
-                nat_gateway=nat_gateway,
-                interface_endpoints=endpoints,
+                availability_zone=p.availability_zone,
+                availability_zone_id=p.availability_zone_id,
+                max_instance_count=p.max_instance_count,
+                ips_per_instance=instance.private_ips if p.ips_per_instance is None else p.ips_per_instance,
+                restrict_default_security_group=p.restrict_default_security_group,
+                availability_zone_id_prefix=_validation_l3.az_id_prefix_for(self, p.availability_zone_id_prefix),
+                cidr=p.vpc_cidr,
+                nat_gateway=p.nat_gateway,
+                interface_endpoints=() if p.nat_gateway else DEFAULT_INTERFACE_ENDPOINTS + (
+                    ("kms",) if self.encryption_key else ()),
                 flow_log_bucket=log_bucket,
             )
-            if instance_count > self.network.instance_capacity:
-                raise ConfigError(
-                    f"instance_count={instance_count} does not fit the /{self.network.training_subnet_mask} training "
-                    f"subnet, which holds {self.network.instance_capacity} instances; set max_instance_count="
-                    f"{instance_count} or more (a new CIDR: it replaces the subnet and the file system of a deployed network)"
-                )
-            vpc = self.network.vpc
-            training_subnet = self.network.training_subnet
+            self.vpc: ec2.IVpc = self.network.vpc
+            self.training_subnet: ec2.ISubnet = self.network.training_subnet
             self.availability_zone = self.network.availability_zone
             if self.network.endpoint_security_group is not None:
-                endpoint_groups.append(self.network.endpoint_security_group)
-        else:
-            if training_subnet is None:
-                raise ConfigError("vpc was given without training_subnet: pass the private subnet (one AZ) for jobs and FSx")
-            # validated in _validate_props: the subnet has an AZ and availability_zone (if given) is it
-            self.availability_zone = training_subnet.availability_zone
-        endpoint_groups.extend(endpoint_security_groups)
+                groups.append(self.network.endpoint_security_group)
+        else:  # checked in validate_in_app: the subnet has an AZ and availability_zone (if given) is it
+            self.vpc, self.training_subnet = e.vpc, cast(ec2.ISubnet, e.training_subnet)
+            self.availability_zone = self.training_subnet.availability_zone
+        return groups + list(e.endpoint_security_groups)
+
+    def _build_security_groups(self, endpoint_groups: list[ec2.ISecurityGroup]) -> None:
+        """The EFA group (self rules, HTTPS to the endpoints / S3 / anywhere) and the job's groups."""
+        p, stack = self.spec.placement, Stack.of(self)
+        allow_https_egress = p.allow_https_egress
         if allow_https_egress is None:
-            if self.network is None and not endpoint_security_groups:
+            if self.network is None and not self.existing.endpoint_security_groups:
                 raise ConfigError(
                     "with an existing vpc, say how jobs reach AWS APIs (sts, logs, sagemaker.api, ecr): pass "
                     "endpoint_security_groups=[<your interface endpoints' groups>] for HTTPS egress to them, or "
                     "allow_https_egress=True for HTTPS to 0.0.0.0/0 through your NAT or proxy; got neither"
                 )
-            allow_https_egress = nat_gateway
-        self.vpc: ec2.IVpc = vpc
-        self.training_subnet: ec2.ISubnet = training_subnet
-
-        # --- EFA group --------------------------------------------------------------------
+            allow_https_egress = p.nat_gateway
+        s3_prefix_list_id = p.s3_prefix_list_id
         if s3_prefix_list_id is None and not Token.is_unresolved(stack.region):
             s3_prefix_list_id = S3_PREFIX_LISTS.get(stack.region)
         if s3_prefix_list_id is None and not allow_https_egress and Token.is_unresolved(stack.region):
@@ -318,8 +249,8 @@ class SmddpTrainingNetwork(Construct):
         self.efa = EfaSecurityGroup(
             self,
             "Efa",
-            vpc=vpc,
-            security_group=security_group,
+            vpc=self.vpc,
+            security_group=self.existing.security_group,
             endpoint_security_groups=endpoint_groups,
             s3_prefix_list_id=s3_prefix_list_id,
             allow_https_to_anywhere=allow_https_egress,
@@ -328,76 +259,129 @@ class SmddpTrainingNetwork(Construct):
         # Groups in additional_security_groups are left exactly as given: security groups are
         # evaluated as a union per interface, so the EFA group's self rules admit the EFA
         # traffic whatever else the job carries (docs/embedding.md, "Change only what you own").
-        self.security_groups: tuple[ec2.ISecurityGroup, ...] = (self.efa_security_group, *additional_security_groups)
+        self.security_groups: tuple[ec2.ISecurityGroup, ...] = (self.efa_security_group,
+                                                                 *self.existing.additional_security_groups)
 
-        # --- file system --------------------------------------------------------------------
+    def _build_file_system(self, monitoring: "bool | MonitoringOptions") -> None:
+        """The created file system, or the existing one attached (its group joins the job's)."""
+        e, s = self.existing, self.spec.storage
         self.file_system: Any = None
-        if existing is not None:
-            self.security_groups = _attach_existing(self, existing, additional_security_groups)
-            self.file_system = AttachedFileSystem(self, "ExistingFileSystem", existing=existing, monitoring=monitoring)
+        if e.file_system is not None:
+            self.security_groups = _attach_existing(self, e.file_system, e.additional_security_groups)
+            self.file_system = AttachedFileSystem(self, "ExistingFileSystem", existing=e.file_system, monitoring=monitoring)
         self.file_system = self.file_system or LustreFileSystem(
             self,
             "Lustre",
-            plan=cast(LustrePlan, lustre_plan),  # not None: no existing file system
-            vpc=vpc,
-            subnet=training_subnet,
+            plan=cast(LustrePlan, self.lustre_plan),  # not None: no existing file system
+            vpc=self.vpc,
+            subnet=self.training_subnet,
             security_group=self.efa_security_group,
-            dataset_bucket=dataset_bucket,
-            dataset_prefix=dataset_prefix,
-            kms_key=encryption_key,
-            monthly_cost_warning_usd=monthly_cost_warning_usd,
+            dataset_bucket=e.dataset_bucket,
+            dataset_prefix=s.dataset_prefix,
+            kms_key=self.encryption_key,
+            monthly_cost_warning_usd=s.monthly_cost_warning_usd,
             monitoring=monitoring,
         )
-
-        if lustre_plan is not None and lustre_plan.efa_enabled:
+        if self.lustre_plan is not None and self.lustre_plan.efa_enabled:
             # Training jobs mount it over TCP: a synth warning unless an EFA client is attached.
             watch_efa_clients(self)
 
-        # --- checkpoints and role -------------------------------------------------------------
+    def _build_checkpoints_and_role(self, log_bucket: Optional[s3.IBucket]) -> None:
+        e, s, sec = self.existing, self.spec.storage, self.spec.security
         self.checkpoints = CheckpointBucket(
             self,
             "Checkpoints",
-            bucket=checkpoint_bucket,
+            bucket=e.checkpoint_bucket,
             log_bucket=log_bucket,
-            encryption_key=encryption_key,
-            noncurrent_version_expiration_days=checkpoint_noncurrent_days,
+            encryption_key=self.encryption_key,
+            noncurrent_version_expiration_days=s.checkpoint_noncurrent_days,
         )
         self.checkpoint_bucket: s3.IBucket = self.checkpoints.bucket
         self.log_bucket = log_bucket
         self.execution_role = TrainingExecutionRole(
             self,
             "ExecutionRole",
-            training_subnet=training_subnet,
+            training_subnet=self.training_subnet,
             security_groups=self.security_groups,
             checkpoint_bucket=self.checkpoint_bucket,
             checkpoint_prefix=self.checkpoints.prefix,
             output_prefix=self.checkpoints.output_prefix,
             code_prefix=self.checkpoints.code_prefix,
             file_system_id=self.file_system.file_system_id,
-            dataset_bucket=dataset_bucket,
-            dataset_prefix=dataset_prefix,
-            encryption_keys=[encryption_key] if encryption_key else [],
-            role=role,
-            image_account=image_account,
-            ecr_repository_arns=ecr_repository_arns,
+            dataset_bucket=e.dataset_bucket,
+            dataset_prefix=s.dataset_prefix,
+            encryption_keys=[self.encryption_key] if self.encryption_key else [],
+            role=e.role,
+            image_account=sec.image_account,
+            ecr_repository_arns=sec.ecr_repository_arns,
         )
         self.role: iam.IRole = self.execution_role.role
 
-        # A removal-policy aspect that turns these to Delete is a synth warning (constructs/_retention.py).
-        watch_retention(self)
+    # --- ITrainingNetwork ----------------------------------------------------------------------
 
-        self.job_config_output: Optional[CfnOutput] = None
-        self.exported_job_config: Optional[CfnOutput] = None
-        if publish_job_config:
-            self.job_config_output = self._publish_job_config(job_config_output_id)
-            if stack.nested_stack_parent is not None:
-                warn_unless_exported(self)
+    @property
+    def job_bucket(self) -> s3.IBucket:  # type: ignore[override]
+        return self.checkpoint_bucket
 
-    def _validate_props(self, props: dict[str, Any]) -> None:
-        """The checks that need the app (region, the VPC's subnets, the group's mutability), in the
-        manner of aws-cdk-lib's ``validateProps()``: one small validator per rule, all before any
-        resource is created (see :mod:`smddp_infra.constructs._training_network_validation`)."""
-        _validation_l3.check_against_app(self, props)
+    @property
+    def checkpoint_prefix(self) -> Optional[str]:  # type: ignore[override]
+        return self.checkpoints.prefix
+
+    @property
+    def file_system_id(self) -> Optional[str]:  # type: ignore[override]
+        return cast(Optional[str], self.file_system.file_system_id)
+
+    @property
+    def file_system_mount(self) -> Optional[FileSystemMount]:  # type: ignore[override]
+        return FileSystemMount(self.file_system.file_system_id, self.file_system.file_system.dns_name,
+                               self.file_system.mount_name)
+
+    @property
+    def training_subnet_mask(self) -> Optional[int]:  # type: ignore[override]
+        return self.network.training_subnet_mask if self.network is not None else None
+
+    def endpoint_services(self) -> Optional[tuple[str, ...]]:
+        if self.network is None or self.network.endpoint_security_group is None:
+            return None
+        return tuple(self.network.interface_endpoints)
+
+    def add_interface_endpoint(self, service: str) -> ec2.InterfaceVpcEndpoint:
+        if self.network is None:
+            raise ConfigError(f"{self.node.path} uses a VPC the platform owns: add the {service} endpoint there")
+        return self.network.add_interface_endpoint(service)
+
+    @staticmethod
+    def from_job_document(scope: Construct, id: str, *, parameter_name: str) -> ITrainingNetwork:
+        """A network built in another app, known by the SSM parameter holding its job document
+        (TrainingNetworkStack's ``TrainingJobConfigParameter``): a context lookup at synth, so
+        the stack needs ``env=Environment(account=..., region=...)``.
+
+        :param parameter_name: the parameter's name.
+        """
+        return network_from_parameter(scope, id, parameter_name=parameter_name)
+
+    @staticmethod
+    def from_attributes(scope: Construct, id: str, *, training_subnet: ec2.ISubnet,
+                        security_groups: Sequence[ec2.ISecurityGroup], job_bucket: s3.IBucket,
+                        checkpoint_prefix: Optional[str] = None, file_system_id: Optional[str] = None,
+                        file_system_dns_name: Optional[str] = None, file_system_mount_name: Optional[str] = None,
+                        encryption_key: Optional[kms.IKey] = None) -> ITrainingNetwork:
+        """A network built in another stack or app, from its parts (nothing is created).
+
+        :param training_subnet: the subnet, in one AZ.
+        :param security_groups: the groups nodes and jobs carry, the EFA group first (1 to 5,
+            VpcConfig.SecurityGroupIds).
+        :param job_bucket: the bucket of checkpoints and lifecycle scripts.
+        :param checkpoint_prefix: the checkpoint prefix. Default: none (the whole bucket).
+        :param file_system_id: the FSx for Lustre file system. Default: none.
+        :param file_system_dns_name: its DNS name (with ``file_system_mount_name``). Default: none.
+        :param file_system_mount_name: its mount name. Default: none.
+        :param encryption_key: the key of the bucket and file system. Default: none.
+        """
+        return ImportedTrainingNetwork(scope, id, training_subnet=training_subnet, security_groups=security_groups,
+                                       job_bucket=job_bucket, checkpoint_prefix=checkpoint_prefix,
+                                       file_system_id=file_system_id, file_system_dns_name=file_system_dns_name,
+                                       file_system_mount_name=file_system_mount_name, encryption_key=encryption_key)
 
     @property
     def network_name(self) -> str:
@@ -537,6 +521,145 @@ class SmddpTrainingNetwork(Construct):
         return output
 
 
+class SmddpTrainingNetwork(TrainingNetwork):
+    """Deprecated: the flat-keyword front of :class:`TrainingNetwork` (one minor release).
+
+    Same 43 keywords, same construct IDs and templates; each keyword's new place is in
+    docs/upgrading.md. Emits one DeprecationWarning naming the new API.
+
+    Attributes: those of :class:`TrainingNetwork`.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        instance_type: str = "ml.p4d.24xlarge",
+        instance_count: int = 4,
+        max_instance_count: Optional[int] = None,
+        availability_zone: Optional[str] = None,
+        availability_zone_id: Optional[str] = None,
+        lustre_plan: "Optional[LustrePlan | TieringPlan]" = None,
+        read_mbps_per_gpu: Optional[float] = None,
+        required_throughput_mbps: Optional[float] = None,
+        dataset_gib: float = 0,
+        deployment_types: Optional[Sequence[str]] = None,
+        max_capacity_gib: Optional[float] = None,
+        efa_file_system: bool = False,
+        nat_gateway: bool = False,
+        vpc_cidr: str = "10.0.0.0/16",
+        vpc: Optional[ec2.IVpc] = None,
+        training_subnet: Optional[ec2.ISubnet] = None,
+        security_group: Optional[ec2.ISecurityGroup] = None,
+        additional_security_groups: Sequence[ec2.ISecurityGroup] = (),
+        checkpoint_bucket: Optional[s3.IBucket] = None,
+        checkpoint_noncurrent_days: int = 30,
+        dataset_bucket: Optional[s3.IBucket] = None,
+        dataset_prefix: str = "",
+        encryption_key: Optional[kms.IKey] = None,
+        create_encryption_key: bool = False,
+        role: Optional[iam.IRole] = None,
+        s3_prefix_list_id: Optional[str] = None,
+        endpoint_security_groups: Sequence[ec2.ISecurityGroup] = (),
+        allow_https_egress: Optional[bool] = None,
+        ips_per_instance: Optional[int] = None,
+        restrict_default_security_group: bool = False,
+        file_system_access_mode: str = "ro",
+        encrypt_inter_container_traffic: bool = True,
+        publish_job_config: bool = True,
+        job_config_output_id: Optional[str] = None,
+        monthly_cost_warning_usd: Optional[float] = None,
+        availability_zone_id_prefix: Optional[str] = None,
+        monitoring: "bool | MonitoringOptions" = True,
+        max_runtime_seconds: Optional[int] = None,
+        image_account: Optional[str] = None,
+        ecr_repository_arns: Optional[Sequence[str]] = None,
+        file_system: Optional["ExistingFileSystem"] = None,
+        training_plan_arn: Optional[str] = None,
+        training_plan_availability_zone_id: Optional[str] = None,
+    ) -> None:
+        """
+        Each keyword is the same-named field of a :class:`TrainingNetwork` group (docs/upgrading.md),
+        with the default and the AWS fact documented there.
+
+        :param instance_type: ``Workload.instance_type``; default as there.
+        :param instance_count: ``Workload.instance_count``; default as there.
+        :param max_instance_count: ``Placement.max_instance_count``; default as there.
+        :param availability_zone: ``Placement.availability_zone``; default as there.
+        :param availability_zone_id: ``Placement.availability_zone_id``; default as there.
+        :param lustre_plan: ``Storage.lustre_plan``; default as there.
+        :param read_mbps_per_gpu: ``Workload.read_mbps_per_gpu``; default as there.
+        :param required_throughput_mbps: ``Workload.required_throughput_mbps``; default as there.
+        :param dataset_gib: ``Workload.dataset_gib``; default as there.
+        :param deployment_types: ``Storage.deployment_types``; default as there.
+        :param max_capacity_gib: ``Storage.max_capacity_gib``; default as there.
+        :param efa_file_system: ``Storage.efa_file_system``; default as there.
+        :param nat_gateway: ``Placement.nat_gateway``; default as there.
+        :param vpc_cidr: ``Placement.vpc_cidr``; default as there.
+        :param vpc: ``Existing.vpc``; default as there.
+        :param training_subnet: ``Existing.training_subnet``; default as there.
+        :param security_group: ``Existing.security_group``; default as there.
+        :param additional_security_groups: ``Existing.additional_security_groups``; default as there.
+        :param checkpoint_bucket: ``Existing.checkpoint_bucket``; default as there.
+        :param checkpoint_noncurrent_days: ``Storage.checkpoint_noncurrent_days``; default as there.
+        :param dataset_bucket: ``Existing.dataset_bucket``; default as there.
+        :param dataset_prefix: ``Storage.dataset_prefix``; default as there.
+        :param encryption_key: ``Existing.encryption_key``; default as there.
+        :param create_encryption_key: ``Security.create_encryption_key``; default as there.
+        :param role: ``Existing.role``; default as there.
+        :param s3_prefix_list_id: ``Placement.s3_prefix_list_id``; default as there.
+        :param endpoint_security_groups: ``Existing.endpoint_security_groups``; default as there.
+        :param allow_https_egress: ``Placement.allow_https_egress``; default as there.
+        :param ips_per_instance: ``Placement.ips_per_instance``; default as there.
+        :param restrict_default_security_group: ``Placement.restrict_default_security_group``; default as there.
+        :param file_system_access_mode: ``Storage.file_system_access_mode``; default as there.
+        :param encrypt_inter_container_traffic: ``Jobs.encrypt_inter_container_traffic``; default as there.
+        :param publish_job_config: ``Jobs.publish_job_config``; default as there.
+        :param job_config_output_id: ``Jobs.job_config_output_id``; default as there.
+        :param monthly_cost_warning_usd: ``Storage.monthly_cost_warning_usd``; default as there.
+        :param availability_zone_id_prefix: ``Placement.availability_zone_id_prefix``; default as there.
+        :param monitoring: ``monitoring``; default as there.
+        :param max_runtime_seconds: ``Jobs.max_runtime_seconds``; default as there.
+        :param image_account: ``Security.image_account``; default as there.
+        :param ecr_repository_arns: ``Security.ecr_repository_arns``; default as there.
+        :param file_system: ``Existing.file_system``; default as there.
+        :param training_plan_arn: ``Jobs.training_plan_arn``; default as there.
+        :param training_plan_availability_zone_id: ``Jobs.training_plan_availability_zone_id``; default as there.
+        """
+        warnings.warn("SmddpTrainingNetwork is deprecated: use TrainingNetwork(scope, id, workload=Workload(...), "
+                      "placement=Placement(...), storage=Storage(...), security=Security(...), jobs=Jobs(...), "
+                      "monitoring=..., existing=Existing(...)); docs/upgrading.md maps each keyword",
+                      DeprecationWarning, stacklevel=3)  # past jsii's JSIIMeta.__call__: the user's line
+        super().__init__(
+            scope, id,
+            workload=Workload(instance_type=instance_type, instance_count=instance_count, read_mbps_per_gpu=read_mbps_per_gpu,
+                              required_throughput_mbps=required_throughput_mbps, dataset_gib=dataset_gib),
+            placement=Placement(availability_zone=availability_zone, availability_zone_id=availability_zone_id,
+                                availability_zone_id_prefix=availability_zone_id_prefix, vpc_cidr=vpc_cidr,
+                                max_instance_count=max_instance_count, nat_gateway=nat_gateway,
+                                ips_per_instance=ips_per_instance, s3_prefix_list_id=s3_prefix_list_id,
+                                allow_https_egress=allow_https_egress,
+                                restrict_default_security_group=restrict_default_security_group),
+            storage=Storage(lustre_plan=lustre_plan, deployment_types=deployment_types, max_capacity_gib=max_capacity_gib,
+                            efa_file_system=efa_file_system, dataset_prefix=dataset_prefix,
+                            file_system_access_mode=file_system_access_mode,
+                            checkpoint_noncurrent_days=checkpoint_noncurrent_days,
+                            monthly_cost_warning_usd=monthly_cost_warning_usd),
+            security=Security(create_encryption_key=create_encryption_key, image_account=image_account,
+                              ecr_repository_arns=ecr_repository_arns),
+            jobs=Jobs(encrypt_inter_container_traffic=encrypt_inter_container_traffic, publish_job_config=publish_job_config,
+                      job_config_output_id=job_config_output_id, max_runtime_seconds=max_runtime_seconds,
+                      training_plan_arn=training_plan_arn,
+                      training_plan_availability_zone_id=training_plan_availability_zone_id),
+            monitoring=monitoring,
+            existing=Existing(vpc=vpc, training_subnet=training_subnet, security_group=security_group,
+                              additional_security_groups=additional_security_groups,
+                              endpoint_security_groups=endpoint_security_groups, checkpoint_bucket=checkpoint_bucket,
+                              dataset_bucket=dataset_bucket, encryption_key=encryption_key, role=role, file_system=file_system),
+        )
+
+
 def _max_runtime_prop(value: Any) -> Optional[int]:
     """The ``max_runtime_seconds`` prop: a literal number within the API's range, or None."""
     from smddp_infra.constructs import _validation
@@ -547,22 +670,23 @@ def _max_runtime_prop(value: Any) -> Optional[int]:
                              optional=True)
 
 
-def _partition_sizing_props(network: Construct, props: dict[str, Any]) -> dict[str, Any]:
-    """The sizing props, without the deployment types the stack's partition does not have, when
-    the user left the choice to the calculator (GovCloud has no PERSISTENT_2)."""
+def _partition_spec(network: Construct, spec: NetworkSpec) -> NetworkSpec:
+    """The spec without the deployment types the stack's partition does not have, when the user
+    left the choice to the calculator (GovCloud has no PERSISTENT_2)."""
+    from dataclasses import replace
+
     from smddp_infra.partitions import absent_in
     from smddp_infra.sizing.planner import CUSTOMER_KEY_DEPLOYMENT_TYPES, DEFAULT_DEPLOYMENT_TYPES
 
     region = Stack.of(network).region
-    if Token.is_unresolved(region) or props["deployment_types"] is not None or props["efa_file_system"]:
-        return props
-    keyed = props["encryption_key"] is not None or props["create_encryption_key"]
-    choices = CUSTOMER_KEY_DEPLOYMENT_TYPES if keyed else DEFAULT_DEPLOYMENT_TYPES
+    if Token.is_unresolved(region) or spec.storage.deployment_types is not None or spec.storage.efa_file_system:
+        return spec
+    choices = CUSTOMER_KEY_DEPLOYMENT_TYPES if spec.key_prop else DEFAULT_DEPLOYMENT_TYPES
     kept = tuple(t for t in choices if absent_in(region, t) is None)
-    return props if kept == tuple(choices) else {**props, "deployment_types": kept}
+    return spec if kept == tuple(choices) else replace(spec, storage=replace(spec.storage, deployment_types=kept))
 
 
-def _refuse_absent_deployment_type(network: Construct, plan: "LustrePlan | TieringPlan", props: dict[str, Any]) -> None:
+def _refuse_absent_deployment_type(network: Construct, plan: "LustrePlan | TieringPlan", spec: NetworkSpec) -> None:
     """One line at synth for a file system type the stack's partition does not have."""
     from smddp_infra.partitions import absent_in, partition_of
 
@@ -572,24 +696,13 @@ def _refuse_absent_deployment_type(network: Construct, plan: "LustrePlan | Tieri
     why = absent_in(region, plan.deployment_type)
     if why is None:
         return
-    setting = ("lustre_plan" if props["lustre_plan"] is not None else "efa_file_system=True"
-               if props["efa_file_system"] else "deployment_types")
+    setting = ("lustre_plan" if spec.storage.lustre_plan is not None else "efa_file_system=True"
+               if spec.storage.efa_file_system else "deployment_types")
     raise ConfigError(f"{setting} asks for a {plan.deployment_type} file system, which the {partition_of(region)} "
                       f"partition (region {region}) does not have: {why}")
 
 
-def _refuse_with_existing_file_system(props: dict[str, Any]) -> None:
-    """Props that size or link a file system the network creates mean nothing with ``file_system=``."""
-    if props["file_system"] is None:
-        return
-    sizing = [name for name in ("lustre_plan", "deployment_types", "max_capacity_gib", "efa_file_system",
-                                "dataset_bucket") if props[name] not in (None, False)]
-    if sizing:
-        raise ConfigError(f"file_system= was given with {', '.join(sizing)}: those size or link a file system the "
-                          "network creates; with an existing one, drop them (link datasets on your file system)")
-
-
-def _attach_existing(network: "SmddpTrainingNetwork", existing: ExistingFileSystem,
+def _attach_existing(network: TrainingNetwork, existing: ExistingFileSystem,
                      additional: Sequence[ec2.ISecurityGroup]) -> tuple[ec2.ISecurityGroup, ...]:
     """The AZ check, and the job's groups: the EFA group, the file system's own group (its self rule
     for TCP 988, which FSx requires of a file system's groups, admits the jobs; it is not changed),
@@ -602,8 +715,8 @@ def _attach_existing(network: "SmddpTrainingNetwork", existing: ExistingFileSyst
     return groups
 
 
-def _training_plan_props(arn: Any, zone_id: Any, *, availability_zone_id: Optional[str],
-                         availability_zone: Optional[str], creates_vpc: bool) -> tuple[Optional[str], Optional[str], Optional[str]]:
+def _training_plan_props(jobs: Jobs, placement: Placement, *,
+                         creates_vpc: bool) -> tuple[Optional[str], Optional[str], Optional[str]]:
     """The plan props checked before any jsii call: (arn, plan AZ ID, "not evaluated" note or None).
 
     A plan's reserved capacity sits in one AZ per block and a job runs in its subnet's AZ, so a
@@ -611,9 +724,10 @@ def _training_plan_props(arn: Any, zone_id: Any, *, availability_zone_id: Option
     known (the network created it from ``availability_zone_id``): an AZ name maps to different
     AZ IDs in different accounts.
     """
-    from aws_cdk import Token
-
     from smddp_infra.jobconfig.validation import check_az_id, check_training_plan_arn, plan_zone_problem
+
+    arn, zone_id = jobs.training_plan_arn, jobs.training_plan_availability_zone_id
+    availability_zone_id, availability_zone = placement.availability_zone_id, placement.availability_zone
 
     if arn is not None and not Token.is_unresolved(arn):
         check_training_plan_arn(arn, setting="training_plan_arn")
@@ -629,3 +743,6 @@ def _training_plan_props(arn: Any, zone_id: Any, *, availability_zone_id: Option
     if problem is not None and problem.startswith("refused: "):
         raise ConfigError(f"training_plan_availability_zone_id {zone_id!r}: {problem.removeprefix('refused: ')}")
     return arn, zone_id, problem
+
+
+__all__ = ["Existing", "FileSystemMount", "ITrainingNetwork", "SmddpTrainingNetwork", "TrainingNetwork"]

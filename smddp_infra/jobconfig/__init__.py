@@ -22,14 +22,11 @@ from smddp_infra.contract import (
     read_outputs_file,
     select_network,
 )
+from smddp_infra.jobconfig.launcher import SMDDP_DISTRIBUTION, TORCHRUN_DISTRIBUTION, Launcher, launcher_for
 from smddp_infra.jobconfig.render import (
     DEFAULT_CHANNEL,
     FORMATS,
-    SMDDP_DISTRIBUTION,
-    TORCHRUN_DISTRIBUTION,
-    Launcher,
     create_training_job_fragment,
-    launcher_for,
     missing_locations_warning,
     render,
     sdk_v2_kwargs,

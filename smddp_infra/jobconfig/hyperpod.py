@@ -4,7 +4,7 @@ On HyperPod there is no CreateTrainingJob: the nodes are the cluster's, and a jo
 ``srun`` (or a pod on EKS). What carries over from the network is where the file system is
 mounted (every group mounts it at ``/fsx``, :data:`~smddp_infra.hyperpod.values.DEFAULT_MOUNT_PATH`),
 where the dataset sits in it, the checkpoint prefix, and the launcher of the instance family
-(:func:`~smddp_infra.jobconfig.render.launcher_for`: SMDDP only on ml.p4d/p4de with the SMP
+(:func:`~smddp_infra.jobconfig.launcher.launcher_for`: SMDDP only on ml.p4d/p4de with the SMP
 image; torchrun + NCCL on p5/p6; Neuron on Trainium). SMDDP on HyperPod: SMP v2 documents a
 HyperPod path, an AWS page saying SMDDP is supported there was not found (UNCONFIRMED).
 """
@@ -16,7 +16,7 @@ from typing import Any, Optional
 from smddp_infra.contract import JobDocument
 from smddp_infra.hyperpod.template import ClusterView, GroupView
 from smddp_infra.hyperpod.values import DEFAULT_MOUNT_PATH
-from smddp_infra.jobconfig.render import launcher_for
+from smddp_infra.jobconfig.launcher import launcher_for
 from smddp_infra.sizing.catalog import efa_instance
 
 #: SMDDP ships in the SageMaker model parallelism (SMP) image only (v2.5.0 was its last release).

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional
 
 from smddp_infra.contract import MAX_RUNTIME_LIMIT_SECONDS, SDK_V3_DEFAULT_MAX_RUNTIME, JobDocument
 from smddp_infra.errors import ConfigError
-from smddp_infra.sizing.catalog import SMDDP_INSTANCE_TYPES, efa_instance
+from smddp_infra.jobconfig.hyperpod import hyperpod_settings
+from smddp_infra.jobconfig.launcher import launcher_for
 
 #: The channel name the FSx input is offered under (``/opt/ml/input/data/training``,
 #: ``SM_CHANNEL_TRAINING`` inside the container).
@@ -22,10 +22,6 @@ DEFAULT_CHANNEL = "training"
 #: File systems are mounted on the training instances, not copied or streamed: SageMaker's
 #: SDKs send ``File`` for a FileSystemDataSource channel (Pipe and FastFile are S3 modes).
 FILE_SYSTEM_INPUT_MODE = "File"
-#: SDK v2's switch for the SMDDP launcher (mpirun + smddprun), as the PyTorch estimator reads it.
-SMDDP_DISTRIBUTION: Mapping[str, Any] = {"smdistributed": {"dataparallel": {"enabled": True}}}
-#: SDK v2's torchrun launcher.
-TORCHRUN_DISTRIBUTION: Mapping[str, Any] = {"torch_distributed": {"enabled": True}}
 #: The job-config output formats and what each one is for.
 FORMATS = {
     "v2": "SageMaker Python SDK v2: {\"estimator\": PyTorch keyword arguments, \"fit\": {\"inputs\": "
@@ -38,47 +34,6 @@ FORMATS = {
                 "launcher (torchrun + backend per instance family)",
 }
 _CHANNEL_RE = re.compile(r"[A-Za-z0-9.\-_]{1,64}")
-
-
-@dataclass(frozen=True)
-class Launcher:
-    """How a job on one instance family starts its ranks and which collective backend it uses."""
-
-    #: SDK v2 ``distribution``.
-    v2_distribution: Mapping[str, Any]
-    #: SDK v3 ``distributed`` (the class name in ``sagemaker.train.distributed``).
-    v3_distributed: str
-    #: What the training script passes to ``init_process_group`` (or the framework equivalent).
-    backend: str
-    #: Why, for the notes.
-    reason: str
-
-
-def launcher_for(instance_type: str) -> Launcher:
-    """SMDDP where it runs, NCCL (or Neuron) on the same EFA network elsewhere.
-
-    SMDDP supports ml.p4d.24xlarge and ml.p4de.24xlarge (AWS: "The SMDDP library supports P4
-    and P4de instances"; last release v2.5.0, 2024-10, PyTorch 2.4.1); the p5 and p6 families
-    run NCCL over EFA with torchrun. Trainium uses the Neuron backend (``xla``) with torchrun,
-    the only strategy SDK v2 allows there.
-    """
-    instance = efa_instance(instance_type, setting="instanceType")
-    if instance.name in SMDDP_INSTANCE_TYPES:
-        return Launcher(SMDDP_DISTRIBUTION, "Torchrun", "smddp",
-                        f"{instance.name} runs SMDDP: SDK v2 uses the smdistributed launcher (mpirun + "
-                        "smddprun), SDK v3 torchrun; the script imports "
-                        "smdistributed.dataparallel.torch.torch_smddp and calls "
-                        "torch.distributed.init_process_group(backend=\"smddp\") (an SMDDP image: the SMP "
-                        "image or a PyTorch DLC <= 2.4.1)")
-    if instance.accelerator.startswith("AWS Trainium"):
-        return Launcher(TORCHRUN_DISTRIBUTION, "Torchrun", "xla",
-                        f"{instance.name} is Trainium: SMDDP is a GPU library; torchrun with the Neuron "
-                        "backend (torch_xla, init_process_group(backend=\"xla\")) on the same EFA network")
-    supported = " and ".join(sorted(SMDDP_INSTANCE_TYPES))
-    return Launcher(TORCHRUN_DISTRIBUTION, "Torchrun", "nccl",
-                    f"SMDDP runs only on {supported}; on {instance.name} use torchrun with "
-                    "torch.distributed.init_process_group(backend=\"nccl\"): NCCL uses EFA through the "
-                    "aws-ofi-nccl plugin on the same network, security group and subnet")
 
 
 def v2_distribution(instance_type: str) -> dict[str, Any]:
@@ -246,14 +201,8 @@ _RENDERERS: dict[str, Callable[..., dict[str, Any]]] = {
     "v2": sdk_v2_kwargs,
     "v3": sdk_v3_pieces,
     "boto3": create_training_job_fragment,
-    "hyperpod": lambda doc, *, channel: _hyperpod(doc, channel=channel),
+    "hyperpod": hyperpod_settings,
 }
-
-
-def _hyperpod(doc: JobDocument, *, channel: str, cluster: Any = None) -> dict[str, Any]:
-    from smddp_infra.jobconfig.hyperpod import hyperpod_settings  # it imports launcher_for from here
-
-    return hyperpod_settings(doc, channel=channel, cluster=cluster)
 
 
 def render(doc: JobDocument, fmt: str, *, channel: str = DEFAULT_CHANNEL, cluster: Any = None) -> dict[str, Any]:
@@ -266,7 +215,7 @@ def render(doc: JobDocument, fmt: str, *, channel: str = DEFAULT_CHANNEL, cluste
     if cluster is not None:
         if fmt != "hyperpod":
             raise ConfigError(f"--cluster-template is for --format hyperpod (a job on the cluster), got --format {fmt}")
-        return _hyperpod(doc, channel=channel, cluster=cluster)
+        return hyperpod_settings(doc, channel=channel, cluster=cluster)
     return renderer(doc, channel=channel)
 
 

@@ -1,0 +1,370 @@
+"""The training network's spec: grouped, frozen values and one validator per rule (PURE).
+
+The groups are what :class:`~smddp_infra.constructs.training_network.TrainingNetwork` takes
+(``workload=``, ``placement=``, ``storage=``, ``security=``, ``jobs=``); the resources a
+platform already owns (a VPC, subnet, groups, buckets, key, role, file system) are CDK objects
+and travel in the construct's ``existing=`` group (:class:`~smddp_infra.constructs.training_network.Existing`):
+the spec only needs to know WHICH of them are given (:attr:`NetworkSpec.given`), so it stays
+importable without aws_cdk and every rule here runs before jsii starts.
+
+Each field keeps the name the flat ``SmddpTrainingNetwork`` keyword had, so an error names the
+field the user wrote in either API (``instance_count``, ``vpc_cidr``). A check that needs the
+construct tree (tokens, an imported subnet's AZ, the stack's region) is not here: it is the
+construct's ``validate`` step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
+
+from smddp_infra.errors import ConfigError, SizingError
+from smddp_infra.sizing.catalog import InstanceType, efa_instance
+from smddp_infra.sizing.lustre_rules import MAX_STORAGE_CAPACITY_GIB, PERSISTENT_2, SCRATCH_TYPES
+from smddp_infra.sizing.planner import (
+    CUSTOMER_KEY_DEPLOYMENT_TYPES,
+    CUSTOMER_KEY_WHY,
+    DEFAULT_DEPLOYMENT_TYPES,
+    TIER_GROUPS,
+    LustrePlan,
+    plan_lustre,
+)
+from smddp_infra.sizing.workload import throughput_from_cluster
+from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS, check_subnet_fits
+
+if TYPE_CHECKING:
+    from smddp_infra.sizing.tiering import TieringPlan
+
+#: A training job's VpcConfig.SecurityGroupIds holds at most 5 groups (CreateTrainingJob API).
+MAX_JOB_SECURITY_GROUPS = 5
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the jobs read: it sizes the file system (never the subnet)."""
+
+    #: SageMaker EFA training instance type. Default: ml.p4d.24xlarge (SMDDP runs on p4d/p4de).
+    instance_type: str = "ml.p4d.24xlarge"
+    #: Instances per job. Default: 4. Sizes the file system's throughput, not the subnet: a
+    #: subnet's CidrBlock is create-only, so it is sized by ``Placement.max_instance_count``.
+    instance_count: int = 4
+    #: MB/s each accelerator reads. One of this, ``required_throughput_mbps`` or
+    #: ``Storage.lustre_plan`` is required (unless ``existing.file_system`` is given).
+    read_mbps_per_gpu: Optional[float] = None
+    #: The cluster's total read MB/s instead. Default: ``read_mbps_per_gpu`` x accelerators.
+    required_throughput_mbps: Optional[float] = None
+    #: GiB the file system must hold. Default: 0 (FSx's smallest StorageCapacity).
+    dataset_gib: float = 0
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the training subnet is and how jobs reach AWS APIs."""
+
+    #: AZ name of a created training subnet (``us-east-1a``). One of this or
+    #: ``availability_zone_id`` is required when the network creates the VPC.
+    availability_zone: Optional[str] = None
+    #: AZ ID instead (``use1-az4``): capacity reservations and training plans name AZ IDs, the
+    #: same in every account (AZ names map to different IDs per account). Default: none.
+    availability_zone_id: Optional[str] = None
+    #: The stack region's AZ ID prefix (``use1``) ``availability_zone_id`` is checked against.
+    #: Default: context ``smddp:availabilityZoneIdPrefix``, else a built-in table (UNCONFIRMED).
+    availability_zone_id_prefix: Optional[str] = None
+    #: CIDR of a created VPC, /16 to /24. Default: 10.0.0.0/16.
+    vpc_cidr: str = "10.0.0.0/16"
+    #: The largest cluster a created training subnet is sized for. Default: none, 1/16 of
+    #: ``vpc_cidr`` (a /20 of a /16: 406 instances at 5 IPs, twice over for a second job's ENIs).
+    max_instance_count: Optional[int] = None
+    #: A public subnet + NAT gateway instead of interface endpoints. Default: False.
+    nat_gateway: bool = False
+    #: Private IPs planned per instance. Default: the catalog's (5: SageMaker's documented
+    #: minimum for an EFA training instance; UNCONFIRMED for types with many EFA interfaces).
+    ips_per_instance: Optional[int] = None
+    #: The region's S3 prefix list (com.amazonaws.<region>.s3) for HTTPS egress to the S3
+    #: gateway endpoint. Default: a built-in table of regions (UNCONFIRMED outside it).
+    s3_prefix_list_id: Optional[str] = None
+    #: HTTPS egress to 0.0.0.0/0 (AWS APIs through a NAT gateway or proxy). Default: the value
+    #: of ``nat_gateway``; with an existing VPC, this or ``existing.endpoint_security_groups``.
+    allow_https_egress: Optional[bool] = None
+    #: Strip a created VPC's default group of its rules (CDK's custom-resource Lambda). Default: False.
+    restrict_default_security_group: bool = False
+
+
+@dataclass(frozen=True)
+class Storage:
+    """The file system the network creates (or, with ``existing.file_system``, nothing here)."""
+
+    #: The file system's sizing (a TieringPlan builds Intelligent-Tiering). Default:
+    #: plan_lustre over the Workload, called once (:func:`size_file_system`).
+    lustre_plan: "Optional[Union[LustrePlan, TieringPlan]]" = None
+    #: Restrict the calculator's choice. Default: the calculator's (PERSISTENT_2, PERSISTENT_1,
+    #: SCRATCH_2; PERSISTENT only with a customer KMS key, which FSx uses on PERSISTENT types only).
+    deployment_types: Optional[Sequence[str]] = None
+    #: The largest file system the calculator may choose (a spend cap). Default: no cap.
+    max_capacity_gib: Optional[float] = None
+    #: An EFA-enabled PERSISTENT_2 file system (FSx supports EFA on PERSISTENT_2 only). Default: False.
+    efa_file_system: bool = False
+    #: Key prefix of ``existing.dataset_bucket`` linked into the file system. Default: the root.
+    dataset_prefix: str = ""
+    #: ``ro`` or ``rw`` for the job's FileSystemDataSource channel. Default: ``ro``.
+    file_system_access_mode: str = "ro"
+    #: Days old checkpoint versions are kept (S3 NoncurrentVersionExpiration). Default: 30.
+    checkpoint_noncurrent_days: int = 30
+    #: A file system costing more per month is a synth warning. Default: context
+    #: ``smddp:monthlyCostWarningUSD``, else 20,000.
+    monthly_cost_warning_usd: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Security:
+    """Keys and image access (a given key or role is a CDK object: ``existing=``)."""
+
+    #: Create a KMS key (rotation on) for the bucket and file system when none is given; the
+    #: file system is then PERSISTENT (FSx uses a customer key on PERSISTENT types only). Default: False.
+    create_encryption_key: bool = False
+    #: The ECR registry account of the job's images. Default: the AWS Deep Learning Containers
+    #: account of the stack's region (smddp_infra.partitions.DLC_ACCOUNTS).
+    image_account: Optional[str] = None
+    #: The exact ECR repositories jobs may pull from, instead of every repository of
+    #: ``image_account``. Default: none.
+    ecr_repository_arns: Optional[Sequence[str]] = None
+
+
+@dataclass(frozen=True)
+class Jobs:
+    """What the job document tells every job on the network."""
+
+    #: EnableInterContainerTrafficEncryption (IPsec between instances). Default: True.
+    encrypt_inter_container_traffic: bool = True
+    #: Publish the job document as a stack output (``job-config --outputs`` reads it). Default: True.
+    publish_job_config: bool = True
+    #: The output's id. Default: the construct's path, letters and digits, + TrainingJobConfig.
+    job_config_output_id: Optional[str] = None
+    #: StoppingCondition.MaxRuntimeInSeconds, 1 to 2,419,200 (28 days, the API's limit).
+    #: Default: none (job-config's 86,400, the API's and SDK v2's default).
+    max_runtime_seconds: Optional[int] = None
+    #: A SageMaker training plan whose reserved capacity jobs run on (ResourceConfig.TrainingPlanArn).
+    training_plan_arn: Optional[str] = None
+    #: The AZ ID of the plan's reserved capacity; another AZ than a subnet placed by
+    #: ``Placement.availability_zone_id`` is refused. Default: none.
+    training_plan_availability_zone_id: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """The groups, plus which escape hatches (``existing=`` fields) the construct holds."""
+
+    workload: Workload = field(default_factory=Workload)
+    placement: Placement = field(default_factory=Placement)
+    storage: Storage = field(default_factory=Storage)
+    security: Security = field(default_factory=Security)
+    jobs: Jobs = field(default_factory=Jobs)
+    #: Names of the ``existing=`` fields that are given (``"vpc"``, ``"encryption_key"``, ...).
+    given: frozenset[str] = frozenset()
+    #: How many ``existing.additional_security_groups`` the job carries.
+    additional_groups: int = 0
+
+    @property
+    def creates_vpc(self) -> bool:
+        return "vpc" not in self.given
+
+    @property
+    def key_prop(self) -> str:
+        """The field that gives the file system a customer KMS key ('' when none does)."""
+        return ("encryption_key" if "encryption_key" in self.given
+                else "create_encryption_key=True" if self.security.create_encryption_key else "")
+
+
+# --- one validator per rule ------------------------------------------------------------------------
+
+_SIZING_FIELDS = ("read_mbps_per_gpu", "required_throughput_mbps", "deployment_types", "max_capacity_gib")
+
+
+def check_existing_file_system_alone(spec: NetworkSpec) -> None:
+    """Fields that size or link a file system the network creates mean nothing with ``file_system``."""
+    if "file_system" not in spec.given:
+        return
+    s = spec.storage
+    sizing = [name for name, value in (("lustre_plan", s.lustre_plan), ("deployment_types", s.deployment_types),
+                                       ("max_capacity_gib", s.max_capacity_gib), ("efa_file_system", s.efa_file_system))
+              if value not in (None, False)] + (["dataset_bucket"] if "dataset_bucket" in spec.given else [])
+    if sizing:
+        raise ConfigError(f"file_system= was given with {', '.join(sizing)}: those size or link a file system the "
+                          "network creates; with an existing one, drop them (link datasets on your file system)")
+
+
+def check_one_encryption_key(spec: NetworkSpec) -> None:
+    if "encryption_key" in spec.given and spec.security.create_encryption_key:
+        raise ConfigError("create_encryption_key=True was given with encryption_key: pass one (the given key is used)")
+
+
+def check_lustre_plan_accepted(spec: NetworkSpec) -> None:
+    """A hand-made plan must be a file system CloudFormation accepts (the plan's own rule table)."""
+    plan = spec.storage.lustre_plan
+    problems = plan.problems() if plan is not None else []
+    if problems:
+        raise ConfigError("lustre_plan is not a file system CloudFormation accepts: " + "; ".join(problems))
+
+
+def check_plan_or_workload(spec: NetworkSpec) -> None:
+    """A plan fixes the size; the workload fields would be silently ignored next to it."""
+    if spec.storage.lustre_plan is None:
+        return
+    values = {"read_mbps_per_gpu": spec.workload.read_mbps_per_gpu,
+              "required_throughput_mbps": spec.workload.required_throughput_mbps,
+              "deployment_types": spec.storage.deployment_types, "max_capacity_gib": spec.storage.max_capacity_gib}
+    given = [name for name in _SIZING_FIELDS if values[name] is not None] + (["dataset_gib"] if spec.workload.dataset_gib else [])
+    if given:
+        raise ConfigError(f"lustre_plan was given with {', '.join(given)}: the plan fixes the file system's size "
+                          "already; pass the plan or the workload props, not both")
+
+
+def check_plan_efa(spec: NetworkSpec) -> None:
+    plan = spec.storage.lustre_plan
+    if plan is not None and spec.storage.efa_file_system and not plan.efa_enabled:
+        raise ConfigError("efa_file_system=True contradicts lustre_plan, which is not EFA-enabled")
+
+
+def check_read_rate_given(spec: NetworkSpec) -> None:
+    """The file system is sized from a read rate, unless a plan or an existing file system is given."""
+    w = spec.workload
+    if spec.storage.lustre_plan is None and "file_system" not in spec.given and \
+            w.read_mbps_per_gpu is None and w.required_throughput_mbps is None:
+        raise ConfigError("TrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none")
+
+
+def check_one_read_rate(spec: NetworkSpec) -> None:
+    w = spec.workload
+    if spec.storage.lustre_plan is None and w.read_mbps_per_gpu is not None and w.required_throughput_mbps is not None:
+        raise ConfigError(
+            f"read_mbps_per_gpu={w.read_mbps_per_gpu!r} and required_throughput_mbps={w.required_throughput_mbps!r} "
+            "both state the read rate: pass one (per accelerator, or the cluster's total)"
+        )
+
+
+def _names(types: Any) -> list[str]:
+    return [types] if isinstance(types, str) else list(types or ())
+
+
+def check_deployment_types(spec: NetworkSpec) -> None:
+    """Known FSx for Lustre types; with EFA, PERSISTENT_2 only (FSx supports EFA on PERSISTENT_2 only)."""
+    if spec.storage.lustre_plan is not None or spec.storage.deployment_types is None:
+        return
+    names = _names(spec.storage.deployment_types)
+    if not names:
+        raise ConfigError(f"deployment_types must name at least one of {', '.join(TIER_GROUPS)}, got none")
+    for name in names:
+        if name not in TIER_GROUPS:
+            raise ConfigError(f"deployment_types must be among {', '.join(TIER_GROUPS)}, got {name!r}")
+        if spec.storage.efa_file_system and name != PERSISTENT_2:
+            raise ConfigError(f"deployment_types contains {name!r}, but efa_file_system=True allows only PERSISTENT_2 "
+                              "(FSx for Lustre supports EFA on PERSISTENT_2 only)")
+
+
+def check_key_on_persistent(spec: NetworkSpec) -> None:
+    """A customer key and a SCRATCH type contradict each other: FSx would not use the key."""
+    key, plan = spec.key_prop, spec.storage.lustre_plan
+    if not key:
+        return
+    if plan is not None and plan.deployment_type in SCRATCH_TYPES:
+        raise ConfigError(f"lustre_plan is {plan.deployment_type} but {key} is given: {CUSTOMER_KEY_WHY}; "
+                          "plan a PERSISTENT type (plan_lustre(..., customer_key=True)) or drop the key")
+    scratch = [name for name in _names(spec.storage.deployment_types) if name in SCRATCH_TYPES]
+    if plan is None and scratch:
+        raise ConfigError(f"deployment_types contains {scratch[0]!r} but {key} is given: {CUSTOMER_KEY_WHY}; "
+                          "name PERSISTENT types only, or drop the key")
+
+
+def check_vpc_with_subnet(spec: NetworkSpec) -> None:
+    """An existing VPC comes with its training subnet, and a subnet only with its VPC."""
+    if spec.creates_vpc and "training_subnet" in spec.given:
+        raise ConfigError("training_subnet was given without vpc: pass both, or neither to create them")
+    if not spec.creates_vpc and "training_subnet" not in spec.given:
+        raise ConfigError("vpc was given without training_subnet: pass the private subnet (one AZ) for jobs and FSx")
+
+
+def check_one_placement(spec: NetworkSpec) -> None:
+    """A created subnet is placed by exactly one of an AZ name or an AZ ID."""
+    p = spec.placement
+    if not spec.creates_vpc:
+        return
+    if p.availability_zone is None and p.availability_zone_id is None:
+        raise ConfigError("TrainingNetwork needs availability_zone or availability_zone_id to place the training subnet")
+    if p.availability_zone is not None and p.availability_zone_id is not None:
+        raise ConfigError(f"availability_zone={p.availability_zone!r} and availability_zone_id="
+                          f"{p.availability_zone_id!r} both place the training subnet: pass one")
+
+
+def check_job_group_count(spec: NetworkSpec) -> None:
+    """VpcConfig.SecurityGroupIds: at most 5 groups, the EFA group and up to 4 more."""
+    if 1 + spec.additional_groups > MAX_JOB_SECURITY_GROUPS:
+        raise ConfigError(f"additional_security_groups has {spec.additional_groups} groups: a training job takes at "
+                          f"most {MAX_JOB_SECURITY_GROUPS} security groups (VpcConfig.SecurityGroupIds), the EFA group "
+                          f"and up to {MAX_JOB_SECURITY_GROUPS - 1} more")
+
+
+def check_created_subnet_fits(spec: NetworkSpec) -> None:
+    """The created training subnet (and the NAT's /28) fit ``vpc_cidr``, and the cluster fits the subnet."""
+    if not spec.creates_vpc:
+        return
+    p, w = spec.placement, spec.workload
+    endpoints = 0 if p.nat_gateway else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if spec.key_prop else 0)
+    check_subnet_fits(p.vpc_cidr, instance_count=w.instance_count, nat=p.nat_gateway, endpoints=endpoints,
+                      ips_per_instance=p.ips_per_instance or efa_instance(w.instance_type).private_ips,
+                      max_instance_count=p.max_instance_count)
+
+
+#: Every rule, in the order a user fixes them (what is contradictory before what does not fit).
+VALIDATORS: tuple[Callable[[NetworkSpec], None], ...] = (
+    check_existing_file_system_alone,
+    check_one_encryption_key,
+    check_lustre_plan_accepted,
+    check_plan_or_workload,
+    check_plan_efa,
+    check_read_rate_given,
+    check_one_read_rate,
+    check_deployment_types,
+    check_key_on_persistent,
+    check_vpc_with_subnet,
+    check_one_placement,
+    check_job_group_count,
+    check_created_subnet_fits,
+)
+
+
+def validate(spec: NetworkSpec) -> None:
+    """Run every rule; the first broken one raises one line naming the field."""
+    for check in VALIDATORS:
+        check(spec)
+
+
+def size_file_system(spec: NetworkSpec, instance: InstanceType) -> LustrePlan:
+    """The ONE sizing call: plan_lustre over the workload; failures told in the fields' names."""
+    w, s = spec.workload, spec.storage
+    dataset = float(w.dataset_gib)
+    if w.required_throughput_mbps is not None:
+        need = float(w.required_throughput_mbps)
+        stated = f"required_throughput_mbps={need:,g} MB/s"
+    else:
+        need = throughput_from_cluster(w.instance_type, w.instance_count, w.read_mbps_per_gpu or 0.0)  # given: validated
+        stated = (f"read_mbps_per_gpu={w.read_mbps_per_gpu:,g} ({instance.accelerators} accelerators x "
+                  f"{w.instance_count} instances = {need:,g} MB/s)")
+    try:
+        return plan_lustre(need, dataset, efa_enabled=s.efa_file_system, deployment_types=s.deployment_types,
+                           max_capacity_gib=s.max_capacity_gib, customer_key=bool(spec.key_prop))
+    except SizingError as exc:
+        if "more than any FSx for Lustre file system can deliver" in str(exc):
+            raise SizingError(
+                f"{stated} with dataset_gib={dataset:,g} is more than one FSx for Lustre file system can serve: it needs "
+                f"more than {MAX_STORAGE_CAPACITY_GIB:,} GiB, the largest StorageCapacity CloudFormation accepts; read "
+                "less per GPU or split the dataset across file systems"
+            ) from None
+        default = ((PERSISTENT_2,) if s.efa_file_system else
+                   CUSTOMER_KEY_DEPLOYMENT_TYPES if spec.key_prop else DEFAULT_DEPLOYMENT_TYPES)
+        considered = ", ".join(_names(s.deployment_types) or list(default))
+        raise SizingError(f"no FSx for Lustre file system ({considered}) fits {stated} and dataset_gib={dataset:,g}: "
+                          f"{exc}") from None
+
+
+__all__ = ["VALIDATORS", "Jobs", "NetworkSpec", "Placement", "Security", "Storage", "Workload",
+           "size_file_system", "validate"]
