@@ -21,13 +21,13 @@ import re
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from aws_cdk import Annotations, Names, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
-from aws_cdk import aws_sagemaker as sagemaker
+from aws_cdk import aws_eks_v2 as eks, aws_lambda as lambda_, aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.hyperpod_role import HyperPodClusterRole
 from smddp_infra.errors import ConfigError
-from smddp_infra.hyperpod import validation as hv
+from smddp_infra.hyperpod import eks as hyperpod_eks, validation as hv
 from smddp_infra.hyperpod.values import (
     DEFAULT_LIFECYCLE_PREFIX,
     DEFAULT_MOUNT_PATH,
@@ -80,6 +80,9 @@ class HyperPodCluster(Construct):
         file_system_id: Optional[str] = None,
         file_system_dns_name: Optional[str] = None,
         file_system_mount_name: Optional[str] = None,
+        eks_settings: Optional[hyperpod_eks.HyperPodEks] = None,
+        eks_cluster: Optional[eks.ICluster] = None,
+        eks_kubectl_layer: Optional[lambda_.ILayerVersion] = None,
     ) -> None:
         """
         :param instance_groups: the groups (:class:`~smddp_infra.hyperpod.InstanceGroup`). A Slurm
@@ -89,8 +92,9 @@ class HyperPodCluster(Construct):
             ``training_subnet``, ``security_groups`` and ``job_bucket`` are required (its parts).
         :param orchestrator: ``slurm`` (HyperPod's Slurm, node types per group) or ``eks``.
             Default: ``slurm``.
-        :param eks_cluster_arn: the platform's EKS cluster (required with ``eks``; HyperPod does not
-            create it, and neither does this construct). Default: none.
+        :param eks_cluster_arn: the platform's EKS cluster by ARN (HyperPod does not create one).
+            Default: none; with ``eks`` and neither this nor ``eks_cluster``, this construct builds the
+            EKS control plane on the network (:mod:`smddp_infra.constructs.hyperpod_eks`).
         :param cluster_name: ``ClusterName`` (create-only: a new name replaces the cluster).
             Default: derived from the construct's path, unique in the account and region.
         :param node_recovery: HyperPod replaces faulty nodes on its own (``NodeRecovery: Automatic``).
@@ -120,9 +124,22 @@ class HyperPodCluster(Construct):
         :param file_system_id: (parts) the FSx for Lustre file system. Default: the network's.
         :param file_system_dns_name: (parts) its DNS name. Default: the network's.
         :param file_system_mount_name: (parts) its mount name. Default: the network's.
+        :param eks_settings: the EKS side (:class:`~smddp_infra.hyperpod.eks.HyperPodEks`): the control
+            plane's second AZ and version, admin roles, add-ons, the dependencies chart. Default: none
+            (with ``eks_cluster_arn``: nothing on EKS, as before; otherwise HyperPodEks() defaults).
+        :param eks_cluster: an imported ``aws_eks_v2.ICluster`` to attach to; its add-ons and chart are
+            installed as on a built one, and a VPC other than the network's is refused. Default: none.
+        :param eks_kubectl_layer: a kubectl Lambda layer for the control plane's kubectl provider,
+            which installs ``eks_settings.dependencies_chart``. Default: none.
         """
         orchestrator = hv.check_orchestrator("orchestrator", orchestrator)
-        hv.check_eks_cluster_arn("eks_cluster_arn", orchestrator, eks_cluster_arn)
+        if orchestrator != "eks" or eks_cluster_arn is not None:
+            hv.check_eks_cluster_arn("eks_cluster_arn", orchestrator, eks_cluster_arn)
+        eks_wanted = orchestrator == "eks" and (eks_settings is not None or eks_cluster_arn is None)
+        _check_eks_props(orchestrator, eks_cluster_arn, eks_settings, eks_cluster, eks_kubectl_layer)
+        if eks_wanted:
+            eks_settings = hyperpod_eks.check_eks("eks_settings", eks_settings,
+                                                  building=eks_cluster is None and eks_cluster_arn is None)
         groups = hv.check_group_list("instance_groups", instance_groups)
         notes = hv.check_groups("instance_groups", orchestrator, groups)
         hv.check_ips_per_node("ips_per_node", ips_per_node)
@@ -191,6 +208,24 @@ class HyperPodCluster(Construct):
         self._check_subnet(network, training_subnet, groups, ips_per_node, interface_endpoints)
         if network is not None:
             self._add_endpoints(network, interface_endpoints)
+        #: The EKS cluster (built here or imported), and what HyperPod needs on it.
+        self.eks_cluster: Optional[eks.ICluster] = eks_cluster
+        self.eks: Optional[Any] = None
+        if eks_wanted:
+            from smddp_infra.constructs.hyperpod_eks import HyperPodEksCluster
+
+            assert eks_settings is not None
+            if network is None and eks_cluster is None and eks_cluster_arn is None:
+                raise ConfigError("orchestrator='eks' without eks_cluster or eks_cluster_arn builds the EKS control plane "
+                                  "on the network: pass network=, or the platform's EKS cluster")
+            self.eks = HyperPodEksCluster(
+                self, "Eks", settings=eks_settings,
+                vpc=network.vpc if network is not None else None,
+                training_subnet=training_subnet,
+                training_network=getattr(network, "network", None) if network is not None else None,
+                imported=eks_cluster, imported_arn=eks_cluster_arn, kubectl_layer=eks_kubectl_layer)
+            self.eks_cluster = self.eks.cluster
+            eks_cluster_arn = self.eks.cluster_arn
 
         prefix = lifecycle_prefix.strip("/")
         script_bucket = lifecycle_bucket or job_bucket
@@ -245,6 +280,10 @@ class HyperPodCluster(Construct):
         if self.execution_role is not None:
             # The role's policy must exist before HyperPod starts nodes that use it.
             self.cluster.node.add_dependency(self.execution_role.policy)
+        if self.eks is not None:
+            # HyperPod's EKS prerequisites (add-ons, chart) exist before the cluster is created.
+            for needed in self.eks.dependencies:
+                self.cluster.node.add_dependency(needed)
         self.cluster_arn: str = self.cluster.attr_cluster_arn
 
     @staticmethod
@@ -302,6 +341,20 @@ class HyperPodCluster(Construct):
         the network places its own: the training subnet, private DNS, HTTPS from that subnet."""
         for service in self._missing_endpoints(network, endpoints):
             self.interface_endpoints[service] = network.network.add_interface_endpoint(service)
+
+
+def _check_eks_props(orchestrator: str, arn: Optional[str], settings: Any, cluster: Any, layer: Any) -> None:
+    """The EKS props go with ``orchestrator='eks'`` and the cluster is named once."""
+    given = [n for n, x in (("eks_settings", settings), ("eks_cluster", cluster), ("eks_kubectl_layer", layer)) if x is not None]
+    if orchestrator != "eks" and given:
+        raise ConfigError(f"{', '.join(given)} are for orchestrator='eks' only, got orchestrator={orchestrator!r}")
+    if arn is not None and cluster is not None:
+        raise ConfigError("pass eks_cluster or eks_cluster_arn, not both")
+    v.require("eks_cluster", cluster, "ICluster")
+    v.require("eks_kubectl_layer", layer, "ILayerVersion")
+    if layer is not None and (cluster is not None or arn is not None):
+        raise ConfigError("eks_kubectl_layer is for the control plane this construct builds; an imported eks_cluster "
+                          "brings its own kubectl_provider")
 
 
 #: Synth-warning id of a lifecycle bucket not named ``sagemaker-*`` (or not known at synth).
