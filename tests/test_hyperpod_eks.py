@@ -211,6 +211,19 @@ def test_eks_requests_from_the_template_pass_botocores_validator(synth: dict[str
     assert seen == {"CreateCluster", "CreateAddon", "CreateAccessEntry"}
 
 
+def test_the_rules_give_no_finding_on_ours_and_an_error_once_it_is_config_map(synth: dict[str, Any]) -> None:
+    from smddp_infra.rules import check_template
+
+    template = synth["templates"]["HyperPodEksBuilt"]
+    assert [f for f in check_template(template) if f.severity.value in ("error", "warning")] == []
+    config_map = copy.deepcopy(template)
+    eks_id, cluster = _one(config_map, "AWS::EKS::Cluster")
+    cluster["Properties"]["AccessConfig"]["AuthenticationMode"] = "CONFIG_MAP"
+    cluster["Properties"]["ResourcesVpcConfig"]["EndpointPrivateAccess"] = False
+    found = sorted((f.rule_id, f.resource) for f in check_template(config_map) if f.severity.value != "info")
+    assert found == [("SMDDP-EKS1", eks_id), ("SMDDP-EKS2", eks_id)]
+
+
 def test_packs_report_no_failure(synth: dict[str, Any]) -> None:
     report_file = synth["out"] / "validation-report.json"
     report = json.loads(report_file.read_text()) if report_file.exists() else {"pluginReports": []}
