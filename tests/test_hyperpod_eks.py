@@ -163,6 +163,23 @@ def test_adding_the_eks_path_to_a_deployed_network_replaces_nothing(synth: dict[
     assert guard(after, moved).blocked
 
 
+def test_guard_refuses_moving_the_control_plane_subnet_and_follows_it_to_both_clusters(synth: dict[str, Any]) -> None:
+    """SubnetIds of an EKS cluster are create-only: a new control-plane subnet replaces the EKS cluster,
+    and with it the HyperPod cluster (Orchestrator.Eks); RETAIN keeps the old ones, billed."""
+    from smddp_infra.review.replacement import guard
+
+    old = synth["templates"]["HyperPodEksBuilt"]
+    new = copy.deepcopy(old)
+    [subnet_id] = [k for k, v in _of(new, "AWS::EC2::Subnet").items() if v["Properties"]["CidrBlock"] == "10.0.255.240/28"]
+    new["Resources"][subnet_id]["Properties"]["CidrBlock"] = "10.0.255.224/28"
+    report = guard(old, new)
+    eks_id, _ = _one(old, "AWS::EKS::Cluster")
+    hyperpod_id, _ = _one(old, "AWS::SageMaker::Cluster")
+    blocked = {f.first.logical_id: f for f in report.findings}
+    assert report.blocked and {subnet_id, eks_id, hyperpod_id} <= set(blocked)
+    assert "a new EKS cluster" in blocked[eks_id].meaning and "retained" in blocked[eks_id].meaning
+
+
 # --- an imported cluster --------------------------------------------------------------------------
 
 
