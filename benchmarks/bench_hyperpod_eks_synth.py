@@ -13,42 +13,34 @@ their ratio. It prints; it does not assert.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
-import tempfile
-import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_hyperpod_synth import _cpu_seconds  # noqa: E402  (one copy of how CPU time is read)
+from bench_hyperpod_synth import default_app, timed_synth  # noqa: E402  (one copy of how synth is timed)
 
 
-def synth_seconds(eks: bool) -> tuple[float, float]:
+def eks_app(outdir: str) -> Any:
     from aws_cdk import App, Validations
     from cdk_nag import AwsSolutionsChecks
 
-    from smddp_infra.app_builder import build_app
+    from _hyperpod_apps import add_eks_built_stack
     from smddp_infra.checks import SmddpChecks
 
-    context = json.loads((ROOT / "cdk.json").read_text())["context"]
-    with tempfile.TemporaryDirectory() as out:
-        start, cpu = time.perf_counter(), _cpu_seconds()
-        if eks:
-            from _hyperpod_apps import add_eks_built_stack
+    app = App(outdir=outdir)
+    add_eks_built_stack(app)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app), SmddpChecks(app))
+    return app
 
-            app = App(outdir=out)
-            add_eks_built_stack(app)
-            Validations.of(app).add_plugins(AwsSolutionsChecks(app), SmddpChecks(app))
-        else:
-            app = App(context=context, outdir=out)
-            build_app(app)
-        app.synth()
-        return time.perf_counter() - start, _cpu_seconds() - cpu
+
+def synth_seconds(eks: bool) -> tuple[float, float]:
+    return timed_synth(eks_app if eks else default_app)
 
 
 def main() -> int:
