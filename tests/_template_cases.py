@@ -80,6 +80,8 @@ CASES: dict[str, Expected] = {
     "i25_nacl_between_subnets.yaml": frozenset({("SMDDP-NET6", "TrainingJob"), ("SMDDP-NET3", "SubnetA")}),
     # issue 27: Retain -> Delete on what our constructs made is a warning; elsewhere an info (INFOS)
     "retention_delete.yaml": frozenset({("SMDDP-STATE1", "Checkpoints")}),
+    # issue 35: a HyperPod cluster's EKS cluster in CONFIG_MAP mode (by default) without a private endpoint
+    "i35_eks_config_map.yaml": frozenset({("SMDDP-EKS1", "Eks"), ("SMDDP-EKS2", "Eks")}),
 }
 
 #: Informational notes pinned where they are the point of the fixture.

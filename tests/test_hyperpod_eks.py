@@ -306,3 +306,24 @@ def test_bad_eks_input_is_one_line(kwargs: dict[str, Any], message: str) -> None
         _build(**kwargs)
     text = str(caught.value)
     assert message in text and "\n" not in text, text
+
+
+def test_an_imported_cluster_with_a_network_given_as_parts_gets_its_addons() -> None:
+    """Embedders without SmddpTrainingNetwork pass parts: the imported cluster's VPC cannot be
+    compared (not known here), the add-ons are still written, nothing is built."""
+    from aws_cdk import App, Environment, Stack, aws_ec2 as ec2, aws_eks_v2 as eks, aws_s3 as s3
+
+    from smddp_infra import HyperPodCluster, InstanceGroup
+
+    stack = Stack(App(), "Parts", env=Environment(region="us-east-1"))
+    subnet = ec2.Subnet.from_subnet_attributes(stack, "Subnet", subnet_id="subnet-0123456789abcdef0",
+                                               availability_zone="us-east-1a", ipv4_cidr_block="10.0.0.0/20")
+    group = ec2.SecurityGroup.from_security_group_id(stack, "Efa", "sg-0123456789abcdef0")
+    platform = eks.Cluster.from_cluster_attributes(stack, "Platform", cluster_name="ml-platform")
+    cluster = HyperPodCluster(stack, "HyperPod", orchestrator="eks", eks_cluster=platform,
+                              instance_groups=[InstanceGroup(name="gpu", instance_type="ml.p5.48xlarge", count=2)],
+                              training_subnet=subnet, security_groups=[group],
+                              job_bucket=s3.Bucket.from_bucket_name(stack, "Jobs", "sagemaker-jobs"))
+    assert cluster.eks is not None and not cluster.eks.built and cluster.eks_cluster is platform
+    assert list(cluster.eks.addons) == ["eks-pod-identity-agent", "cert-manager", "amazon-sagemaker-hyperpod-training-operator"]
+    assert cluster.eks.interface_endpoints == {}

@@ -56,7 +56,7 @@ class HyperPodEksCluster(Construct):
         id: str,
         *,
         settings: facts.HyperPodEks,
-        vpc: ec2.IVpc,
+        vpc: Optional[ec2.IVpc],
         training_subnet: ec2.ISubnet,
         training_network: Any = None,
         imported: Optional[eks.ICluster] = None,
@@ -74,11 +74,13 @@ class HyperPodEksCluster(Construct):
         self.chart: Optional[eks.HelmChart] = None
         self.dependencies: list[Construct] = []
         if self.built:
+            assert vpc is not None  # HyperPodCluster refuses a built control plane without a network
             self.cluster: Optional[eks.ICluster] = self._control_plane(vpc, training_subnet, training_network, kubectl_layer)
             self.cluster_name: str = self.cluster.cluster_name
             self.cluster_arn: str = self.cluster.cluster_arn
         elif imported is not None:
-            _refuse_other_vpc(imported, vpc)
+            if vpc is not None:  # a network given as parts: its VPC is not known here
+                _refuse_other_vpc(imported, vpc)
             self.cluster = imported
             self.cluster_name, self.cluster_arn = imported.cluster_name, imported.cluster_arn
         else:
