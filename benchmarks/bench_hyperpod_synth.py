@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -42,19 +43,28 @@ def _cpu_seconds() -> float:
     return total
 
 
-def synth_seconds(hyperpod: bool) -> tuple[float, float]:
+def timed_synth(build: Callable[[str], Any]) -> tuple[float, float]:
+    """Wall and CPU seconds of building an app (``build(outdir)`` returns it) and synthesizing it."""
+    with tempfile.TemporaryDirectory() as out:
+        start, cpu = time.perf_counter(), _cpu_seconds()
+        build(out).synth()
+        return time.perf_counter() - start, _cpu_seconds() - cpu
+
+
+def default_app(outdir: str, **context_values: Any) -> Any:
+    """The default app exactly as app.py builds it (build_app: AwsSolutions + SmddpChecks)."""
     from aws_cdk import App
 
     from smddp_infra.app_builder import build_app
 
     context = json.loads((ROOT / "cdk.json").read_text())["context"]
-    context["smddp:hyperpod"] = hyperpod
-    with tempfile.TemporaryDirectory() as out:
-        start, cpu = time.perf_counter(), _cpu_seconds()
-        app = App(context=context, outdir=out)
-        build_app(app)
-        app.synth()
-        return time.perf_counter() - start, _cpu_seconds() - cpu
+    app = App(context={**context, **context_values}, outdir=outdir)
+    build_app(app)
+    return app
+
+
+def synth_seconds(hyperpod: bool) -> tuple[float, float]:
+    return timed_synth(lambda out: default_app(out, **{"smddp:hyperpod": hyperpod}))
 
 
 def main() -> int:

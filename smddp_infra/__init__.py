@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names below are loa
     from smddp_infra.constructs.filesystem import LustreFileSystem as LustreFileSystem
     from smddp_infra.constructs.hyperpod import HyperPodCluster as HyperPodCluster
     from smddp_infra.constructs.hyperpod_role import HyperPodClusterRole as HyperPodClusterRole
+    from smddp_infra.hyperpod.eks import DependenciesChart as DependenciesChart, HyperPodEks as HyperPodEks
     from smddp_infra.hyperpod.values import InstanceGroup as InstanceGroup
     from smddp_infra.hyperpod.values import KubernetesTaint as KubernetesTaint
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy as TrainingLaunchPolicy
@@ -64,6 +65,8 @@ _LAZY = {
     "HyperPodClusterRole": "smddp_infra.constructs.hyperpod_role",
     "InstanceGroup": "smddp_infra.hyperpod.values",
     "KubernetesTaint": "smddp_infra.hyperpod.values",
+    "HyperPodEks": "smddp_infra.hyperpod.eks",
+    "DependenciesChart": "smddp_infra.hyperpod.eks",
     "SmddpChecks": "smddp_infra.checks",
     "plan_lustre": "smddp_infra.sizing.planner",
     "LustrePlan": "smddp_infra.sizing.planner",

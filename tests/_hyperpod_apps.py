@@ -107,3 +107,58 @@ def add_slurm_options_stack(app: Any, name: str = "HyperPodSlurmOptions") -> Any
     ])
     return stack
 
+
+KUBECTL_LAYER_ARN = "arn:aws:lambda:us-east-1:123456789012:layer:kubectl-v33:1"
+ADMIN_ROLE_ARN = "arn:aws:iam::123456789012:role/PlatformAdmin"
+CHART_REPOSITORY = "oci://123456789012.dkr.ecr.us-east-1.amazonaws.com/hyperpod"
+
+
+def eks_network(stack: Any, **extra: Any) -> Any:
+    from smddp_infra import SmddpTrainingNetwork
+
+    return SmddpTrainingNetwork(stack, "Network", instance_type="ml.p5.48xlarge", instance_count=4,
+                                availability_zone_id="use1-az4", read_mbps_per_gpu=100, **extra)
+
+
+def add_eks_built_stack(app: Any, name: str = "HyperPodEksBuilt") -> Any:
+    """A network without NAT and a HyperPod cluster whose EKS control plane this app builds, with an
+    admin role, the add-ons and the dependencies chart through a kubectl layer the platform publishes."""
+    from aws_cdk import Environment, Stack, aws_lambda as lambda_
+
+    from smddp_infra import HyperPodCluster, InstanceGroup
+    from smddp_infra.hyperpod.eks import DependenciesChart, HyperPodEks
+
+    stack = Stack(app, name, env=Environment(region="us-east-1"))
+    network = eks_network(stack)
+    layer = lambda_.LayerVersion.from_layer_version_arn(stack, "KubectlLayer", KUBECTL_LAYER_ARN)
+    HyperPodCluster(stack, "HyperPod", network=network, orchestrator="eks",
+                    instance_groups=[InstanceGroup(name="gpu", instance_type="ml.p5.48xlarge", count=4)],
+                    eks_settings=HyperPodEks(control_plane_availability_zone="use1-az6", admin_role_arns=(ADMIN_ROLE_ARN,),
+                                             dependencies_chart=DependenciesChart(repository=CHART_REPOSITORY, version="1.4.0")),
+                    eks_kubectl_layer=layer)
+    return stack
+
+
+def add_eks_network_only_stack(app: Any, name: str = "HyperPodEksBefore") -> Any:
+    """The same network as ``add_eks_built_stack``'s before the EKS path was added (the guard's 'old')."""
+    from aws_cdk import Environment, Stack
+
+    stack = Stack(app, name, env=Environment(region="us-east-1"))
+    eks_network(stack)
+    return stack
+
+
+def add_eks_imported_stack(app: Any, name: str = "HyperPodEksImported") -> Any:
+    """A NAT network and the platform's EKS cluster imported (in the network's VPC): add-ons only."""
+    from aws_cdk import Environment, Stack, aws_eks_v2 as eks
+
+    from smddp_infra import HyperPodCluster, InstanceGroup
+    from smddp_infra.hyperpod.eks import HyperPodEks
+
+    stack = Stack(app, name, env=Environment(region="us-east-1"))
+    network = eks_network(stack, nat_gateway=True)
+    platform = eks.Cluster.from_cluster_attributes(stack, "Platform", cluster_name="ml-platform", vpc=network.vpc)
+    HyperPodCluster(stack, "HyperPod", network=network, orchestrator="eks", eks_cluster=platform,
+                    instance_groups=[InstanceGroup(name="gpu", instance_type="ml.p5.48xlarge", count=4)],
+                    eks_settings=HyperPodEks(authentication_mode="API_AND_CONFIG_MAP", observability=True))
+    return stack

@@ -84,6 +84,8 @@ CASES: dict[str, Expected] = {
     "i33_data_path_blocked.yaml": frozenset({("SMDDP-NET7", "TrainSubnet"), ("SMDDP-NET8", "Vpc")}),
     # issue 27: Retain -> Delete on what our constructs made is a warning; elsewhere an info (INFOS)
     "retention_delete.yaml": frozenset({("SMDDP-STATE1", "Checkpoints")}),
+    # issue 35: a HyperPod cluster's EKS cluster in CONFIG_MAP mode (by default) without a private endpoint
+    "i35_eks_config_map.yaml": frozenset({("SMDDP-EKS1", "Eks"), ("SMDDP-EKS2", "Eks")}),
 }
 
 #: Informational notes pinned where they are the point of the fixture.

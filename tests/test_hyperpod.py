@@ -399,7 +399,7 @@ BAD = [
     ({"instance_groups": [_controller(), _group(training_plan_arn="arn:aws:sagemaker:us-east-1:123456789012:training-job/plan-abcdefgh")]},
      "instance_groups[1].training_plan_arn must be a SageMaker training plan ARN"),
     ({"orchestrator": "eks", "instance_groups": [_group(slurm_node_type=None)]},
-     "eks_cluster_arn is required with orchestrator='eks'"),
+     "eks_settings.control_plane_availability_zone is required when this app builds the EKS control plane"),
     ({"orchestrator": "eks", "eks_cluster_arn": EKS_ARN, "instance_groups": [_group()]},
      "instance_groups[0].slurm_node_type is for orchestrator='slurm' only"),
     ({"orchestrator": "k8s", "instance_groups": [_group()]}, "orchestrator must be one of 'slurm', 'eks', got 'k8s'"),

@@ -309,21 +309,18 @@ def test_spot_with_a_training_plan_is_a_synth_warning_not_an_error(eks_network: 
     assert "instance_groups[0]: spot=True with training_plan_arn" in warning and "UNCONFIRMED" in warning
 
 
-def test_an_imported_eks_cluster_in_another_vpc_is_a_warning_and_in_the_same_vpc_is_quiet(eks_network: Any) -> None:
-    from aws_cdk import aws_ec2 as ec2, aws_eks as eks
+def test_an_imported_eks_cluster_in_another_vpc_is_refused_and_in_the_same_vpc_is_taken(eks_network: Any) -> None:
+    from aws_cdk import aws_ec2 as ec2, aws_eks_v2 as eks
 
-    from smddp_infra import HyperPodCluster
-    from smddp_infra.constructs.hyperpod import WARN_EKS_VPC
+    from smddp_infra import ConfigError, HyperPodCluster
 
     scope = eks_network.node.scope
     other_vpc = ec2.Vpc.from_vpc_attributes(scope, "PlatformVpc", vpc_id=EKS_VPC_ID, availability_zones=["us-east-1a"])
     elsewhere = eks.Cluster.from_cluster_attributes(scope, "Elsewhere", cluster_name="ml-platform", vpc=other_vpc)
-    cluster = HyperPodCluster(scope, "OtherVpc", network=eks_network, orchestrator="eks", eks_cluster=elsewhere,
-                              instance_groups=[_gpu()])
-    [warning] = _warnings(cluster, WARN_EKS_VPC)
-    assert EKS_VPC_ID in warning and "UNCONFIRMED" in warning
-    assert cluster.cluster.orchestrator is not None
+    with pytest.raises(ConfigError, match=f"eks_cluster .* is in VPC {EKS_VPC_ID}, not the training network's VPC"):
+        HyperPodCluster(scope, "OtherVpc", network=eks_network, orchestrator="eks", eks_cluster=elsewhere,
+                        instance_groups=[_gpu()])
     here = eks.Cluster.from_cluster_attributes(scope, "Here", cluster_name="ml-platform", vpc=eks_network.vpc)
     same = HyperPodCluster(scope, "SameVpc", network=eks_network, orchestrator="eks", eks_cluster=here,
                            instance_groups=[_gpu()])
-    assert _warnings(same, WARN_EKS_VPC) == []
+    assert same.eks_cluster is here and same.cluster.orchestrator is not None

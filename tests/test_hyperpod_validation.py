@@ -205,9 +205,3 @@ def test_spot_with_a_training_plan_is_a_warning_marked_unconfirmed() -> None:
     assert v.spot_with_plan_warning("g", _eks(training_plan_arn=plan)) is None
 
 
-def test_an_eks_cluster_in_another_vpc_is_a_warning_only_when_both_vpcs_are_known() -> None:
-    warning = v.eks_vpc_warning("eks_cluster", "vpc-0a1b2c3d4e5f60718", "vpc-0fedcba9876543210", same=False)
-    assert warning is not None and "UNCONFIRMED" in warning and "vpc-0a1b2c3d4e5f60718" in warning
-    assert v.eks_vpc_warning("eks_cluster", "vpc-0a1b2c3d4e5f60718", "vpc-0a1b2c3d4e5f60718", same=False) is None
-    assert v.eks_vpc_warning("eks_cluster", None, "vpc-0fedcba9876543210", same=False) is None
-    assert v.eks_vpc_warning("eks_cluster", "vpc-1", "vpc-2", same=True) is None

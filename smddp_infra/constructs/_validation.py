@@ -43,7 +43,8 @@ INTERFACES: dict[str, tuple[str, str]] = {
     "IBucket": ("bucket_arn", "aws_s3.IBucket, e.g. s3.Bucket.from_bucket_name(...)"),
     "IKey": ("key_arn", "aws_kms.IKey, e.g. kms.Key.from_key_arn(...)"),
     "IRole": ("role_arn", "aws_iam.IRole, e.g. iam.Role.from_role_arn(...)"),
-    "ICluster": ("cluster_arn", "aws_eks.ICluster, e.g. eks.Cluster.from_cluster_attributes(..., vpc=...)"),
+    "ICluster": ("cluster_arn", "aws_eks_v2.ICluster, e.g. eks.Cluster.from_cluster_attributes(...)"),
+    "ILayerVersion": ("layer_version_arn", "aws_lambda.ILayerVersion, e.g. lambda_.LayerVersion.from_layer_version_arn(...)"),
 }
 
 #: Synth-warning ids (``Annotations.add_warning_v2``): stable, so an app can acknowledge one.

@@ -75,6 +75,36 @@ ACKNOWLEDGEMENTS: dict[str, Acknowledged] = {
         "yet another bucket. When the network also creates the checkpoint bucket, the same log bucket "
         "receives its access logs and this acknowledgement is not made.",
     ),
+    "eks-cluster-role": Acknowledged(
+        ("AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonEKSClusterPolicy]",),
+        "EKS control plane role (HyperPodCluster with orchestrator='eks' and no EKS cluster given)",
+        "AmazonEKSClusterPolicy is the policy the EKS User Guide names for the cluster IAM role (\"Amazon EKS "
+        "cluster IAM role\"); EKS itself assumes the role, and AWS updates the policy as EKS needs; "
+        "aws_eks_v2 attaches it.",
+    ),
+    "eks-kubectl-lambda": Acknowledged(
+        ("AwsSolutions-L1", "NIST.800.53.R5-LambdaConcurrency", "HIPAA.Security-LambdaConcurrency",
+         "NIST.800.53.R5-LambdaDLQ", "HIPAA.Security-LambdaDLQ"),
+        "kubectl provider functions of the EKS control plane (only with eks_kubectl_layer)",
+        "aws-cdk-lib's kubectl handler and its provider framework (aws_eks_v2) install the HyperPod dependencies "
+        "chart: CloudFormation invokes them, one request per custom resource, only during a deploy, and a "
+        "failed call fails that deploy where CloudFormation reports it (nothing for a dead-letter queue to "
+        "keep); the runtime is the one aws-cdk-lib pins for the handler and its kubectl layer.",
+    ),
+    "eks-kubectl-roles": Acknowledged(
+        ("AwsSolutions-IAM4", "AwsSolutions-IAM5", "NIST.800.53.R5-IAMNoInlinePolicy", "HIPAA.Security-IAMNoInlinePolicy"),
+        "kubectl provider roles of the EKS control plane (only with eks_kubectl_layer)",
+        "Written by aws-cdk-lib (aws_eks_v2): the handler runs in the training subnet "
+        "(AWSLambdaVPCAccessExecutionRole), logs (AWSLambdaBasicExecutionRole) and pulls the chart from the "
+        "platform's ECR repository (AmazonEC2ContainerRegistryReadOnly); the framework may invoke only the "
+        "handler, any of its versions (<handler arn>:*), through the inline policy aws-cdk-lib writes.",
+    ),
+    "hyperpod-training-operator-role": Acknowledged(
+        ("AwsSolutions-IAM5",),
+        "HyperPod training operator policy (EKS Pod Identity)",
+        "Read-only SageMaker actions on HyperPod clusters of this account and Region: a cluster's ARN ends in "
+        "its cluster id, which SageMaker assigns at creation.",
+    ),
     "checkpoint-bucket-sse-s3": Acknowledged(
         ("NIST.800.53.R5-S3DefaultEncryptionKMS", "HIPAA.Security-S3DefaultEncryptionKMS"),
         "checkpoint bucket (default configuration only)",
@@ -164,6 +194,59 @@ def acknowledge_rules(construct: IConstruct, pairs: Iterable[tuple[str, str]]) -
         if entry not in rules:
             rules.append(entry)
     target.add_metadata(CDK_NAG_METADATA, {**existing, "rules_to_suppress": rules})
+
+
+def acknowledge_generated_role(role: IConstruct, key: str) -> None:
+    """``key``'s rules on a role aws-cdk-lib wrote (and its inline DefaultPolicy): cdk-nag 3 names each
+    AWS managed policy and wildcard in the finding, so the role's own are listed here."""
+    from aws_cdk import Stack
+
+    entry = ACKNOWLEDGEMENTS[key]
+    cfn = role.node.default_child
+    assert isinstance(cfn, CfnResource)
+    arns = Stack.of(role).resolve(getattr(cfn, "managed_policy_arns", None)) or []
+    pairs = [(f"AwsSolutions-IAM4[Policy::{_nag_text(arn)}]", entry.reason) for arn in arns]
+    pairs += [(r, entry.reason) for r in entry.rule_ids if not r.startswith(("AwsSolutions-IAM4", "AwsSolutions-IAM5"))]
+    acknowledge_rules(cfn, [p for p in pairs if "IAMNoInlinePolicy" not in p[0]])
+    policy = role.node.try_find_child("DefaultPolicy")
+    if policy is not None:
+        acknowledge_wildcard_resources(policy, key)
+
+
+def acknowledge_wildcard_resources(policy: IConstruct, key: str) -> None:
+    """``key``'s reason on each wildcard resource of a policy (cdk-nag 3 names each in its finding),
+    plus ``key``'s inline-policy rules."""
+    from aws_cdk import Stack
+
+    entry = ACKNOWLEDGEMENTS[key]
+    cfn = policy if CfnResource.is_cfn_resource(policy) else policy.node.default_child
+    document = Stack.of(policy).resolve(cfn.policy_document)  # type: ignore[union-attr]
+    wildcards = sorted({_nag_text(r) for st in document["Statement"] for r in _as_list(st.get("Resource"))
+                        if "*" in _nag_text(r)})
+    acknowledge_rules(policy, [(f"AwsSolutions-IAM5[Resource::{w}]", entry.reason) for w in wildcards]
+                      + [(r, entry.reason) for r in entry.rule_ids if "IAMNoInlinePolicy" in r])
+
+
+def _as_list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _nag_text(value: object) -> str:
+    """How cdk-nag writes a policy or resource in a finding: ``Fn::Join`` joined, ``Ref`` of a pseudo
+    parameter as ``<AWS::Partition>``, ``Fn::GetAtt`` as ``<Id.Attr>``, anything else as compact JSON."""
+    import json
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        if "Fn::Join" in value:
+            sep, parts = value["Fn::Join"]
+            return str(sep).join(_nag_text(p) for p in parts)
+        if "Ref" in value:
+            return f"<{value['Ref']}>"
+        if "Fn::GetAtt" in value:
+            return f"<{'.'.join(value['Fn::GetAtt'])}>"
+    return json.dumps(value, separators=(",", ":"))
 
 
 def markdown_table() -> str:

@@ -22,7 +22,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from aws_cdk import Annotations, Names, RemovalPolicy, Stack, Token, aws_cloudwatch as cloudwatch, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
-from aws_cdk import aws_sagemaker as sagemaker
+from aws_cdk import aws_eks_v2 as eks, aws_lambda as lambda_, aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
@@ -30,7 +30,7 @@ from smddp_infra.constructs.hyperpod_role import HyperPodAutoscalingRole, HyperP
 from smddp_infra.constructs.network_interface import ITrainingNetwork
 from smddp_infra.constructs.training_network import TrainingNetwork
 from smddp_infra.errors import ConfigError
-from smddp_infra.hyperpod import validation as hv
+from smddp_infra.hyperpod import eks as hyperpod_eks, validation as hv
 from smddp_infra.hyperpod.values import (
     DEFAULT_LIFECYCLE_PREFIX,
     DEFAULT_MOUNT_PATH,
@@ -74,7 +74,6 @@ class HyperPodCluster(Construct):
         autoscaling_role: Optional[iam.IRole] = None,
         tiered_checkpointing_memory_percent: Optional[int] = None,
         update_rollback_alarms: Sequence["cloudwatch.IAlarm | str"] = (),
-        eks_cluster: "Optional[eks.ICluster]" = None,
         lifecycle_script: Optional[str] = None,
         lifecycle_prefix: str = DEFAULT_LIFECYCLE_PREFIX,
         lifecycle_bucket: Optional[s3.IBucket] = None,
@@ -89,6 +88,9 @@ class HyperPodCluster(Construct):
         file_system_id: Optional[str] = None,
         file_system_dns_name: Optional[str] = None,
         file_system_mount_name: Optional[str] = None,
+        eks_settings: Optional[hyperpod_eks.HyperPodEks] = None,
+        eks_cluster: Optional[eks.ICluster] = None,
+        eks_kubectl_layer: Optional[lambda_.ILayerVersion] = None,
     ) -> None:
         """
         :param instance_groups: the groups (:class:`~smddp_infra.hyperpod.InstanceGroup`). A Slurm
@@ -99,8 +101,9 @@ class HyperPodCluster(Construct):
             checkpoint prefix. Default: none, then the deprecated parts props below are required.
         :param orchestrator: ``slurm`` (HyperPod's Slurm, node types per group) or ``eks``.
             Default: ``slurm``.
-        :param eks_cluster_arn: the platform's EKS cluster (required with ``eks``; HyperPod does not
-            create it, and neither does this construct). Default: none.
+        :param eks_cluster_arn: the platform's EKS cluster by ARN (HyperPod does not create one).
+            Default: none; with ``eks`` and neither this nor ``eks_cluster``, this construct builds the
+            EKS control plane on the network (:mod:`smddp_infra.constructs.hyperpod_eks`).
         :param cluster_name: ``ClusterName`` (create-only: a new name replaces the cluster).
             Default: derived from the construct's path, unique in the account and region.
         :param node_recovery: HyperPod replaces faulty nodes on its own (``NodeRecovery: Automatic``).
@@ -120,9 +123,6 @@ class HyperPodCluster(Construct):
             memory (0 to 100) for checkpoints; EKS only. Default: none (off, nothing written).
         :param update_rollback_alarms: CloudWatch alarms (or their names, at most 10) whose alarm rolls back
             a group's scheduled AMI update (``DeploymentConfig.AutoRollbackConfiguration``). Default: none.
-        :param eks_cluster: the platform's EKS cluster (``eks.ICluster``, e.g. imported with
-            ``eks.Cluster.from_cluster_attributes(..., vpc=...)``) instead of ``eks_cluster_arn``: its ARN is
-            used, and a VPC other than the network's is a synth warning. Default: none.
         :param lifecycle_script: file name of a script under ``lifecycle_prefix`` that runs on every
             node after HyperPod's own set-up (``LifeCycleConfig.OnInitComplete``); the role may read
             that prefix. Default: none (HyperPod's bootstrap alone).
@@ -149,18 +149,22 @@ class HyperPodCluster(Construct):
         :param file_system_id: (parts) the FSx for Lustre file system. Default: the network's.
         :param file_system_dns_name: (parts) its DNS name. Default: the network's.
         :param file_system_mount_name: (parts) its mount name. Default: the network's.
+        :param eks_settings: the EKS side (:class:`~smddp_infra.hyperpod.eks.HyperPodEks`): the control
+            plane's second AZ and version, admin roles, add-ons, the dependencies chart. Default: none
+            (with ``eks_cluster_arn``: nothing on EKS, as before; otherwise HyperPodEks() defaults).
+        :param eks_cluster: an imported ``aws_eks_v2.ICluster`` to attach to; its add-ons and chart are
+            installed as on a built one, and a VPC other than the network's is refused. Default: none.
+        :param eks_kubectl_layer: a kubectl Lambda layer for the control plane's kubectl provider,
+            which installs ``eks_settings.dependencies_chart``. Default: none.
         """
         orchestrator = hv.check_orchestrator("orchestrator", orchestrator)
-        v.require("eks_cluster", eks_cluster, "ICluster")
-        if eks_cluster is not None:
-            if eks_cluster_arn is not None:
-                raise ConfigError("pass eks_cluster or eks_cluster_arn, not both (the ARN is eks_cluster's)")
-            eks_cluster_arn = eks_cluster.cluster_arn
-        if eks_cluster is None or not Token.is_unresolved(eks_cluster_arn):
-            hv.check_eks_cluster_arn("eks_cluster" if eks_cluster is not None else "eks_cluster_arn", orchestrator,
-                                     eks_cluster_arn)
-        elif orchestrator != "eks":
-            raise ConfigError(f"eks_cluster is for orchestrator='eks' only, got orchestrator={orchestrator!r}")
+        if orchestrator != "eks" or eks_cluster_arn is not None:
+            hv.check_eks_cluster_arn("eks_cluster_arn", orchestrator, eks_cluster_arn)
+        eks_wanted = orchestrator == "eks" and (eks_settings is not None or eks_cluster_arn is None)
+        _check_eks_props(orchestrator, eks_cluster_arn, eks_settings, eks_cluster, eks_kubectl_layer)
+        if eks_wanted:
+            eks_settings = hyperpod_eks.check_eks("eks_settings", eks_settings,
+                                                  building=eks_cluster is None and eks_cluster_arn is None)
         groups = hv.check_group_list("instance_groups", instance_groups)
         notes = hv.check_groups("instance_groups", orchestrator, groups)
         hv.check_ips_per_node("ips_per_node", ips_per_node)
@@ -244,9 +248,18 @@ class HyperPodCluster(Construct):
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
 
         self._check_subnet(network, training_subnet, groups, ips_per_node, interface_endpoints)
-        if eks_cluster is not None:
-            self._check_eks_vpc(eks_cluster, getattr(network, "vpc", None) or _vpc_of(training_subnet))
         self._add_endpoints(network, interface_endpoints)
+        #: The EKS cluster (built here or imported), and what HyperPod needs on it.
+        self.eks_cluster: Optional[eks.ICluster] = eks_cluster
+        self.eks: Optional[Any] = None
+        if eks_wanted:
+            from smddp_infra.constructs.hyperpod_eks import HyperPodEksCluster
+
+            assert eks_settings is not None
+            self.eks = HyperPodEksCluster(
+                self, "Eks", settings=eks_settings, network=network, imported=eks_cluster, imported_arn=eks_cluster_arn, kubectl_layer=eks_kubectl_layer)
+            self.eks_cluster = self.eks.cluster
+            eks_cluster_arn = self.eks.cluster_arn
 
         prefix = lifecycle_prefix.strip("/")
         script_bucket = lifecycle_bucket or job_bucket
@@ -315,6 +328,10 @@ class HyperPodCluster(Construct):
             self.cluster.node.add_dependency(self.execution_role.policy)
         if self.autoscaling_role is not None:
             self.cluster.node.add_dependency(self.autoscaling_role.policy)
+        if self.eks is not None:
+            # HyperPod's EKS prerequisites (add-ons, chart) exist before the cluster is created.
+            for needed in self.eks.dependencies:
+                self.cluster.node.add_dependency(needed)
         self.cluster_arn: str = self.cluster.attr_cluster_arn
 
     @staticmethod
@@ -361,20 +378,6 @@ class HyperPodCluster(Construct):
             hv.check_training_plan_region(f"instance_groups[{index}].training_plan_arn", group.training_plan_arn,
                                           region, partition_of(region))
 
-    def _check_eks_vpc(self, eks_cluster: "eks.ICluster", subnet_vpc: Optional[ec2.IVpc]) -> None:
-        """May fail: the EKS cluster's VPC is not the training network's (:func:`hv.eks_vpc_warning`)."""
-        eks_vpc = getattr(eks_cluster, "vpc", None)
-        if eks_vpc is None or subnet_vpc is None:
-            return
-        same = eks_vpc is subnet_vpc or eks_vpc.vpc_id == subnet_vpc.vpc_id
-        # A VPC created in this app is new at deploy: no existing EKS cluster (a literal id) is in it.
-        created_here = not Token.is_unresolved(eks_vpc.vpc_id) and Token.is_unresolved(subnet_vpc.vpc_id) \
-            and isinstance(subnet_vpc, ec2.Vpc)
-        warning = hv.eks_vpc_warning("eks_cluster", _known_id(eks_vpc),
-                                     subnet_vpc.node.path if created_here else _known_id(subnet_vpc), same=same)
-        if warning:
-            Annotations.of(self).add_warning_v2(WARN_EKS_VPC, warning)
-
     def _check_subnet(self, network: ITrainingNetwork, subnet: ec2.ISubnet, groups: Sequence[InstanceGroup],
                       ips_per_node: Optional[int], endpoints: Optional[Sequence[str]]) -> None:
         """The nodes' addresses must fit the training subnet beside the file system and endpoints."""
@@ -409,11 +412,24 @@ class HyperPodCluster(Construct):
             self.interface_endpoints[service] = network.add_interface_endpoint(service)
 
 
+def _check_eks_props(orchestrator: str, arn: Optional[str], settings: Any, cluster: Any, layer: Any) -> None:
+    """The EKS props go with ``orchestrator='eks'`` and the cluster is named once."""
+    given = [n for n, x in (("eks_settings", settings), ("eks_cluster", cluster), ("eks_kubectl_layer", layer)) if x is not None]
+    if orchestrator != "eks" and given:
+        raise ConfigError(f"{', '.join(given)} are for orchestrator='eks' only, got orchestrator={orchestrator!r}")
+    if arn is not None and cluster is not None:
+        raise ConfigError("pass eks_cluster or eks_cluster_arn, not both")
+    v.require("eks_cluster", cluster, "ICluster")
+    v.require("eks_kubectl_layer", layer, "ILayerVersion")
+    if layer is not None and (cluster is not None or arn is not None):
+        raise ConfigError("eks_kubectl_layer is for the control plane this construct builds; an imported eks_cluster "
+                          "brings its own kubectl_provider")
+
+
 #: Synth-warning id of a lifecycle bucket not named ``sagemaker-*`` (or not known at synth).
 WARN_LIFECYCLE_BUCKET = "smddp:hyperpodLifecycleBucket"
-#: Synth-warning ids: Spot and a training plan on one group; the EKS cluster in another VPC.
+#: Synth-warning id: Spot and a training plan on one group.
 WARN_SPOT_WITH_PLAN = "smddp:hyperpodSpotWithPlan"
-WARN_EKS_VPC = "smddp:hyperpodEksVpc"
 
 
 def _scheduled_update(expression: str, alarms: Sequence[str]) -> Any:
@@ -445,20 +461,6 @@ def _alarm_names(prop: str, alarms: Any) -> list[str]:
             raise ConfigError(f"{prop}[{index}] must be a CloudWatch alarm (cloudwatch.IAlarm) or its name, got "
                               f"{type(alarm).__name__}")
     return names
-
-
-def _known_id(vpc: ec2.IVpc) -> Optional[str]:
-    return None if Token.is_unresolved(vpc.vpc_id) else vpc.vpc_id
-
-
-def _vpc_of(subnet: ec2.ISubnet) -> Optional[ec2.IVpc]:
-    """The VPC construct a subnet was made under (an ``ec2.Vpc`` or an imported one), or None."""
-    scope = subnet.node.scope
-    while scope is not None:
-        if hasattr(scope, "vpc_id") and hasattr(scope, "select_subnets"):
-            return scope  # type: ignore[return-value]
-        scope = scope.node.scope
-    return None
 
 
 def _warn_lifecycle_bucket(scope: Construct, name: str) -> None:

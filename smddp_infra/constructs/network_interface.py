@@ -37,6 +37,8 @@ class ITrainingNetwork:
     """
 
     node: Any
+    #: The VPC (None: a network imported by its parts, whose VPC is not named).
+    vpc: Optional[ec2.IVpc]
     #: The private subnet, in one AZ, jobs and clusters run in.
     training_subnet: ec2.ISubnet
     #: Every group a job carries, the EFA group (self ingress and egress) first.
@@ -98,6 +100,7 @@ class ImportedTrainingNetwork(Construct, ITrainingNetwork):
                                   if file_system_dns_name is not None and file_system_mount_name is not None else None)
         self.encryption_key = encryption_key
         self.training_subnet_mask = None
+        self.vpc = None
 
     def endpoint_services(self) -> Optional[tuple[str, ...]]:
         return None  # the VPC is the platform's: its endpoints are placed there

@@ -175,20 +175,6 @@ def check_training_plan_region(prop: str, arn: Optional[str], region: Optional[s
                           "its own Region only; use a plan bought in the stack's Region")
 
 
-def eks_vpc_warning(prop: str, eks_vpc_id: Optional[str], network_vpc_id: Optional[str], *, same: bool) -> Optional[str]:
-    """May fail: the EKS cluster in another VPC than the training network. HyperPod's EKS nodes join
-    the cluster through its control plane (whose ENIs sit in the EKS cluster's subnets) and run pods
-    on the VPC CNI in the node's VPC; AWS's HyperPod EKS pages build both in one VPC. Whether
-    CreateCluster accepts nodes in another VPC (peered, or through the public endpoint) is
-    UNCONFIRMED, so this is a warning naming the two VPCs, never an error. ``same`` is True when both
-    are known to be one VPC; ids are compared only when both are concrete (None: known at deploy)."""
-    if same or eks_vpc_id is None or network_vpc_id is None or eks_vpc_id == network_vpc_id:
-        return None
-    return (f"{prop}: the EKS cluster is in VPC {eks_vpc_id}, the training network in {network_vpc_id}; HyperPod puts "
-            "the nodes in the network's training subnet, and nodes outside the EKS cluster's VPC need a route to its "
-            "control plane (UNCONFIRMED that HyperPod accepts it): build or import the network in the EKS cluster's VPC")
-
-
 def check_rollback_alarms(prop: str, names: Sequence[Any]) -> None:
     """``DeploymentConfig.AutoRollbackConfiguration``: at most 10 alarms, each name 1 to 255
     characters, not blank (botocore ``AutoRollbackAlarms``, ``AlarmName``)."""

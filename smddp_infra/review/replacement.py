@@ -39,7 +39,9 @@ from smddp_infra.contract import METADATA_SIZING
 
 #: What the guard protects by default (stateful, or everything depends on it).
 GUARDED_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::KMS::Key",
-                 "AWS::SageMaker::Cluster")
+                 "AWS::SageMaker::Cluster", "AWS::EKS::Cluster")
+#: An EKS cluster: HyperPod's orchestrator (``Orchestrator.Eks.ClusterArn`` is create-only).
+EKS_CLUSTER_TYPE = "AWS::EKS::Cluster"
 #: A HyperPod cluster: its nodes run the jobs, so a replacement ends every running job.
 HYPERPOD_CLUSTER_TYPE = "AWS::SageMaker::Cluster"
 FILE_SYSTEM_TYPE = "AWS::FSx::FileSystem"
@@ -622,6 +624,11 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
                     else "the old cluster is deleted with its nodes")
         return (f"a new HyperPod cluster with new nodes (CloudFormation {new_one}): every running job on the old "
                 f"one ends, and node-local state is lost; {old_fate}")
+    if r.resource_type == EKS_CLUSTER_TYPE:
+        old_fate = ("the old control plane is retained outside the stack and still billed per hour" if kept
+                    else "the old control plane is deleted with every workload on it")
+        return (f"a new EKS cluster with a new ARN (CloudFormation {new_one}): the HyperPod clusters it orchestrates "
+                f"are replaced too (Orchestrator.Eks is create-only) and every Kubernetes object on it is lost; {old_fate}")
     return "a new physical resource replaces the deployed one"
 
 
