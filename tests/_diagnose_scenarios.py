@@ -83,8 +83,9 @@ class Aws:
         return str(eni)
 
     def cluster(self, name: str, net: dict[str, Any], *, count: int = 2, dns: str | None = None,
-                health_checks: tuple[str, ...] = ()) -> str:
-        """A HyperPod cluster with one group "workers" of ml.p5.48xlarge; returns its log group."""
+                health_checks: tuple[str, ...] = (), eks_cluster_arn: str | None = None) -> str:
+        """A HyperPod cluster with one group "workers" of ml.p5.48xlarge (orchestrated by the EKS
+        cluster ``eks_cluster_arn`` when given); returns its log group."""
         group: dict[str, Any] = {"InstanceGroupName": "workers", "InstanceType": "ml.p5.48xlarge", "InstanceCount": count,
                                  "ThreadsPerCore": 1,  # moto 5.2.5 fails to answer without it
                                  "ExecutionRole": ROLE, "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-lifecycle/scripts/",
@@ -95,6 +96,12 @@ class Aws:
             group["OnStartDeepHealthChecks"] = list(health_checks)
         arn = self.sm.create_cluster(ClusterName=name, InstanceGroups=[group],
                                      VpcConfig={"SecurityGroupIds": [net["group"]], "Subnets": net["subnets"]})["ClusterArn"]
+        if eks_cluster_arn:  # moto 5.2.5 drops Orchestrator: set it in its backend, as DescribeCluster answers it
+            from moto.sagemaker.models import sagemaker_backends
+
+            record = sagemaker_backends[ACCOUNT][REGION].clusters[name]
+            described = record.describe
+            record.describe = lambda: {**described(), "Orchestrator": {"Eks": {"ClusterArn": eks_cluster_arn}}}  # type: ignore[method-assign]
         return f"/aws/sagemaker/Clusters/{name}/{arn.rsplit('/', 1)[-1]}"
 
     @staticmethod

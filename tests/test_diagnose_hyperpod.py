@@ -117,6 +117,30 @@ def test_an_fsx_mount_failure_without_a_network_cause_is_one_error(aws: Aws, cap
     assert finding["rule"] == "HP-FSX-MOUNT" and "no network finding explains it" in finding["message"]
 
 
+def test_an_eks_orchestrated_cluster_whose_eks_cluster_is_gone_is_one_error(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    gone = "arn:aws:eks:us-east-1:123456789012:cluster/retired-platform"
+    aws.cluster("hp-eks-gone", aws.network(), eks_cluster_arn=gone)
+    code, report = diagnose(capsys, "hp-eks-gone")
+    (finding,) = errors(report)
+    assert code == 1 and finding["rule"] == "SMDDP-EKS1" and "retired-platform does not exist" in finding["message"]
+    assert "eks:DescribeCluster" in report["calls"]["actions"]
+
+
+def test_an_eks_orchestrated_cluster_reads_its_eks_cluster(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    import boto3
+
+    eks = boto3.client("eks", region_name="us-east-1")
+    net = aws.network()
+    arn = eks.create_cluster(name="ml-platform", roleArn="arn:aws:iam::123456789012:role/eks",
+                             resourcesVpcConfig={"subnetIds": net["subnets"]})["cluster"]["arn"]
+    aws.cluster("hp-eks", net, eks_cluster_arn=arn)
+    code, report = diagnose(capsys, "hp-eks")
+    eks_items = [f for f in report["findings"] if f["rule"].startswith("SMDDP-EKS")]
+    # moto reports no authentication mode and does not answer ListAddons: both "not evaluated", never guessed
+    assert eks_items and all(f["severity"] == "info" for f in eks_items), eks_items
+    assert "eks:DescribeCluster" in report["calls"]["actions"]
+
+
 def test_an_unknown_cluster_is_one_line_exit_2(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "--cluster", "no-such-cluster"]) == 2
     err = capsys.readouterr().err.strip()
@@ -126,6 +150,7 @@ def test_an_unknown_cluster_is_one_line_exit_2(aws: Aws, capsys: pytest.CaptureF
 def test_print_policy_lists_the_cluster_reads(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diagnose", "--print-policy"]) == 0
     policy = capsys.readouterr().out
-    for action in ("sagemaker:ListClusterNodes", "sagemaker:DescribeClusterNode", "ec2:DescribeVpcAttribute"):
+    for action in ("sagemaker:ListClusterNodes", "sagemaker:DescribeClusterNode", "ec2:DescribeVpcAttribute",
+                   "eks:DescribeCluster", "eks:ListAddons"):
         assert action in policy
     assert "/aws/sagemaker/Clusters/*" in policy

@@ -3,7 +3,8 @@
 EC2 ``Describe*``, ``fsx:DescribeFileSystems`` and ``cloudwatch:GetMetricData`` support no
 resource-level permissions (the Service Authorization Reference lists no resource type for
 them), so they are granted on ``*``; the SageMaker and CloudWatch Logs reads are scoped to
-training jobs, HyperPod clusters (and their nodes) and the training-job and HyperPod log groups. ``--stack`` adds
+training jobs, HyperPod clusters (and their nodes), EKS clusters (an EKS-orchestrated HyperPod
+cluster's) and the training-job and HyperPod log groups. ``--stack`` adds
 CloudFormation's two reads, scoped to stacks.
 """
 
@@ -28,6 +29,7 @@ SCOPED = (
     (("sagemaker:DescribeCluster", "sagemaker:DescribeClusterNode", "sagemaker:ListClusterNodes"),
      "arn:${partition}:sagemaker:*:${account}:cluster/*"),
     (("ec2:DescribeVpcAttribute",), "arn:${partition}:ec2:*:${account}:vpc/*"),
+    (("eks:DescribeCluster", "eks:ListAddons"), "arn:${partition}:eks:*:${account}:cluster/*"),
     (("logs:FilterLogEvents",), "arn:${partition}:logs:*:${account}:log-group:/aws/sagemaker/TrainingJobs:*"),
     (("logs:FilterLogEvents",), "arn:${partition}:logs:*:${account}:log-group:/aws/sagemaker/Clusters/*"),
     (("cloudformation:DescribeStackResources", "cloudformation:GetTemplate"), "arn:${partition}:cloudformation:*:${account}:stack/*/*"),

@@ -228,13 +228,15 @@ def diagnose_cluster(account: Account, name: str) -> Diagnosis:
 
 
 def _orchestrator_items(account: Account, cluster: Mapping[str, Any], d: Diagnosis) -> list[Item]:
-    """Findings of the cluster's orchestrator (``DescribeCluster.Orchestrator``): where a reader per
-    orchestrator appends its own (an EKS reader: the EKS cluster's access mode, subnets, add-ons).
-    Slurm clusters have none beyond the lifecycle logs read above."""
-    orchestrator = cluster.get("Orchestrator") or {}
-    if "Eks" in orchestrator:
-        d.not_evaluated.append(f"the EKS orchestrator ({(orchestrator.get('Eks') or {}).get('ClusterArn', '?')}) is not read yet")
-    return []
+    """Findings of the cluster's orchestrator (``DescribeCluster.Orchestrator``): on EKS, the EKS
+    cluster's authentication mode, private endpoint and add-ons (:mod:`.eks`). Slurm clusters have
+    none beyond the lifecycle logs read above."""
+    from smddp_infra.diagnose.eks import diagnose_eks_cluster
+
+    arn = ((cluster.get("Orchestrator") or {}).get("Eks") or {}).get("ClusterArn")
+    if not arn:
+        return []
+    return diagnose_eks_cluster(account, arn, what=f"--cluster {cluster.get('ClusterName')} (its EKS cluster)")
 
 
 def diagnose_stack(account: Account, name: str) -> Diagnosis:
