@@ -32,6 +32,9 @@ UV := $(CURDIR)/$(UV_DIR)/bin/uv
 UV_STAMP := $(UV_DIR)/.installed
 UV_FLAGS := --quiet
 export UV_NATIVE_TLS := 1
+# uv gives each file 60 s to compile; aws-cdk-lib's largest modules take longer on a loaded
+# machine (seen at a load average of 20 on 2 cores: "Failed to bytecode-compile"), so allow an hour.
+export UV_COMPILE_BYTECODE_TIMEOUT := 3600
 
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci
