@@ -23,9 +23,9 @@ PIP_FLAGS := --quiet --disable-pip-version-check --progress-bar off
 
 # uv (pinned in requirements-uv.txt) installs the pinned requirements into every venv: the same
 # files and exact pins pip read, in a fraction of pip's time (parallel downloads, a shared cache,
-# no per-file bytecode pass). --compile-bytecode where many test processes import aws-cdk-lib
-# (.venv, .venv-floor: the Makefile exports PYTHONDONTWRITEBYTECODE, so what pip used to compile at
-# install is compiled once here, on every core); the checkov and SDK v3 venvs run once per suite.
+# bytecode compiled on every core, not file by file). --compile-bytecode everywhere, as pip did: the
+# Makefile exports PYTHONDONTWRITEBYTECODE, so a module without its .pyc is compiled again by every
+# process that imports it (SDK v3's harness has 300 s, and without .pyc it ran out on a loaded machine).
 # uv honours SSL_CERT_FILE; UV_NATIVE_TLS also trusts the system store (a proxy's own CA).
 UV_DIR := .venv-uv
 UV := $(CURDIR)/$(UV_DIR)/bin/uv
@@ -64,14 +64,14 @@ $(NODE_STAMP): package.json package-lock.json $(STAMP)
 
 $(CHECKOV_STAMP): requirements-checkov.txt $(UV_STAMP)
 	test -x .venv-checkov/bin/python || $(UV) venv $(UV_FLAGS) --python $(PYTHON) .venv-checkov
-	@$(STEP) "uv pip install .venv-checkov" $(UV) pip install $(UV_FLAGS) --python .venv-checkov/bin/python -r requirements-checkov.txt
+	@$(STEP) "uv pip install .venv-checkov" $(UV) pip install $(UV_FLAGS) --python .venv-checkov/bin/python --compile-bytecode -r requirements-checkov.txt
 	touch $@
 
 # SageMaker Python SDK v3 (sagemaker-train): its own venv, like checkov's, because v2 in .venv owns
 # the same `sagemaker` import name. Used by tests/test_sagemaker_sdk_v3.py.
 $(SDKV3_STAMP): requirements-sdkv3.txt $(UV_STAMP)
 	test -x .venv-sdkv3/bin/python || $(UV) venv $(UV_FLAGS) --python $(PYTHON) .venv-sdkv3
-	@$(STEP) "uv pip install .venv-sdkv3" $(UV) pip install $(UV_FLAGS) --python .venv-sdkv3/bin/python -r requirements-sdkv3.txt
+	@$(STEP) "uv pip install .venv-sdkv3" $(UV) pip install $(UV_FLAGS) --python .venv-sdkv3/bin/python --compile-bytecode -r requirements-sdkv3.txt
 	touch $@
 
 # The lowest supported aws-cdk-lib/constructs (requirements-floor.txt), cdk-nag 3 at its floor and
