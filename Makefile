@@ -21,6 +21,21 @@ export NODE_EXTRA_CA_CERTS ?= $(firstword $(wildcard /etc/ssl/certs/ca-certifica
 STEP := sh tools/step.sh
 PIP_FLAGS := --quiet --disable-pip-version-check --progress-bar off
 
+# uv (pinned in requirements-uv.txt) installs the pinned requirements into every venv: the same
+# files and exact pins pip read, in a fraction of pip's time (parallel downloads, a shared cache,
+# bytecode compiled on every core, not file by file). --compile-bytecode everywhere, as pip did: the
+# Makefile exports PYTHONDONTWRITEBYTECODE, so a module without its .pyc is compiled again by every
+# process that imports it (SDK v3's harness has 300 s, and without .pyc it ran out on a loaded machine).
+# uv honours SSL_CERT_FILE; UV_NATIVE_TLS also trusts the system store (a proxy's own CA).
+UV_DIR := .venv-uv
+UV := $(CURDIR)/$(UV_DIR)/bin/uv
+UV_STAMP := $(UV_DIR)/.installed
+UV_FLAGS := --quiet
+export UV_NATIVE_TLS := 1
+# uv gives each file 60 s to compile; aws-cdk-lib's largest modules take longer on a loaded
+# machine (seen at a load average of 20 on 2 cores: "Failed to bytecode-compile"), so allow an hour.
+export UV_COMPILE_BYTECODE_TIMEOUT := 3600
+
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci
 
@@ -30,12 +45,16 @@ CHECKOV_STAMP := .venv-checkov/.installed
 SDKV3_STAMP := .venv-sdkv3/.installed
 FLOOR_STAMP := .venv-floor/.installed
 
+$(UV_STAMP): requirements-uv.txt
+	@$(STEP) "pip install uv" $(PYTHON) -m pip install $(PIP_FLAGS) --upgrade --target $(UV_DIR) -r requirements-uv.txt
+	touch $@
+
 setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP) $(FLOOR_STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh $(UV_STAMP)
 	test -x $(BIN)/python || $(STEP) "python -m venv .venv" $(PYTHON) -m venv $(VENV)
-	@$(STEP) "pip install .venv (requirements-dev.txt)" $(BIN)/python -m pip install $(PIP_FLAGS) -r requirements-dev.txt
-	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps -e . --config-settings editable_mode=compat
+	@$(STEP) "uv pip install .venv (requirements-dev.txt)" $(UV) pip install $(UV_FLAGS) --python $(BIN)/python --compile-bytecode -r requirements-dev.txt
+	$(UV) pip install $(UV_FLAGS) --python $(BIN)/python --no-deps -e . --config-settings editable_mode=compat
 	sh tools/node-shims.sh $(VENV)
 	touch $@
 
@@ -43,22 +62,22 @@ $(NODE_STAMP): package.json package-lock.json $(STAMP)
 	@$(STEP) "npm ci (the pinned cdk CLI)" npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-$(CHECKOV_STAMP): requirements-checkov.txt
-	test -x .venv-checkov/bin/python || $(STEP) "python -m venv .venv-checkov" $(PYTHON) -m venv .venv-checkov
-	@$(STEP) "pip install .venv-checkov" .venv-checkov/bin/python -m pip install $(PIP_FLAGS) -r requirements-checkov.txt
+$(CHECKOV_STAMP): requirements-checkov.txt $(UV_STAMP)
+	test -x .venv-checkov/bin/python || $(UV) venv $(UV_FLAGS) --python $(PYTHON) .venv-checkov
+	@$(STEP) "uv pip install .venv-checkov" $(UV) pip install $(UV_FLAGS) --python .venv-checkov/bin/python --compile-bytecode -r requirements-checkov.txt
 	touch $@
 
 # SageMaker Python SDK v3 (sagemaker-train): its own venv, like checkov's, because v2 in .venv owns
 # the same `sagemaker` import name. Used by tests/test_sagemaker_sdk_v3.py.
-$(SDKV3_STAMP): requirements-sdkv3.txt
-	test -x .venv-sdkv3/bin/python || $(STEP) "python -m venv .venv-sdkv3" $(PYTHON) -m venv .venv-sdkv3
-	@$(STEP) "pip install .venv-sdkv3" .venv-sdkv3/bin/python -m pip install $(PIP_FLAGS) -r requirements-sdkv3.txt
+$(SDKV3_STAMP): requirements-sdkv3.txt $(UV_STAMP)
+	test -x .venv-sdkv3/bin/python || $(UV) venv $(UV_FLAGS) --python $(PYTHON) .venv-sdkv3
+	@$(STEP) "uv pip install .venv-sdkv3" $(UV) pip install $(UV_FLAGS) --python .venv-sdkv3/bin/python --compile-bytecode -r requirements-sdkv3.txt
 	touch $@
 
 # The lowest supported aws-cdk-lib/constructs (requirements-floor.txt), cdk-nag 3 at its floor and
 # cdk-nag 2, in one cached venv: tests/test_floors.py. Built once; a warm `make test` installs nothing.
-$(FLOOR_STAMP): requirements-floor.txt tools/floor_venv.sh
-	@PYTHON=$(PYTHON) $(STEP) "pip install .venv-floor (lowest supported versions, cdk-nag 2 and 3)" sh tools/floor_venv.sh .venv-floor
+$(FLOOR_STAMP): requirements-floor.txt tools/floor_venv.sh $(UV_STAMP)
+	@PYTHON=$(PYTHON) UV=$(UV) $(STEP) "uv pip install .venv-floor (lowest supported versions, cdk-nag 2 and 3)" sh tools/floor_venv.sh .venv-floor
 
 # Any context for the app: make synth CONTEXT="-c smddp:instanceCount=8". A bad value is the app's
 # one line and exit 2 (tools/cdk_app_exit.py drops the cdk CLI's extra line; the CLI exits 1).

@@ -125,9 +125,16 @@ class SmddpChecks(NagPack):
         return [rule.id for rule in RULES if rule.severity is not Severity.INFO]
 
     def validate(self, context: IPolicyValidationContext) -> PolicyValidationPluginReport:
-        """Called by CDK after synthesis: remember where each stack's template is, then walk."""
+        """Called by CDK after synthesis: judge each stack's template, then walk only if needed.
+
+        The walk (``validate_scope``) calls back into Python for every ``CfnResource`` of the
+        app, several jsii round trips each; when no template has a finding it can only return
+        what this returns at once (success, no violations), so a clean app skips it.
+        """
         self._template_paths = {s.stack_construct_path: s.template_path for s in context.stack_templates}
         self._by_stack = {}
+        if not any(self._findings_at(path) for path in self._template_paths):
+            return PolicyValidationPluginReport(success=True, violations=[])
         return self.validate_scope(context.app_construct)
 
     def _check_resource(self, node: CfnResource) -> None:
@@ -147,6 +154,13 @@ class SmddpChecks(NagPack):
         path = stack.node.path
         if path not in self._by_stack:
             self._by_stack[path] = _findings_for(self._read_template(stack, path))
+        return self._by_stack[path]
+
+    def _findings_at(self, path: str) -> dict[str, list[Finding]]:
+        """Findings of the stack at construct ``path``, from the template the context names."""
+        if path not in self._by_stack:
+            with open(self._template_paths[path], encoding="utf-8") as handle:
+                self._by_stack[path] = _findings_for(handle.read())
         return self._by_stack[path]
 
     def _read_template(self, stack: Stack, path: str) -> str:

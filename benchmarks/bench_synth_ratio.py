@@ -1,0 +1,77 @@
+"""Benchmark: CPU of the default app's synth over a hand-written aws-cdk-lib stack's (not a test).
+
+    python benchmarks/bench_synth_ratio.py [--rounds 7]
+
+Each round synthesizes app.py (the default app: smddp_infra's stack and both rule packs,
+AwsSolutions and SmddpChecks) and benchmarks/handwritten_app.py (VPC + S3 gateway endpoint +
+self-referencing group + PERSISTENT_2 FSx + bucket with aws-cdk-lib alone), alternating, each in a
+fresh process the way ``cdk synth`` runs an app (``CDK_OUTDIR``, ``CDK_CONTEXT_JSON`` with
+cdk.json's context: the same feature flags for both). A fresh process is what a user pays: the
+imports, jsii's node start-up, construct time, synthesis and the validation plugins.
+
+CPU = user + system seconds of the app's process and its children (jsii's node process does the
+synthesis), read with ``os.wait4``; unlike wall time it does not grow when other jobs share the
+cores. Prints each round, the medians and their ratio (issue 32 asks for at most 1.15). It
+prints; it does not assert.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+APPS = {"default app": ROOT / "app.py", "hand-written": ROOT / "benchmarks" / "handwritten_app.py"}
+
+
+def synth(app: Path, context: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the app's process tree) for one synth of ``app``."""
+    with tempfile.TemporaryDirectory() as out:
+        env = dict(os.environ, CDK_OUTDIR=out, CDK_CONTEXT_JSON=context, PYTHONPATH=str(ROOT))
+        start = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, str(app)], cwd=ROOT, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        assert proc.stderr is not None
+        stderr = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        if proc.returncode != 0:
+            sys.exit(f"{app.name} failed (exit {proc.returncode}):\n{stderr.decode(errors='replace')}")
+        return wall, usage.ru_utime + usage.ru_stime
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    context = json.dumps(json.loads((ROOT / "cdk.json").read_text())["context"])
+    for app in APPS.values():
+        synth(app, context)  # warm-up: the OS file cache, not measured
+    wall: dict[str, list[float]] = {name: [] for name in APPS}
+    cpu: dict[str, list[float]] = {name: [] for name in APPS}
+    for round_ in range(args.rounds):
+        order = list(APPS.items()) if round_ % 2 == 0 else list(reversed(APPS.items()))
+        for name, app in order:
+            seconds, cpu_seconds = synth(app, context)
+            wall[name].append(seconds)
+            cpu[name].append(cpu_seconds)
+        print(f"round {round_ + 1}: " + ", ".join(f"{n} {cpu[n][-1]:.2f} s CPU ({wall[n][-1]:.2f} s wall)" for n in APPS),
+              flush=True)
+    ours, theirs = (statistics.median(cpu[n]) for n in APPS)
+    print(f"median CPU: default app {ours:.2f} s, hand-written {theirs:.2f} s; ratio {ours / theirs:.3f}")
+    ours_wall, theirs_wall = (statistics.median(wall[n]) for n in APPS)
+    print(f"median wall: default app {ours_wall:.2f} s, hand-written {theirs_wall:.2f} s; ratio {ours_wall / theirs_wall:.3f} "
+          f"(load average {os.getloadavg()[0]:.1f}: read CPU on a shared machine)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
