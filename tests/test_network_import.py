@@ -61,3 +61,67 @@ def test_an_environment_agnostic_stack_is_one_line() -> None:
 
     with pytest.raises(ConfigError, match="needs the stack's env=Environment\\(account=..., region=...\\)"):
         TrainingNetwork.from_job_document(Stack(App(), "Agnostic"), "Net", parameter_name="/ml/net")
+
+
+# --- TrainingLaunchPolicy reads the network through ITrainingNetwork ---------------------------
+
+def _policy_document(policy: Any) -> dict[str, Any]:
+    from aws_cdk import Stack
+
+    cfn = policy.policy.node.default_child
+    return Stack.of(policy).resolve(cfn.policy_document)
+
+
+def test_a_launch_policy_given_the_network_is_the_networks_own() -> None:
+    """``TrainingLaunchPolicy(network=net)`` states exactly what ``net.launch_policy()`` states:
+    one reading of the network (its job document, subnet, groups, bucket, prefixes, key)."""
+    from aws_cdk import App, Environment, Stack
+
+    from smddp_infra import TrainingLaunchPolicy, TrainingNetwork
+    from smddp_infra.spec import Placement, Workload
+
+    stack = Stack(App(), "Net", env=Environment(region="us-east-1"))
+    network = TrainingNetwork(stack, "Net", workload=Workload(read_mbps_per_gpu=100),
+                              placement=Placement(availability_zone="us-east-1a"))
+    own = _policy_document(network.launch_policy())
+    given = _policy_document(TrainingLaunchPolicy(stack, "Given", network=network))
+    assert given == own
+    text = json.dumps(given)
+    assert "ml.p4d.24xlarge" in text and "iam:PassRole" in text and "code/" in text
+
+
+def test_a_network_imported_by_its_job_document_grants_launch() -> None:
+    """The platform stack that only knows the parameter name grants launch from the document."""
+    import dataclasses
+
+    from aws_cdk import aws_iam as iam
+
+    doc = dataclasses.replace(DOC, code_s3_uri="s3://acme-jobs/code/", output_s3_uri="s3://acme-jobs/output/")
+    _, network = _network({KEY: json.dumps(doc.to_json())})
+    assert (network.code_prefix, network.output_prefix) == ("code/", "output/")
+    role = iam.Role(network, "Launcher", assumed_by=iam.AccountRootPrincipal())
+    document = _policy_document(network.grant_launch(role))
+    text = json.dumps(document)
+    for fact in (DOC.role_arn, "ml.p5.48xlarge", "subnet-0aa11bb22cc33dd44", "sg-0123456789abcdef0", "fs-0123456789abcdef0",
+                 "acme-jobs/code/*", DOC.kms_key_arn):
+        assert fact in text, fact
+
+
+def test_a_network_imported_by_its_parts_needs_the_role_in_one_line() -> None:
+    from aws_cdk import App, Stack, aws_ec2 as ec2, aws_s3 as s3
+
+    from smddp_infra import TrainingLaunchPolicy, TrainingNetwork
+    from smddp_infra.errors import ConfigError
+
+    stack = Stack(App(), "Parts")
+    network = TrainingNetwork.from_attributes(
+        stack, "Net", training_subnet=ec2.Subnet.from_subnet_id(stack, "S", "subnet-0aa11bb22cc33dd44"),
+        security_groups=[ec2.SecurityGroup.from_security_group_id(stack, "G", "sg-0123456789abcdef0")],
+        job_bucket=s3.Bucket.from_bucket_name(stack, "B", "acme-jobs"))
+    with pytest.raises(ConfigError, match=r"^role: the execution role jobs pass is required"):
+        TrainingLaunchPolicy(stack, "Policy", network=network)
+    from aws_cdk import aws_iam as iam
+
+    policy = TrainingLaunchPolicy(stack, "Policy2", network=network, instance_types=["ml.p5.48xlarge"],
+                                  role=iam.Role.from_role_arn(stack, "R", "arn:aws:iam::111122223333:role/r"))
+    assert "subnet-0aa11bb22cc33dd44" in json.dumps(_policy_document(policy))

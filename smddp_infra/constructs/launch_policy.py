@@ -10,6 +10,11 @@ code and output prefixes, the training log group). The statements come from the 
 
 The policy is attached to nothing by default (a network stack does not know who launches);
 attach it with :meth:`grant` / ``TrainingNetwork.grant_launch(principal)``, or by its ARN.
+
+It reads the network through :class:`~smddp_infra.constructs.network_interface.ITrainingNetwork`
+(``network=``): a network built here, or imported by its job document or its parts. The parts
+props remain for a network known to no ``ITrainingNetwork``; each one given overrides the
+network's value.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from aws_cdk import Aws, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms a
 from constructs import Construct
 
 from smddp_infra.constructs.acknowledgements import LAUNCH_WILDCARD_REASONS, acknowledge_wildcards
+from smddp_infra.constructs.network_interface import ITrainingNetwork
 from smddp_infra.constructs.role import nag_resource_finding
 from smddp_infra.errors import ConfigError
 from smddp_infra.guardrails import LaunchScope, launch_policy_document
@@ -38,51 +44,59 @@ class TrainingLaunchPolicy(Construct):
         scope: Construct,
         id: str,
         *,
-        training_subnets: Sequence[ec2.ISubnet],
-        security_groups: Sequence[ec2.ISecurityGroup],
-        role: iam.IRole,
-        instance_types: Sequence[str],
-        encrypt_inter_container_traffic: bool = True,
+        network: Optional[ITrainingNetwork] = None,
+        training_subnets: Optional[Sequence[ec2.ISubnet]] = None,
+        security_groups: Optional[Sequence[ec2.ISecurityGroup]] = None,
+        role: Optional[iam.IRole] = None,
+        instance_types: Optional[Sequence[str]] = None,
+        encrypt_inter_container_traffic: Optional[bool] = None,
         file_system_id: Optional[str] = None,
         file_system_mount_name: Optional[str] = None,
-        file_system_access_mode: str = "ro",
+        file_system_access_mode: Optional[str] = None,
         encryption_key: Optional[kms.IKey] = None,
         require_output_kms_key: bool = False,
         job_bucket: Optional[s3.IBucket] = None,
         code_prefix: Optional[str] = None,
         output_prefix: Optional[str] = None,
         include_tuning_jobs: bool = False,
-        training_plan_arns: Sequence[str] = (),
+        training_plan_arns: Optional[Sequence[str]] = None,
         job_name_prefix: str = "",
         omit_condition_keys: Sequence[str] = (),
         extra_conditions: Optional[Mapping[str, Mapping[str, Any]]] = None,
         managed_policy_name: Optional[str] = None,
     ) -> None:
         """
-        :param training_subnets: the subnet(s) jobs may use (``sagemaker:VpcSubnets``).
+        :param network: the network jobs must run in: every part below defaults to its value (its
+            job document's role, instance type, file system and training plan; its subnet, groups,
+            key, job bucket and prefixes). Default: none (give the parts).
+        :param training_subnets: the subnet(s) jobs may use (``sagemaker:VpcSubnets``). Default:
+            the network's training subnet.
         :param security_groups: the groups jobs may carry; the FIRST is the EFA group, which every
-            job must carry (``sagemaker:VpcSecurityGroupIds``).
-        :param role: the execution role, the only one ``iam:PassRole`` allows.
+            job must carry (``sagemaker:VpcSecurityGroupIds``). Default: the network's.
+        :param role: the execution role, the only one ``iam:PassRole`` allows. Default: the
+            network's (its job document's role ARN).
         :param instance_types: the EFA types the network was sized for (``sagemaker:InstanceTypes``).
+            Default: the network's instance type.
         :param encrypt_inter_container_traffic: require
-            ``EnableInterContainerTrafficEncryption=true``. Default: True (as the job settings).
-        :param file_system_id: the only FSx file system a channel may mount. Default: none (no
-            file-system conditions).
+            ``EnableInterContainerTrafficEncryption=true``. Default: the network's setting, else True.
+        :param file_system_id: the only FSx file system a channel may mount. Default: the
+            network's; none means no file-system conditions.
         :param file_system_mount_name: Lustre mount name: FSx channels' DirectoryPath must be
-            under ``/<mount name>``. Default: no directory condition.
+            under ``/<mount name>``. Default: the network's; none means no directory condition.
         :param file_system_access_mode: ``ro`` allows read-only channels; ``rw`` allows both.
-            Default: ``ro``.
+            Default: the network's, else ``ro``.
         :param encryption_key: the network's KMS key: a job naming a volume or output key must
-            name this one. Default: none.
+            name this one. Default: the network's; none.
         :param require_output_kms_key: also require ``OutputDataConfig.KmsKeyId`` = the key.
             Default: False (``smddp-infra job-config`` does not render one yet).
-        :param job_bucket: the bucket holding the code and output prefixes. Default: none.
-        :param code_prefix: where the SDK uploads the script (write + read). Default: none.
-        :param output_prefix: where SageMaker writes model artifacts (read). Default: none.
+        :param job_bucket: the bucket holding the code and output prefixes. Default: the
+            network's; none.
+        :param code_prefix: where the SDK uploads the script (write + read). Default: the network's.
+        :param output_prefix: where SageMaker writes model artifacts (read). Default: the network's.
         :param include_tuning_jobs: also allow ``CreateHyperParameterTuningJob`` under the same
             conditions. Default: False.
         :param training_plan_arns: SageMaker training plans jobs may run on (CreateTrainingJob is
-            then also authorized on the plan; UNCONFIRMED). Default: none.
+            then also authorized on the plan; UNCONFIRMED). Default: the network's plan; none.
         :param job_name_prefix: job names the principal may use. Default: any.
         :param omit_condition_keys: escape hatch for an UNCONFIRMED key that refuses real jobs,
             e.g. ``["sagemaker:FileSystemDirectoryPath"]``. Default: none.
@@ -92,31 +106,61 @@ class TrainingLaunchPolicy(Construct):
         """
         super().__init__(scope, id)
         stack = Stack.of(self)
-        for name in instance_types:
-            efa_instance(name, setting="instance_types")
+        doc = network.job_document if network is not None else None
+        if training_subnets is None and network is not None:
+            training_subnets = [network.training_subnet]
+        if security_groups is None and network is not None:
+            security_groups = list(network.security_groups)
+        role_arn = role.role_arn if role is not None else doc.role_arn if doc is not None else None
+        if instance_types is None and doc is not None:
+            instance_types = [doc.instance_type]
+        if network is not None:
+            file_system_id = file_system_id if file_system_id is not None else network.file_system_id
+            mount = network.file_system_mount
+            if file_system_mount_name is None and mount is not None:
+                file_system_mount_name = mount.mount_name
+            encryption_key = encryption_key if encryption_key is not None else network.encryption_key
+            job_bucket = job_bucket if job_bucket is not None else network.job_bucket
+            code_prefix = code_prefix if code_prefix is not None else network.code_prefix
+            output_prefix = output_prefix if output_prefix is not None else network.output_prefix
+        if doc is not None:
+            if encrypt_inter_container_traffic is None:
+                encrypt_inter_container_traffic = doc.encrypt_inter_container_traffic
+            if file_system_access_mode is None:
+                file_system_access_mode = doc.file_system.access_mode
+            if training_plan_arns is None and doc.training_plan_arn is not None:
+                training_plan_arns = [doc.training_plan_arn]
         if not training_subnets:
-            raise ConfigError("training_subnets must name at least one subnet, got none")
+            raise ConfigError("training_subnets must name at least one subnet (or pass network=), got none")
         if not security_groups:
             raise ConfigError("security_groups must name at least one group (the EFA group first), got none")
+        if role_arn is None:
+            raise ConfigError("role: the execution role jobs pass is required (network= gives it when the network "
+                              "has a job document; one imported by its parts has none)")
+        if not instance_types:
+            raise ConfigError("instance_types must name at least one EFA instance type (network= gives the network's "
+                              "when it has a job document), got none")
+        for name in instance_types:
+            efa_instance(name, setting="instance_types")
         self.scope = LaunchScope(
             partition=Aws.PARTITION,
             region=stack.region,
             account=stack.account,
             subnet_ids=tuple(s.subnet_id for s in training_subnets),
             security_group_ids=tuple(g.security_group_id for g in security_groups),
-            role_arn=role.role_arn,
+            role_arn=role_arn,
             instance_types=tuple(instance_types),
-            encrypt_inter_container_traffic=encrypt_inter_container_traffic,
+            encrypt_inter_container_traffic=True if encrypt_inter_container_traffic is None else encrypt_inter_container_traffic,
             file_system_id=file_system_id,
             file_system_mount_name=file_system_mount_name,
-            file_system_access_mode=file_system_access_mode,
+            file_system_access_mode=file_system_access_mode or "ro",
             kms_key_arn=encryption_key.key_arn if encryption_key is not None else None,
             require_output_kms_key=require_output_kms_key,
             bucket_name=job_bucket.bucket_name if job_bucket is not None else None,
             code_prefix=code_prefix if job_bucket is not None else None,
             output_prefix=output_prefix if job_bucket is not None else None,
             include_tuning_jobs=include_tuning_jobs,
-            training_plan_arns=tuple(training_plan_arns),
+            training_plan_arns=tuple(training_plan_arns or ()),
             job_name_prefix=job_name_prefix,
             omit_condition_keys=tuple(omit_condition_keys),
             extra_conditions=dict(extra_conditions or {}),

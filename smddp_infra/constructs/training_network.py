@@ -34,7 +34,8 @@ from smddp_infra.constructs.existing_filesystem import AttachedFileSystem, Exist
 from smddp_infra.constructs.filesystem import LustreFileSystem
 from smddp_infra.constructs.monitoring import monitoring_options
 from smddp_infra.constructs.network import TrainingVpc
-from smddp_infra.constructs.network_interface import FileSystemMount, ImportedTrainingNetwork, ITrainingNetwork, network_from_parameter
+from smddp_infra.constructs.imported_network import ImportedTrainingNetwork, network_from_parameter
+from smddp_infra.constructs.network_interface import FileSystemMount, ITrainingNetwork
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
 from smddp_infra.errors import ConfigError, PropTypeError
@@ -328,6 +329,18 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         return self.checkpoints.prefix
 
     @property
+    def code_prefix(self) -> Optional[str]:  # type: ignore[override]
+        return self.checkpoints.code_prefix
+
+    @property
+    def output_prefix(self) -> Optional[str]:  # type: ignore[override]
+        return self.checkpoints.output_prefix
+
+    @property
+    def job_document(self) -> Optional[JobDocument]:  # type: ignore[override]
+        return self.job_settings()
+
+    @property
     def file_system_id(self) -> Optional[str]:  # type: ignore[override]
         return cast(Optional[str], self.file_system.file_system_id)
 
@@ -419,24 +432,7 @@ class TrainingNetwork(Construct, ITrainingNetwork):
                 raise ConfigError("launch_policy() was already created; pass its overrides on the first call only")
             assert isinstance(existing, TrainingLaunchPolicy)
             return existing
-        props: dict[str, Any] = {
-            "training_subnets": [self.training_subnet],
-            "security_groups": list(self.security_groups),
-            "role": self.role,
-            "instance_types": [self.instance_type],
-            "encrypt_inter_container_traffic": self.encrypt_inter_container_traffic,
-            "file_system_id": self.file_system.file_system_id,
-            "file_system_mount_name": self.file_system.mount_name,
-            "file_system_access_mode": self.file_system_access_mode,
-            "encryption_key": self.encryption_key,
-            "job_bucket": self.checkpoint_bucket,
-            "code_prefix": self.checkpoints.code_prefix,
-            "output_prefix": self.checkpoints.output_prefix,
-        }
-        if self.training_plan_arn is not None:
-            props["training_plan_arns"] = [self.training_plan_arn]
-        props.update(overrides)
-        return TrainingLaunchPolicy(self, "LaunchPolicy", **props)
+        return TrainingLaunchPolicy(self, "LaunchPolicy", network=self, **overrides)
 
     def grant_launch(self, principal: Any) -> "TrainingLaunchPolicy":
         """Let ``principal`` (an IAM role, user or group) start training jobs, only inside this network."""
