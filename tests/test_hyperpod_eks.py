@@ -271,6 +271,26 @@ def _other_vpc(stack: Any, network: Any) -> Any:
     return eks.Cluster.from_cluster_attributes(stack, "Elsewhere", cluster_name="other", vpc=vpc)
 
 
+def _other_vpc_v1(stack: Any, network: Any) -> Any:
+    """The older ``aws_eks`` module's import, which many platform apps still write."""
+    from aws_cdk import aws_ec2 as ec2, aws_eks as eks
+
+    vpc = ec2.Vpc.from_vpc_attributes(stack, "Other", vpc_id="vpc-0123456789abcdef0", availability_zones=["us-east-1a"])
+    return eks.Cluster.from_cluster_attributes(stack, "Elsewhere", cluster_name="other", vpc=vpc)
+
+
+def _same_vpc_v1(stack: Any, network: Any) -> Any:
+    from aws_cdk import aws_eks as eks
+
+    return eks.Cluster.from_cluster_attributes(stack, "Platform", cluster_name="ml-platform", vpc=network.vpc)
+
+
+def test_an_aws_eks_v1_import_in_the_networks_vpc_gets_the_addons() -> None:
+    cluster = _build(other=_same_vpc_v1)
+    assert cluster.eks is not None and not cluster.eks.built and cluster.eks.cluster_name == "ml-platform"
+    assert "eks-pod-identity-agent" in cluster.eks.addons
+
+
 def _settings(**kw: Any) -> Any:
     from smddp_infra.hyperpod.eks import HyperPodEks
 
@@ -279,6 +299,7 @@ def _settings(**kw: Any) -> Any:
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"other": _other_vpc}, "eks_cluster S/Elsewhere is in VPC vpc-0123456789abcdef0, not the training network's VPC S/Network/Network/Vpc"),
+    ({"other": _other_vpc_v1}, "eks_cluster S/Elsewhere is in VPC vpc-0123456789abcdef0, not the training network's VPC S/Network/Network/Vpc"),
     ({"eks_cluster_arn": "arn:aws:eks:us-east-1:123456789012:cluster/ml", "eks_settings": "x"},
      "eks_settings must be a HyperPodEks(...), got str"),
     ({"eks_cluster_arn": "arn:aws:eks:us-east-1:123456789012:cluster/ml",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union, cast
 
 from aws_cdk import Annotations, Names, RemovalPolicy, Stack, Token, aws_cloudwatch as cloudwatch, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
 from aws_cdk import aws_eks_v2 as eks, aws_lambda as lambda_, aws_sagemaker as sagemaker
@@ -42,7 +42,7 @@ from smddp_infra.hyperpod.values import (
 from smddp_infra.spec.subnets import FILE_SYSTEM_IPS
 
 if TYPE_CHECKING:
-    from aws_cdk import aws_eks as eks
+    from aws_cdk import aws_eks as eks_v1
 
 _MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
 #: Synth-info id when the subnet's size cannot be checked.
@@ -89,7 +89,7 @@ class HyperPodCluster(Construct):
         file_system_dns_name: Optional[str] = None,
         file_system_mount_name: Optional[str] = None,
         eks_settings: Optional[hyperpod_eks.HyperPodEks] = None,
-        eks_cluster: Optional[eks.ICluster] = None,
+        eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = None,
         eks_kubectl_layer: Optional[lambda_.ILayerVersion] = None,
     ) -> None:
         """
@@ -152,7 +152,8 @@ class HyperPodCluster(Construct):
         :param eks_settings: the EKS side (:class:`~smddp_infra.hyperpod.eks.HyperPodEks`): the control
             plane's second AZ and version, admin roles, add-ons, the dependencies chart. Default: none
             (with ``eks_cluster_arn``: nothing on EKS, as before; otherwise HyperPodEks() defaults).
-        :param eks_cluster: an imported ``aws_eks_v2.ICluster`` to attach to; its add-ons and chart are
+        :param eks_cluster: an imported EKS cluster to attach to (``aws_eks_v2.ICluster``, or the older
+            ``aws_eks.ICluster`` many platforms import with); its add-ons and chart are
             installed as on a built one, and a VPC other than the network's is refused. Default: none.
         :param eks_kubectl_layer: a kubectl Lambda layer for the control plane's kubectl provider,
             which installs ``eks_settings.dependencies_chart``. Default: none.
@@ -250,7 +251,7 @@ class HyperPodCluster(Construct):
         self._check_subnet(network, training_subnet, groups, ips_per_node, interface_endpoints)
         self._add_endpoints(network, interface_endpoints)
         #: The EKS cluster (built here or imported), and what HyperPod needs on it.
-        self.eks_cluster: Optional[eks.ICluster] = eks_cluster
+        self.eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = eks_cluster
         self.eks: Optional[Any] = None
         if eks_wanted:
             from smddp_infra.constructs.hyperpod_eks import HyperPodEksCluster
