@@ -82,6 +82,11 @@ CASES: dict[str, Expected] = {
     "i33_fsx_client_not_admitted.yaml": frozenset({("SMDDP-FSX7", "FileSystem"), ("SMDDP-FSX8", "FileSystem")}),
     # issue 33: a training subnet whose ACL denies all (HTTPS to S3 leaves it), a VPC with DNS off
     "i33_data_path_blocked.yaml": frozenset({("SMDDP-NET7", "TrainSubnet"), ("SMDDP-NET8", "Vpc")}),
+    # network ACLs on what leaves a training subnet: an interface endpoint only in a denied subnet (NET7), one with a
+    # denied and an open subnet (NET10), one in the training subnet itself (not judged)
+    "net7_endpoint_other_subnet.yaml": frozenset({("SMDDP-NET7", "Train"), ("SMDDP-NET10", "Train")}),
+    # a file system in another subnet whose ACLs allow returns on 1024-65535 only (NET9)
+    "net9_lustre_return_ports.yaml": frozenset({("SMDDP-NET9", "Lustre")}),
     # issue 27: Retain -> Delete on what our constructs made is a warning; elsewhere an info (INFOS)
     "retention_delete.yaml": frozenset({("SMDDP-STATE1", "Checkpoints")}),
     # issue 35: a HyperPod cluster's EKS cluster in CONFIG_MAP mode (by default) without a private endpoint

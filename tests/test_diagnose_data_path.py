@@ -83,6 +83,22 @@ def test_a_training_subnet_whose_acl_denies_all_is_named_with_its_acl(aws: Aws, 
     assert not by_rule(report, "SMDDP-NET6")  # one subnet: the job's own traffic never crosses the ACL
 
 
+def test_an_interface_endpoint_only_in_a_subnet_whose_acl_denies_the_training_subnet_is_named(
+        aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    net = aws.network()
+    elsewhere = aws.ec2.create_subnet(VpcId=net["vpc"], CidrBlock="10.0.64.0/24", AvailabilityZone="us-east-1a")["Subnet"]["SubnetId"]
+    endpoint = aws.ec2.create_vpc_endpoint(VpcId=net["vpc"], VpcEndpointType="Interface", SubnetIds=[elsewhere],
+                                           ServiceName="com.amazonaws.us-east-1.sts")["VpcEndpoint"]["VpcEndpointId"]
+    acl = _close_subnet(aws, net["vpc"], elsewhere)
+    aws.job("endpoint-closed", net)
+    code, report = diagnose(capsys, "--job", "endpoint-closed")
+    (finding,) = by_rule(report, "SMDDP-NET7")
+    assert code == 1 and finding["resource"] == net["subnets"][0]
+    assert endpoint in finding["message"] and "com.amazonaws.us-east-1.sts" in finding["message"]
+    assert f"network ACL {acl} rule 100" in finding["message"] and elsewhere in finding["message"]
+    assert report["calls"]["actions"].count("ec2:DescribeSubnets") == 1  # one action, listed once
+
+
 def test_a_vpc_without_dns_support_cannot_resolve_its_file_system(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
     net = aws.network()
     aws.ec2.modify_vpc_attribute(VpcId=net["vpc"], EnableDnsSupport={"Value": False})

@@ -4,7 +4,8 @@ One job's diagnosis (``--job``) makes at most :data:`MAX_CALLS_JOB` calls, whate
 account holds: ``DescribeTrainingJob``; ``DescribeSubnets``, ``DescribeVpcs``,
 ``DescribeSecurityGroups``, ``DescribeRouteTables``, ``DescribeVpcEndpoints``,
 ``DescribeNetworkAcls`` (one each, filtered to the job's ids and VPCs, up to
-:data:`NETWORK_PAGES` pages); ``DescribeVpcAttribute`` twice per VPC (its DNS attributes); ``DescribeFileSystems`` and ``DescribeNetworkInterfaces`` (the file
+:data:`NETWORK_PAGES` pages), and ``DescribeSubnets`` again for the interface endpoints' subnets
+when they are not the job's; ``DescribeVpcAttribute`` twice per VPC (its DNS attributes); ``DescribeFileSystems`` and ``DescribeNetworkInterfaces`` (the file
 system's groups: FSx does not report them) when the job reads FSx; ``FilterLogEvents`` for the
 head and the tail of the job's log (:data:`LOG_PAGES` pages each); ``GetMetricData`` for the
 file system's reads during the job (:data:`METRIC_PAGES` pages).
@@ -31,9 +32,9 @@ NETWORK_PAGES = 2
 #: VPCs whose DNS attributes are read (two DescribeVpcAttribute calls each): a job's subnets and groups share one.
 MAX_DNS_VPCS = 2
 METRIC_PAGES = 2
-#: Calls of one --job diagnosis at most: 1 job + 6 network reads x pages + FSx 1 + ENIs 1 (one page each: at most
+#: Calls of one --job diagnosis at most: 1 job + 7 network reads (the 7th: the endpoints' subnets) x pages + FSx 1 + ENIs 1 (one page each: at most
 #: a few ids) + the log's head and tail x pages + metric pages.
-MAX_CALLS_JOB = 1 + 6 * NETWORK_PAGES + 2 * MAX_DNS_VPCS + 2 + 2 * LOG_PAGES + METRIC_PAGES
+MAX_CALLS_JOB = 1 + 7 * NETWORK_PAGES + 2 * MAX_DNS_VPCS + 2 + 2 * LOG_PAGES + METRIC_PAGES
 
 
 @dataclass(frozen=True)
@@ -130,9 +131,25 @@ def read_network(account: Account, compute: Compute, *, group_ids: Sequence[str]
         tables = list(account.pages("ec2", "DescribeRouteTables", "RouteTables", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
         endpoints = list(account.pages("ec2", "DescribeVpcEndpoints", "VpcEndpoints", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
         acls = list(account.pages("ec2", "DescribeNetworkAcls", "NetworkAcls", what, max_pages=NETWORK_PAGES, Filters=vpc_filter))
+        subnets += _endpoint_subnets(account, endpoints, set(all_subnets), what, notes)
     network = LiveNetwork(compute=compute, security_groups=groups, subnets=subnets, vpcs=vpcs, route_tables=tables,
                           vpc_endpoints=endpoints, network_acls=acls, file_systems=file_systems, file_system_groups=fs_groups)
     return network, notes
+
+
+def _endpoint_subnets(account: Account, endpoints: Sequence[Mapping[str, Any]], read: set[str], what: str,
+                      notes: list[str]) -> list[Mapping[str, Any]]:
+    """The subnets of interface endpoints not read yet (one DescribeSubnets): their CIDRs and network ACLs
+    decide whether HTTPS from a training subnet reaches the endpoint (SMDDP-NET7/NET10)."""
+    wanted = sorted({s for e in endpoints if e.get("VpcEndpointType") == "Interface" for s in _ids(e.get("SubnetIds"))} - read)
+    if not wanted:
+        return []
+    try:
+        return list(account.pages("ec2", "DescribeSubnets", "Subnets", what, max_pages=NETWORK_PAGES, SubnetIds=wanted))
+    except NotFoundError:
+        notes.append("the subnets of the VPC's interface endpoints were not readable: SMDDP-NET7/NET10 (HTTPS to the "
+                     "endpoints through network ACLs) not evaluated")
+        return []
 
 
 def _with_dns(account: Account, vpc: Mapping[str, Any], what: str) -> Mapping[str, Any]:

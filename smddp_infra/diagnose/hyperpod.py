@@ -11,7 +11,7 @@ group (and the node where known), the cause and the fix:
 * **lifecycle script**: a node whose lifecycle script failed: the script, the group and the
   failing log line, quoted;
 * **FSx mount**: a lifecycle log line that shows a Lustre mount failing. When the network shows
-  its cause (SMDDP-FSX7/FSX8, NET6, NET7, NET8) the cause's finding carries the line as evidence
+  its cause (SMDDP-FSX7/FSX8, NET6, NET9, NET7, NET8) the cause's finding carries the line as evidence
   and the mount is not reported a second time;
 * **deep health check**: a node that failed one (named with the check);
 * anything else a failed cluster or node says is quoted as it is (one finding, never dropped).
@@ -44,7 +44,7 @@ _MOUNT = re.compile(r"mount(?:\.lustre)?\b[^\n]*(?:fail|error|timed out|timeout|
 _ERROR_LINE = re.compile(r"\b(?:error|failed|failure|fatal|exit (?:code|status) [1-9]|returned non-zero|"
                          r"No such file|Permission denied|Traceback|command not found)\b", re.I)
 #: Network findings that explain an FSx mount failure.
-MOUNT_CAUSES = ("SMDDP-FSX7", "SMDDP-FSX8", "SMDDP-FSX3", "SMDDP-NET6", "SMDDP-NET7", "SMDDP-NET8")
+MOUNT_CAUSES = ("SMDDP-FSX7", "SMDDP-FSX8", "SMDDP-FSX3", "SMDDP-NET6", "SMDDP-NET9", "SMDDP-NET7", "SMDDP-NET8")
 
 
 def log_group(cluster: Mapping[str, Any]) -> str:

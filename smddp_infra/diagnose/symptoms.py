@@ -79,7 +79,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("SYM-FSX-MOUNT", None,
             _re(r"mount(?:\.lustre)?\b[^\n]*(?:fail|error|timed out|timeout)|(?:fsx|lustre)[^\n]*(?:mount|connect)[^\n]*"
                 r"(?:fail|error|timed out|timeout)|failed to mount"),
-            ("SMDDP-FSX7", "SMDDP-FSX8", "SMDDP-FSX3", "SMDDP-NET6", "SMDDP-NET7", "SMDDP-NET8"), "any",
+            ("SMDDP-FSX7", "SMDDP-FSX8", "SMDDP-FSX3", "SMDDP-NET6", "SMDDP-NET9", "SMDDP-NET7", "SMDDP-NET8"), "any",
             "the FSx for Lustre mount failed", joined=True),
 )
 

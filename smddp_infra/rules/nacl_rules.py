@@ -1,5 +1,16 @@
-"""SMDDP-NET6 (error): a network ACL denies traffic between the subnets a training job uses, or
-Lustre's port between a training subnet and its file system's subnet.
+"""Network ACLs on a training job's data path.
+
+* SMDDP-NET6 (error): an ACL denies traffic between the subnets a training job uses, or
+  Lustre's TCP 988 between a training subnet and its file system's subnet;
+* SMDDP-NET7 (error): what leaves a subnet where SageMaker trains: HTTPS to S3 and its return,
+  and HTTPS to an interface endpoint that has no network interface in the subnet (its network
+  interfaces are in the subnets chosen for it, AWS PrivateLink Guide, "Access an AWS service
+  using an interface VPC endpoint"), when EVERY subnet of the endpoint is denied for certain;
+* SMDDP-NET10 (warning): the same when only SOME of the endpoint's subnets are denied (its DNS
+  name may hand out the denied interface);
+* SMDDP-NET9 (warning): Lustre's TCP 1018-1023 towards the file system's subnet, and the file
+  system's replies back (to ports 988, 1018-1023 and 1024-65535): what fails without them, and
+  which ports the replies use, is UNCONFIRMED.
 
 Network ACLs filter traffic where it enters or leaves a subnet, stateless, in ascending rule
 order: the first entry whose CIDR, protocol and ports match a packet decides it, and the
@@ -38,6 +49,7 @@ from smddp_infra.rules.model import Resource, ResourceRef, World, to_bool, to_in
 from smddp_infra.rules.network_rules import _subnet
 from smddp_infra.rules.training import lustre_file_systems, placements, training_subnets
 from smddp_infra.rules.unresolved import UNRESOLVED
+from smddp_infra.rules.vpc import ENDPOINT, service_name
 
 ACL = "AWS::EC2::NetworkAcl"
 ENTRY = "AWS::EC2::NetworkAclEntry"
@@ -147,7 +159,7 @@ def _cidr(world: World, subnet: Resource) -> Optional[Any]:
 
 
 def _denied(acls: Acls, sender: str, sender_cidr: Any, receiver: str, receiver_cidr: Any, protocol: str,
-            port: Optional[int]) -> list[str]:
+            port: Optional[int | tuple[int, int]]) -> list[str]:
     out = []
     verdict, entry = acls.verdict(sender, True, receiver_cidr, protocol, port)
     if verdict == "deny":
@@ -190,29 +202,87 @@ def check_between_training_subnets(world: World) -> list[Finding]:
     return findings
 
 
-def check_file_system_path(world: World) -> list[Finding]:
-    acls = _acls(world)
-    findings = []
+@dataclass(frozen=True)
+class LustrePath:
+    """A Lustre file system and the training subnets (other than its own) whose clients cross ACLs to it."""
+
+    fs: Resource
+    subnet: str
+    cidr: Any
+    clients: tuple[tuple[str, Any], ...]  # (training subnet, its CIDR)
+
+
+def lustre_paths(world: World) -> list[LustrePath]:
     training = {s.logical_id for p in placements(world) for s in (_subnet(world, r) for r in p.subnets or ()) if s is not None}
+    out = []
     for fs in lustre_file_systems(world):
         ids = world.get(fs, "SubnetIds")
         fs_subnet = _subnet(world, ids[0]) if isinstance(ids, list) and ids else None
-        if fs_subnet is None or world.exists(fs) is not True:
+        fs_cidr = _cidr(world, fs_subnet) if fs_subnet is not None else None
+        if fs_subnet is None or fs_cidr is None or world.exists(fs) is not True:
             continue
-        fs_cidr = _cidr(world, fs_subnet)
-        problems: list[str] = []
-        for name in sorted(training - {fs_subnet.logical_id}):
-            cidr = _cidr(world, world.resources[name])
-            if cidr is None or fs_cidr is None:
-                continue
-            problems += _denied(acls, name, cidr, fs_subnet.logical_id, fs_cidr, _TCP, LUSTRE_PORT)
+        clients = tuple((name, cidr) for name in sorted(training - {fs_subnet.logical_id})
+                        if (cidr := _cidr(world, world.resources[name])) is not None)
+        if clients:
+            out.append(LustrePath(fs, fs_subnet.logical_id, fs_cidr, clients))
+    return out
+
+
+def _ports(ports: int | tuple[int, int]) -> str:
+    return f"port {ports}" if isinstance(ports, int) else f"ports {ports[0]}-{ports[1]}"
+
+
+def check_file_system_path(world: World) -> list[Finding]:
+    acls = _acls(world)
+    findings = []
+    for path in lustre_paths(world):
+        problems = [p for name, cidr in path.clients for p in _denied(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_PORT)]
         if problems:
             findings.append(ACL_DENIES.finding(
-                fs.logical_id,
-                f"file system {fs.logical_id} is in subnet {fs_subnet.logical_id}, another subnet than its training clients, "
+                path.fs.logical_id,
+                f"file system {path.fs.logical_id} is in subnet {path.subnet}, another subnet than its training clients, "
                 f"and Lustre's TCP {LUSTRE_PORT} is blocked at the subnet boundary: " + "; ".join(dict.fromkeys(problems))
                 + f": allow TCP {LUSTRE_PORT} (and the return traffic) between the two subnets' CIDRs in both ACLs",
                 "Properties", "SubnetIds"))
+    return findings
+
+
+#: The ports FSx for Lustre's clients use besides 988 (the file system's groups must admit them).
+LUSTRE_CLIENT_PORTS = (1018, 1023)
+
+
+def check_lustre_ports(world: World) -> list[Finding]:
+    """TCP 1018-1023 from the clients' subnets to the file system's, and the replies back.
+
+    FSx names 1018-1023 beside 988 for the file system's groups, but what fails without them is
+    not documented (SMDDP-FSX4/FSX8 are warnings for the same reason), so a certain deny here is
+    a warning too. The replies cross both ACLs again (stateless): to the client's source port,
+    which for Lustre is a privileged port 1018-1023 (UNCONFIRMED), or an ephemeral one, and to
+    988 when the server connects back. A return ACL that allows only 1024-65535, the usual
+    advice, drops replies to 1018-1023: a warning that says what it depends on."""
+    acls = _acls(world)
+    findings = []
+    for path in lustre_paths(world):
+        forward = [p for name, cidr in path.clients
+                   for p in _denied(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_CLIENT_PORTS)]
+        back = [f"to {_ports(ports)}: {p}" for name, cidr in path.clients
+                for ports in (LUSTRE_PORT, LUSTRE_CLIENT_PORTS, EPHEMERAL)
+                for p in _denied(acls, path.subnet, path.cidr, name, cidr, _TCP, ports)]
+        parts = []
+        if forward:
+            parts.append("TCP 1018-1023 (which FSx lists beside 988 for Lustre clients) is blocked: "
+                         + "; ".join(dict.fromkeys(forward)))
+        if back:
+            parts.append("the file system's replies may be dropped, depending on the Lustre client's source ports "
+                         "(privileged ports 1018-1023, or ephemeral ones; an ACL that allows only 1024-65535 back drops "
+                         "replies to 1018-1023): " + "; ".join(dict.fromkeys(back)))
+        if parts:
+            findings.append(LUSTRE_PORTS.finding(
+                path.fs.logical_id,
+                f"file system {path.fs.logical_id} is in subnet {path.subnet}, another subnet than its training clients: "
+                + "; and ".join(parts) + ": allow TCP 988, 1018-1023 and 1024-65535 both ways between the training and "
+                "file-system subnets' CIDRs in both network ACLs, numbered below the deny (or put the file system in the "
+                "training subnet)", "Properties", "SubnetIds"))
     return findings
 
 
@@ -257,6 +327,100 @@ def check_traffic_leaving(world: World) -> list[Finding]:
     return findings
 
 
+@dataclass(frozen=True)
+class EndpointReach:
+    """Interface endpoints a training subnet reaches only in other subnets, and the ACL entries that drop it."""
+
+    subnet: str
+    reason: str
+    endpoints: tuple[str, ...]  # "Sts (com.amazonaws.us-east-1.sts)"
+    endpoint_subnets: tuple[str, ...]
+    denied: tuple[tuple[str, tuple[str, ...]], ...]  # (endpoint subnet, what denies it)
+
+    @property
+    def unreachable(self) -> bool:
+        """Every subnet of the endpoints is denied for certain: no address DNS hands out answers."""
+        return len(self.denied) == len(self.endpoint_subnets)
+
+    def text(self) -> str:
+        return (f"subnet {self.subnet} ({self.reason}): interface endpoint(s) {', '.join(self.endpoints)} have their network "
+                f"interfaces in subnet(s) {', '.join(self.endpoint_subnets)}, not in {self.subnet}, so HTTPS to them leaves "
+                f"{self.subnet} and crosses both subnets' network ACLs (stateless: the reply comes back on an ephemeral port): "
+                + "; ".join(p for _, problems in self.denied for p in problems))
+
+    def fix(self) -> str:
+        denied = ", ".join(other for other, _ in self.denied)
+        return (f": allow TCP {HTTPS} from {self.subnet}'s CIDR into {denied} and TCP 1024-65535 back, in both subnets' "
+                f"network ACLs, numbered below the deny (or add {self.subnet} to the endpoint's SubnetIds)")
+
+
+def _interface_endpoints(world: World) -> dict[tuple[str, ...], list[str]]:
+    """The endpoint subnets -> the interface endpoints there. An endpoint one of whose subnets is
+    not in the template is left out: it could be the training subnet itself."""
+    out: dict[tuple[str, ...], list[str]] = {}
+    for endpoint in world.of_type(ENDPOINT):
+        ids = world.get(endpoint, "SubnetIds")
+        if world.get(endpoint, "VpcEndpointType") != "Interface" or world.exists(endpoint) is not True \
+                or not isinstance(ids, list) or not ids:
+            continue
+        subnets = [_subnet(world, ref) for ref in ids]
+        if any(s is None for s in subnets):
+            continue
+        name = world.get(endpoint, "ServiceName")
+        service = name if isinstance(name, str) else service_name(world, endpoint) or "?"
+        out.setdefault(tuple(sorted({s.logical_id for s in subnets if s is not None})), []).append(
+            f"{endpoint.logical_id} ({service})")
+    return out
+
+
+def endpoint_reach(world: World) -> list[EndpointReach]:
+    """For each subnet where SageMaker trains and each group of interface endpoints with no network
+    interface in it: TCP 443 out of it and into the endpoint's subnet, the return on 1024-65535."""
+
+    def build(w: World) -> list[EndpointReach]:
+        acls, out = _acls(w), []
+        groups = _interface_endpoints(w)
+        for name, why in sorted(training_subnets(w).items()):
+            cidr = _cidr(w, w.resources[name])
+            if not why.sagemaker or cidr is None:
+                continue
+            vpc = w.get(w.resources[name], "VpcId")
+            for subnets, endpoints in sorted(groups.items()):
+                if name in subnets or not isinstance(vpc, ResourceRef) or w.get(w.resources[subnets[0]], "VpcId") != vpc:
+                    continue
+                denied = []
+                for other in subnets:
+                    other_cidr = _cidr(w, w.resources[other])
+                    if other_cidr is None:
+                        continue
+                    problems = ([f"TCP {HTTPS} {p}" for p in _denied(acls, name, cidr, other, other_cidr, _TCP, HTTPS)]
+                                + [f"the return (TCP 1024-65535) {p}"
+                                   for p in _denied(acls, other, other_cidr, name, cidr, _TCP, EPHEMERAL)])
+                    if problems:
+                        denied.append((other, tuple(problems)))
+                if denied:
+                    out.append(EndpointReach(name, why.reason, tuple(endpoints), subnets, tuple(denied)))
+        return out
+
+    result: list[EndpointReach] = world.memo("endpoint_reach", build)
+    return result
+
+
+def check_leaving(world: World) -> list[Finding]:
+    """SMDDP-NET7: S3, and interface endpoints every subnet of which the ACLs deny for certain."""
+    return check_traffic_leaving(world) + [
+        LEAVING_DENIED.finding(r.subnet, r.text() + r.fix(), "Properties") for r in endpoint_reach(world) if r.unreachable]
+
+
+def check_endpoint_partly_denied(world: World) -> list[Finding]:
+    """SMDDP-NET10: some of an endpoint's subnets are denied, some are not (or not decided)."""
+    return [ENDPOINT_PARTLY_DENIED.finding(
+        r.subnet, r.text() + f". The other subnet(s) of the endpoint are not denied, but its DNS name may hand out the "
+        f"address of the interface in {', '.join(o for o, _ in r.denied)}, and a call to that address times out" + r.fix(),
+        "Properties")
+        for r in endpoint_reach(world) if not r.unreachable]
+
+
 def check_network_acls(world: World) -> list[Finding]:
     return check_between_training_subnets(world) + check_file_system_path(world)
 
@@ -280,15 +444,51 @@ LEAVING_DENIED = Rule(
     id="SMDDP-NET7",
     severity=Severity.ERROR,
     cfn_lint_id="E9307",
-    title="A training subnet's network ACL denies HTTPS to S3 or its return traffic",
+    title="A training subnet's network ACL denies HTTPS to S3 or to an interface endpoint's subnets, or its return traffic",
     explanation="Allow TCP 443 outbound and TCP 1024-65535 inbound for 0.0.0.0/0 (S3's ranges) in the training subnet's "
-                "network ACL: ACLs are stateless.",
-    symptom="the job fails downloading its data from S3 (or uploading artifacts): the subnet's ACL drops the traffic",
-    check=check_traffic_leaving,
+                "network ACL, and the same to and from an interface endpoint's subnets in both ACLs: ACLs are stateless.",
+    symptom="the job fails downloading its data from S3 (or uploading artifacts), or its calls to an interface endpoint's "
+            "service time out: the subnet's ACL drops the traffic",
+    check=check_leaving,
     source=("Amazon VPC User Guide, 'Control subnet traffic with network access control lists': ACLs filter traffic "
             "where it enters or leaves a subnet, are stateless (return traffic on ephemeral ports 1024-65535 must be "
             "allowed) and deny what no entry allows; SageMaker Developer Guide, 'Give SageMaker AI Training Jobs Access to "
-            "Resources in Your Amazon VPC' (the job reads S3 through the VPC: an S3 endpoint or NAT)."),
+            "Resources in Your Amazon VPC' (the job reads S3 through the VPC: an S3 endpoint or NAT); AWS PrivateLink "
+            "Guide, 'Access an AWS service using an interface VPC endpoint' (the endpoint's network interfaces are in the "
+            "subnets you choose)."),
 )
 
-RULES = (ACL_DENIES, LEAVING_DENIED)
+LUSTRE_PORTS = Rule(
+    id="SMDDP-NET9",
+    severity=Severity.WARNING,
+    cfn_lint_id="W9309",
+    title="A network ACL drops Lustre's TCP 1018-1023, or may drop the file system's replies, across subnets",
+    explanation="Allow TCP 988, 1018-1023 and 1024-65535 both ways between the training subnet's and the file "
+                "system's CIDRs in both network ACLs (or put the file system in the training subnet).",
+    symptom="clients may fail to mount or reconnect to the file system: Lustre traffic or its replies are dropped at "
+            "the subnet boundary",
+    check=check_lustre_ports,
+    source=("UNCONFIRMED: what fails without TCP 1018-1023, and that Lustre clients' replies come back to privileged "
+            "ports 1018-1023 (not stated by AWS for ACLs). FSx for Lustre User Guide, 'File system access control with "
+            "Amazon VPC' (the file system's security groups must allow inbound TCP 988 and 1018-1023 from clients); "
+            "Amazon VPC User Guide, 'Control subnet traffic with network access control lists' (ACLs are stateless: "
+            "return traffic must be allowed explicitly)."),
+)
+
+ENDPOINT_PARTLY_DENIED = Rule(
+    id="SMDDP-NET10",
+    severity=Severity.WARNING,
+    cfn_lint_id="W9310",
+    title="A network ACL denies HTTPS from a training subnet to some of an interface endpoint's subnets",
+    explanation="Allow TCP 443 to and TCP 1024-65535 back from every subnet of the endpoint in both network ACLs, or "
+                "add the training subnet to the endpoint's SubnetIds.",
+    symptom="calls to the endpoint's service from the training subnet time out when its DNS name hands out a denied "
+            "subnet's address",
+    check=check_endpoint_partly_denied,
+    source=("Amazon VPC User Guide, 'Control subnet traffic with network access control lists' (ACLs filter traffic "
+            "where it enters or leaves a subnet, stateless, return traffic on ephemeral ports); AWS PrivateLink Guide, "
+            "'Access an AWS service using an interface VPC endpoint' (the endpoint's network interfaces are in the "
+            "subnets you choose). Which address a caller gets is DNS's choice: a warning."),
+)
+
+RULES = (ACL_DENIES, LEAVING_DENIED, LUSTRE_PORTS, ENDPOINT_PARTLY_DENIED)
