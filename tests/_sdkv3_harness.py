@@ -374,6 +374,11 @@ def _sdk_default_max_runtime() -> int:
 
 def main(argv: list[str]) -> int:
     spec = json.loads(Path(argv[1]).read_text())
+    import jsonschema
+
+    from _jsonschema_once import checking_each_schema_once  # tests/ is this script's directory
+
+    jsonschema.validate = checking_each_schema_once(jsonschema)
     sdk = _sdk()
     result = {
         "versions": {name: importlib.metadata.version(name) for name in ("sagemaker-train", "sagemaker-core", "botocore")},

@@ -68,6 +68,11 @@ def sdk(module_no_network, tmp_path_factory) -> Iterator[types.SimpleNamespace]:
         mp.setenv("AWS_SHARED_CREDENTIALS_FILE", str(config.parent / "no-aws-credentials"))
         # The SDK reads its defaults from these (also at import): only ours, telemetry off.
         mp.setenv("SAGEMAKER_ADMIN_CONFIG_OVERRIDE", str(config))
+        import jsonschema
+
+        from _jsonschema_once import checking_each_schema_once
+
+        mp.setattr(jsonschema, "validate", checking_each_schema_once(jsonschema))
         mp.setenv("SAGEMAKER_USER_CONFIG_OVERRIDE", str(config))
         mp.setenv("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
         import sagemaker
