@@ -29,12 +29,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = {"default app": ROOT / "app.py", "hand-written": ROOT / "benchmarks" / "handwritten_app.py"}
+#: What ``make synth`` puts first on the PATH: the venv's pinned Node (tools/node-shims.sh) and the
+#: pinned cdk CLI. jsii runs whichever ``node`` the PATH names, and the node version changes the
+#: figures more than anything measured here (the system's Node 20 took 9.4 s CPU for the default
+#: app where the pinned Node 24 took 5.3 s, 2026-12-04).
+PATH = os.pathsep.join([str(Path(sys.executable).parent), str(ROOT / "node_modules" / ".bin"), os.environ.get("PATH", "")])
 
 
 def synth(app: Path, context: str) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the app's process tree) for one synth of ``app``."""
     with tempfile.TemporaryDirectory() as out:
-        env = dict(os.environ, CDK_OUTDIR=out, CDK_CONTEXT_JSON=context, PYTHONPATH=str(ROOT))
+        env = dict(os.environ, CDK_OUTDIR=out, CDK_CONTEXT_JSON=context, PYTHONPATH=str(ROOT), PATH=PATH)
         start = time.perf_counter()
         proc = subprocess.Popen([sys.executable, str(app)], cwd=ROOT, env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -53,6 +58,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     context = json.dumps(json.loads((ROOT / "cdk.json").read_text())["context"])
+    node = subprocess.run(["node", "--version"], env=dict(os.environ, PATH=PATH), capture_output=True, text=True, check=False)
+    print(f"node {node.stdout.strip() or '(not found)'} (the first on the PATH make synth uses)", flush=True)
     for app in APPS.values():
         synth(app, context)  # warm-up: the OS file cache, not measured
     wall: dict[str, list[float]] = {name: [] for name in APPS}
