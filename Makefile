@@ -11,7 +11,6 @@ export PATH := $(BIN):$(CURDIR)/node_modules/.bin:$(PATH)
 # No telemetry, no version nags, no update checks: builds must not reach out.
 export CDK_DISABLE_CLI_TELEMETRY := true
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
-export PYTHONDONTWRITEBYTECODE := 1
 # Node from PyPI does not read the distro npmrc (cafile): trust the system CA bundle, which
 # proxies with their own CA need. Harmless elsewhere (it only adds CAs).
 export NODE_EXTRA_CA_CERTS ?= $(firstword $(wildcard /etc/ssl/certs/ca-certificates.crt))
@@ -22,21 +21,15 @@ STEP := sh tools/step.sh
 PIP_FLAGS := --quiet --disable-pip-version-check --progress-bar off
 
 # uv (pinned in requirements-uv.txt) installs the pinned requirements into every venv: the same
-# files and exact pins pip read, in a fraction of pip's time (parallel downloads, a shared cache,
-# bytecode compiled on every core, not file by file). --compile-bytecode where many processes
-# import the venv (.venv, .venv-floor: the Makefile exports PYTHONDONTWRITEBYTECODE, so a module
-# without its .pyc is compiled again by every process that imports it); not for .venv-checkov and
-# .venv-sdkv3, which the suite starts once or twice: compiling them all costs 9 s and 23 s of CPU
-# (14 s of wall time on the longest install) to save about 2 s per process (2026-12-04).
-# uv honours SSL_CERT_FILE; UV_NATIVE_TLS also trusts the system store (a proxy's own CA).
+# files and exact pins pip read, in a fraction of pip's time (parallel downloads, a shared cache).
+# No --compile-bytecode: compiling every module of aws-cdk-lib (hundreds of services) cost 34 s of
+# wall time in .venv alone; Python compiles what a process imports and writes the .pyc, so the
+# first synth pays about 2.5 s once and every later process reads the cache (2026-12-04).
 UV_DIR := .venv-uv
 UV := $(CURDIR)/$(UV_DIR)/bin/uv
 UV_STAMP := $(UV_DIR)/.installed
 UV_FLAGS := --quiet
 export UV_NATIVE_TLS := 1
-# uv gives each file 60 s to compile; aws-cdk-lib's largest modules take longer on a loaded
-# machine (seen at a load average of 20 on 2 cores: "Failed to bytecode-compile"), so allow an hour.
-export UV_COMPILE_BYTECODE_TIMEOUT := 3600
 
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci
@@ -55,7 +48,7 @@ setup: $(STAMP) $(NODE_STAMP) $(CHECKOV_STAMP) $(SDKV3_STAMP) $(FLOOR_STAMP)
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml tools/node-shims.sh $(UV_STAMP)
 	test -x $(BIN)/python || $(STEP) "python -m venv .venv" $(PYTHON) -m venv $(VENV)
-	@$(STEP) "uv pip install .venv (requirements-dev.txt)" $(UV) pip install $(UV_FLAGS) --python $(BIN)/python --compile-bytecode -r requirements-dev.txt
+	@$(STEP) "uv pip install .venv (requirements-dev.txt)" $(UV) pip install $(UV_FLAGS) --python $(BIN)/python -r requirements-dev.txt
 	$(UV) pip install $(UV_FLAGS) --python $(BIN)/python --no-deps -e . --config-settings editable_mode=compat
 	sh tools/node-shims.sh $(VENV)
 	touch $@

@@ -59,7 +59,6 @@ USER_CHOSEN_OUTPUT = "s3://user-chosen-output-bucket/models/"
 
 def cli_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
 

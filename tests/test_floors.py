@@ -60,7 +60,7 @@ def _start(app: Path, nag_dir: str, *args: str) -> subprocess.Popen[str]:
     python = FLOOR / "bin" / "python"
     assert (FLOOR / ".installed").exists() and python.exists(), (
         f"{FLOOR} is missing: `make test` builds it (or: sh tools/floor_venv.sh .venv-floor)")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(FLOOR / nag_dir)]), PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(FLOOR / nag_dir)]))
     return subprocess.Popen([str(python), str(app), *args], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

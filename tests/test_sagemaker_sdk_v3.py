@@ -139,7 +139,6 @@ def v3_run(default_app, tmp_path_factory) -> dict[str, Any]:
         "AWS_CONFIG_FILE": str(work / "no-aws-config"), "AWS_SHARED_CREDENTIALS_FILE": str(work / "no-aws-credentials"),
         # the SDK's defaults config (read at import): only ours, telemetry off
         "SAGEMAKER_ADMIN_CONFIG_OVERRIDE": str(config), "SAGEMAKER_USER_CONFIG_OVERRIDE": str(config),
-        "PYTHONDONTWRITEBYTECODE": "1",
     })  # SAGEMAKER_VALIDATE_ROLE is NOT set: the SDK's role check runs
     started = time.monotonic()
     result = subprocess.run([str(SDKV3_PYTHON), str(HARNESS), str(spec)], capture_output=True, text=True,

@@ -12,14 +12,15 @@ python="${PYTHON:-python3}"
 NAG3_FLOOR="cdk-nag==3.0.2"
 NAG2="cdk-nag==2.38.2"
 # uv (the Makefile passes UV=.venv-uv/bin/uv) installs these pins in seconds; without it, pip.
-# Bytecode is compiled at install either way: tests/test_floors.py runs with PYTHONDONTWRITEBYTECODE.
+# No bytecode compile at install (aws-cdk-lib's every service: 15 s of CPU): the first test process
+# compiles what it imports and writes the .pyc for the others.
 uv="${UV:-}"
 rm -rf "$venv/nag3" "$venv/nag2"
 if [ -n "$uv" ]; then
   test -x "$venv/bin/python" || "$uv" venv --quiet --python "$python" "$venv"
-  "$uv" pip install --quiet --python "$venv/bin/python" --compile-bytecode -r requirements-floor.txt
-  "$uv" pip install --quiet --python "$venv/bin/python" --compile-bytecode --no-deps --target "$venv/nag3" "$NAG3_FLOOR"
-  "$uv" pip install --quiet --python "$venv/bin/python" --compile-bytecode --no-deps --target "$venv/nag2" "$NAG2"
+  "$uv" pip install --quiet --python "$venv/bin/python" -r requirements-floor.txt
+  "$uv" pip install --quiet --python "$venv/bin/python" --no-deps --target "$venv/nag3" "$NAG3_FLOOR"
+  "$uv" pip install --quiet --python "$venv/bin/python" --no-deps --target "$venv/nag2" "$NAG2"
 else
   pip_flags="--quiet --disable-pip-version-check"
   test -x "$venv/bin/python" || "$python" -m venv "$venv"
