@@ -165,3 +165,322 @@ def test_the_old_api_warns_once_naming_the_new_one() -> None:
     deprecations = [w for w in caught if issubclass(w.category, DeprecationWarning)]
     assert len(deprecations) == 1 and "TrainingNetwork(scope, id, workload=Workload(" in str(deprecations[0].message)
     assert isinstance(network, TrainingNetwork)
+
+
+# --- every message, whole: the field the user wrote, the limit, the advice (issue: make mutation) ---------------
+#
+# Each row breaks one rule through ONE field (or a named set of them) and asserts the WHOLE one-line
+# message, so a message that names the wrong field, drops one of several, or garbles its advice fails.
+# The row's validator must be the only one refusing the spec (as in CASES above).
+
+FS_ALONE = ("those size or link a file system the network creates; with an existing one, drop them (link datasets "
+            "on your file system)")
+PLAN_AND_WORKLOAD = "the plan fixes the file system's size already; pass the plan or the workload props, not both"
+ALL_TYPES = "SCRATCH_1, SCRATCH_2, PERSISTENT_1, PERSISTENT_1_HDD, PERSISTENT_2"
+PERSISTENT_PLAN = plan_lustre(1000, 1200, deployment_types=["PERSISTENT_2"], customer_key=True)
+TWO_PROBLEM_PLAN = replace(SCRATCH_PLAN, storage_capacity_gib=1000, per_unit_storage_throughput=7)
+CREATE_KEY = Security(create_encryption_key=True)
+NO_READS = Workload()
+EXISTING_FS = frozenset({"file_system"})
+
+
+def _key_why() -> str:
+    from smddp_infra.sizing.planner import CUSTOMER_KEY_WHY
+
+    return CUSTOMER_KEY_WHY
+
+
+MESSAGES = [
+    # check_existing_file_system_alone: each field that sizes or links a created file system, then all at once
+    ("check_existing_file_system_alone", _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN), given=EXISTING_FS),
+     f"file_system= was given with lustre_plan: {FS_ALONE}"),
+    ("check_existing_file_system_alone", _spec(workload=NO_READS, storage=Storage(deployment_types=["PERSISTENT_2"]),
+                                               given=EXISTING_FS),
+     f"file_system= was given with deployment_types: {FS_ALONE}"),
+    ("check_existing_file_system_alone", _spec(workload=NO_READS, storage=Storage(max_capacity_gib=2400), given=EXISTING_FS),
+     f"file_system= was given with max_capacity_gib: {FS_ALONE}"),
+    ("check_existing_file_system_alone", _spec(workload=NO_READS, storage=Storage(efa_file_system=True), given=EXISTING_FS),
+     f"file_system= was given with efa_file_system: {FS_ALONE}"),
+    ("check_existing_file_system_alone", _spec(workload=NO_READS, given=frozenset({"file_system", "dataset_bucket"})),
+     f"file_system= was given with dataset_bucket: {FS_ALONE}"),
+    ("check_existing_file_system_alone",
+     _spec(workload=NO_READS, storage=Storage(deployment_types=["PERSISTENT_2"], max_capacity_gib=2400, efa_file_system=True),
+           given=frozenset({"file_system", "dataset_bucket"})),
+     f"file_system= was given with deployment_types, max_capacity_gib, efa_file_system, dataset_bucket: {FS_ALONE}"),
+    ("check_one_encryption_key", _spec(security=CREATE_KEY, given=frozenset({"encryption_key"})),
+     "create_encryption_key=True was given with encryption_key: pass one (the given key is used)"),
+    ("check_lustre_plan_accepted", _spec(workload=NO_READS, storage=Storage(lustre_plan=TWO_PROBLEM_PLAN)),
+     "lustre_plan is not a file system CloudFormation accepts: PerUnitStorageThroughput is not settable for SCRATCH_2, "
+     "got 7; StorageCapacity must be 1,200, 2,400, or a multiple of 2,400 GiB for SCRATCH_2, got 1000"),
+    # check_plan_or_workload: each workload field beside a plan, then all at once
+    ("check_plan_or_workload", _spec(storage=Storage(lustre_plan=SCRATCH_PLAN)),
+     f"lustre_plan was given with read_mbps_per_gpu: {PLAN_AND_WORKLOAD}"),
+    ("check_plan_or_workload", _spec(workload=Workload(required_throughput_mbps=1000), storage=Storage(lustre_plan=SCRATCH_PLAN)),
+     f"lustre_plan was given with required_throughput_mbps: {PLAN_AND_WORKLOAD}"),
+    ("check_plan_or_workload", _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN, deployment_types=["SCRATCH_2"])),
+     f"lustre_plan was given with deployment_types: {PLAN_AND_WORKLOAD}"),
+    ("check_plan_or_workload", _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN, max_capacity_gib=2400)),
+     f"lustre_plan was given with max_capacity_gib: {PLAN_AND_WORKLOAD}"),
+    ("check_plan_or_workload", _spec(workload=Workload(dataset_gib=100), storage=Storage(lustre_plan=SCRATCH_PLAN)),
+     f"lustre_plan was given with dataset_gib: {PLAN_AND_WORKLOAD}"),
+    ("check_plan_or_workload",
+     _spec(workload=Workload(read_mbps_per_gpu=50, required_throughput_mbps=1000, dataset_gib=100),
+           storage=Storage(lustre_plan=SCRATCH_PLAN, deployment_types=["SCRATCH_2"], max_capacity_gib=2400)),
+     "lustre_plan was given with read_mbps_per_gpu, required_throughput_mbps, deployment_types, max_capacity_gib, "
+     f"dataset_gib: {PLAN_AND_WORKLOAD}"),
+    ("check_plan_efa", _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN, efa_file_system=True)),
+     "efa_file_system=True contradicts lustre_plan, which is not EFA-enabled"),
+    ("check_read_rate_given", _spec(workload=NO_READS),
+     "TrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none"),
+    ("check_one_read_rate", _spec(workload=Workload(read_mbps_per_gpu=50, required_throughput_mbps=1000)),
+     "read_mbps_per_gpu=50 and required_throughput_mbps=1000 both state the read rate: pass one (per accelerator, or "
+     "the cluster's total)"),
+    # check_deployment_types: none named, an unknown one, a non-EFA one beside efa_file_system
+    ("check_deployment_types", _spec(storage=Storage(deployment_types=[])),
+     f"deployment_types must name at least one of {ALL_TYPES}, got none"),
+    ("check_deployment_types", _spec(storage=Storage(deployment_types=["PERSISTENT_2", "SCRATCH_9"])),
+     f"deployment_types must be among {ALL_TYPES}, got 'SCRATCH_9'"),
+    ("check_deployment_types", _spec(storage=Storage(deployment_types=["PERSISTENT_2", "PERSISTENT_1"], efa_file_system=True)),
+     "deployment_types contains 'PERSISTENT_1', but efa_file_system=True allows only PERSISTENT_2 (FSx for Lustre "
+     "supports EFA on PERSISTENT_2 only)"),
+    # check_key_on_persistent: a scratch plan or a scratch type, with each field that gives a key
+    ("check_key_on_persistent", _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN), security=CREATE_KEY),
+     f"lustre_plan is SCRATCH_2 but create_encryption_key=True is given: {_key_why()}; plan a PERSISTENT type "
+     "(plan_lustre(..., customer_key=True)) or drop the key"),
+    ("check_key_on_persistent", _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN),
+                                      given=frozenset({"encryption_key"})),
+     f"lustre_plan is SCRATCH_2 but encryption_key is given: {_key_why()}; plan a PERSISTENT type "
+     "(plan_lustre(..., customer_key=True)) or drop the key"),
+    ("check_key_on_persistent", _spec(storage=Storage(deployment_types=["PERSISTENT_2", "SCRATCH_2"]),
+                                      given=frozenset({"encryption_key"})),
+     f"deployment_types contains 'SCRATCH_2' but encryption_key is given: {_key_why()}; name PERSISTENT types only, "
+     "or drop the key"),
+    ("check_vpc_with_subnet", _spec(given=frozenset({"training_subnet"})),
+     "training_subnet was given without vpc: pass both, or neither to create them"),
+    ("check_vpc_with_subnet", _spec(placement=Placement(), given=frozenset({"vpc"})),
+     "vpc was given without training_subnet: pass the private subnet (one AZ) for jobs and FSx"),
+    ("check_one_placement", _spec(placement=Placement()),
+     "TrainingNetwork needs availability_zone or availability_zone_id to place the training subnet"),
+    ("check_one_placement", _spec(placement=Placement(availability_zone="us-east-1a", availability_zone_id="use1-az4")),
+     "availability_zone='us-east-1a' and availability_zone_id='use1-az4' both place the training subnet: pass one"),
+    ("check_job_group_count", _spec(additional_groups=5),
+     "additional_security_groups has 5 groups: a training job takes at most 5 security groups "
+     "(VpcConfig.SecurityGroupIds), the EFA group and up to 4 more"),
+    ("check_created_subnet_fits", _spec(placement=Placement(availability_zone="us-east-1a", vpc_cidr="10.0.0.0/24",
+                                                            max_instance_count=64)),
+     "vpc_cidr 10.0.0.0/24 is too small for a /22 training subnet (max_instance_count=64); use a CIDR of /22 or larger"),
+    ("check_created_subnet_fits", _spec(placement=Placement(availability_zone="us-east-1a", vpc_cidr="10.0.0.0/24",
+                                                            max_instance_count=64, nat_gateway=True)),
+     "vpc_cidr 10.0.0.0/24 is too small for a /22 training subnet and a /28 NAT subnet (max_instance_count=64); use a "
+     "CIDR of /21 or larger"),
+    ("check_created_subnet_fits", _spec(placement=Placement(availability_zone="us-east-1a", max_instance_count=5000)),
+     # (5,000 x 5 IPs + 6 endpoints + 8 file-system IPs) x 2 + 5 reserved = 50,033
+     "max_instance_count=5000 is too large for one training subnet: a cluster of 5000 instances needs 50033 IPs, more "
+     "than a /18 training subnet holds"),
+]
+
+
+@pytest.mark.parametrize(("name", "spec", "message"), MESSAGES,
+                         ids=[f"{row[0]}-{i}" for i, row in enumerate(MESSAGES)])
+def test_each_message_is_the_whole_line_naming_the_fields_given(name: str, spec: NetworkSpec, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        spec_network.validate(spec)
+    assert str(caught.value) == message
+    for other in spec_network.VALIDATORS:
+        if other.__name__ != name:
+            other(spec)
+
+
+def test_every_validator_has_whole_message_rows() -> None:
+    assert {row[0] for row in MESSAGES} == {check.__name__ for check in spec_network.VALIDATORS}
+
+
+@pytest.mark.parametrize("spec", [
+    _spec(storage=Storage(deployment_types="PERSISTENT_2")),  # one type as a plain string, not its letters
+    _spec(storage=Storage(deployment_types=["PERSISTENT_2"], efa_file_system=True)),  # the EFA type with EFA
+    _spec(workload=NO_READS, storage=Storage(lustre_plan=PERSISTENT_PLAN), security=CREATE_KEY),  # a key on PERSISTENT
+    _spec(storage=Storage(deployment_types=["PERSISTENT_1", "PERSISTENT_2"]), given=frozenset({"encryption_key"})),
+    _spec(placement=Placement(availability_zone_id="use1-az4")),  # an AZ ID alone places the subnet
+    _spec(additional_groups=4),  # the EFA group + 4 = 5, SecurityGroupIds' limit
+    _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN, dataset_prefix="data/")),
+    _spec(workload=NO_READS, given=frozenset({"file_system", "vpc", "training_subnet"}), placement=Placement()),
+], ids=["type-as-string", "efa-persistent-2", "key-persistent-plan", "key-persistent-types", "az-id-only",
+        "five-groups", "plan-alone", "existing-everything"])
+def test_specs_at_the_edge_of_each_rule_pass_every_validator(spec: NetworkSpec) -> None:
+    spec_network.validate(spec)
+
+
+# --- the created training subnet: capacity from AWS facts, each side of the limit -------------------------------
+#
+# AWS reserves 5 addresses per subnet; the module plans 8 IPs for the file system, one per interface
+# endpoint (6 without NAT, plus kms with a customer key; none with NAT), twice over for a second
+# job's ENIs, and ips_per_instance per instance (5 for p4d, the catalog's EFA minimum).
+
+AWS_RESERVED = 5
+FS_IPS = 8
+ENDPOINTS = 6  # sagemaker.api, sts, logs, monitoring, ecr.api, ecr.dkr
+
+
+def _capacity(mask: int, *, other: int, ips: int = 5) -> int:
+    """Instances a /mask holds twice over: 2 x (n x ips + other) + 5 <= 2 ** (32 - mask), in integers."""
+    return (2 ** (32 - mask) - AWS_RESERVED - 2 * other) // (2 * ips)
+
+
+# (vpc_cidr, the default subnet mask (1/16 of the VPC, at most /24, /25 beside a NAT in a /24), nat, key, ips)
+SUBNETS = [
+    ("10.0.0.0/16", 20, False, False, 5),
+    ("10.0.0.0/16", 20, False, False, 10),
+    ("10.0.0.0/18", 22, False, False, 5),
+    ("10.0.0.0/18", 22, False, True, 5),
+    ("10.0.0.0/19", 23, True, False, 5),
+    ("10.0.0.0/20", 24, False, True, 5),
+    ("10.0.0.0/20", 24, True, True, 5),
+    ("10.0.0.0/24", 24, False, False, 5),
+    ("10.0.0.0/24", 25, True, False, 5),
+]
+
+
+@pytest.mark.parametrize(("cidr", "mask", "nat", "key", "ips"), SUBNETS)
+def test_a_created_subnet_holds_its_capacity_and_refuses_one_more(cidr: str, mask: int, nat: bool, key: bool,
+                                                                  ips: int) -> None:
+    endpoints = 0 if nat else ENDPOINTS + (1 if key else 0)
+    capacity = _capacity(mask, other=endpoints + FS_IPS, ips=ips)
+
+    def spec(count: int) -> NetworkSpec:
+        return _spec(workload=Workload(read_mbps_per_gpu=50, instance_count=count),
+                     placement=Placement(availability_zone="us-east-1a", vpc_cidr=cidr, nat_gateway=nat,
+                                         ips_per_instance=None if ips == 5 else ips),
+                     security=Security(create_encryption_key=key))
+
+    spec_network.check_created_subnet_fits(spec(capacity))
+    with pytest.raises(ConfigError) as caught:
+        spec_network.check_created_subnet_fits(spec(capacity + 1))
+    assert str(caught.value) == (
+        f"instance_count={capacity + 1} does not fit the /{mask} training subnet (the default, 1/16 of vpc_cidr {cidr}), "
+        f"which holds {capacity} instances with room for a second job's interfaces; set max_instance_count="
+        f"{capacity + 1} or more (a new subnet CIDR: it replaces the subnet and the file system of a deployed network)")
+
+
+def test_the_capacities_the_table_checks_are_the_ones_worked_out_by_hand() -> None:
+    # (4,096 - 5 - 2 x 14) // 10 = 406; a key's kms endpoint: (1,024 - 5 - 30) // 10 = 98, without 99
+    assert [_capacity(20, other=14), _capacity(22, other=15), _capacity(22, other=14), _capacity(23, other=8),
+            _capacity(24, other=15), _capacity(25, other=8)] == [406, 98, 99, 49, 22, 10]
+
+
+def test_max_instance_count_sizes_the_created_subnet_not_todays_count() -> None:
+    # 1,000 instances: (5,000 + 14) x 2 + 5 = 10,033 IPs -> a /18 (16,384), which holds (16,384 - 5 - 28) // 10
+    spec = _spec(workload=Workload(read_mbps_per_gpu=50, instance_count=1635),
+                 placement=Placement(availability_zone="us-east-1a", max_instance_count=1000))
+    spec_network.check_created_subnet_fits(spec)
+    with pytest.raises(ConfigError) as caught:
+        spec_network.check_created_subnet_fits(replace(spec, workload=Workload(read_mbps_per_gpu=50, instance_count=1636)))
+    assert str(caught.value) == (
+        "instance_count=1636 does not fit the /18 training subnet (max_instance_count=1000), which holds 1635 instances "
+        "with room for a second job's interfaces; set max_instance_count=1636 or more (a new subnet CIDR: it replaces "
+        "the subnet and the file system of a deployed network)")
+
+
+# --- the one sizing call: each field reaches plan_lustre, each failure names the fields -------------------------
+
+P4D = efa_instance("ml.p4d.24xlarge")
+
+
+def test_the_sizing_call_passes_every_field_to_the_planner() -> None:
+    assert size_file_system(_spec(workload=Workload(required_throughput_mbps=1000)), P4D).required_throughput_mbps == 1000
+    assert size_file_system(_spec(workload=Workload(read_mbps_per_gpu=50, dataset_gib=20000)), P4D).storage_capacity_gib >= 20000
+    assert size_file_system(_spec(storage=Storage(efa_file_system=True)), P4D).efa_enabled
+    assert size_file_system(_spec(storage=Storage(deployment_types=["PERSISTENT_1"])), P4D).deployment_type == "PERSISTENT_1"
+    assert size_file_system(_spec(), P4D).deployment_type == "SCRATCH_2"  # the cheapest for 1,600 MB/s, no key
+    assert size_file_system(_spec(security=CREATE_KEY), P4D).deployment_type in ("PERSISTENT_1", "PERSISTENT_2")
+    assert size_file_system(_spec(given=frozenset({"encryption_key"})), P4D).deployment_type in ("PERSISTENT_1", "PERSISTENT_2")
+
+
+TOO_SMALL = ("max_capacity_gib=1,200 is too small: the smallest valid file system meeting 1,600 MB/s and 0 GiB is "
+             "2,400 GiB (PERSISTENT_2/1000)")
+READ_50 = "read_mbps_per_gpu=50 (8 accelerators x 4 instances = 1,600 MB/s)"
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    (_spec(storage=Storage(max_capacity_gib=1200)),
+     f"no FSx for Lustre file system (SCRATCH_2, PERSISTENT_1, PERSISTENT_2) fits {READ_50} and dataset_gib=0: {TOO_SMALL}"),
+    (_spec(storage=Storage(max_capacity_gib=1200), security=CREATE_KEY),
+     f"no FSx for Lustre file system (PERSISTENT_1, PERSISTENT_2) fits {READ_50} and dataset_gib=0: {TOO_SMALL}"),
+    (_spec(storage=Storage(max_capacity_gib=1200, efa_file_system=True)),
+     f"no FSx for Lustre file system (PERSISTENT_2) fits {READ_50} and dataset_gib=0: max_capacity_gib=1,200 is too "
+     "small: the smallest valid file system meeting 1,600 MB/s and 0 GiB is 4,800 GiB (PERSISTENT_2/1000 with EFA, on "
+     "the EFA capacity steps, which are UNCONFIRMED: a LustrePlan made by hand is not held to them)"),
+    (_spec(workload=Workload(required_throughput_mbps=1000, dataset_gib=1500.5), storage=Storage(max_capacity_gib=1200)),
+     "no FSx for Lustre file system (SCRATCH_2, PERSISTENT_1, PERSISTENT_2) fits required_throughput_mbps=1,000 MB/s "
+     "and dataset_gib=1,500.5: max_capacity_gib=1,200 is too small: the smallest valid file system meeting 1,000 MB/s "
+     "and 1,500.5 GiB is 2,400 GiB (PERSISTENT_2/500)"),
+    (_spec(workload=Workload(required_throughput_mbps=1e12)),
+     "required_throughput_mbps=1e+12 MB/s with dataset_gib=0 is more than one FSx for Lustre file system can serve: it "
+     "needs more than 2,147,483,647 GiB, the largest StorageCapacity CloudFormation accepts; read less per GPU or split "
+     "the dataset across file systems"),
+    (_spec(workload=Workload(read_mbps_per_gpu=1e9, instance_count=2, dataset_gib=10)),
+     "read_mbps_per_gpu=1e+09 (8 accelerators x 2 instances = 1.6e+10 MB/s) with dataset_gib=10 is more than one FSx "
+     "for Lustre file system can serve: it needs more than 2,147,483,647 GiB, the largest StorageCapacity "
+     "CloudFormation accepts; read less per GPU or split the dataset across file systems"),
+], ids=["default-types", "key-types", "efa-type", "required-throughput", "beyond-fsx", "beyond-fsx-per-gpu"])
+def test_a_sizing_failure_is_one_whole_line_naming_the_fields(spec: NetworkSpec, message: str) -> None:
+    with pytest.raises(SizingError) as caught:
+        size_file_system(spec, P4D)
+    assert str(caught.value) == message
+
+
+# --- subnet arithmetic (smddp_infra.spec.subnets), against sums done here -------------------------------------
+
+
+def _ips_needed(instances: int, ips: int = 5, other: int = 0) -> int:
+    """Twice the cluster's and the other interfaces' IPs, plus AWS's 5 reserved addresses."""
+    return 2 * (instances * ips + other) + AWS_RESERVED
+
+
+@pytest.mark.parametrize(("instances", "ips", "other", "mask"), [
+    (25, 5, 0, 24),   # 2 x 125 + 5 = 255 of a /24's 256
+    (25, 5, 1, 23),   # 257: one over, a /23
+    (24, 6, 0, 23),   # 2 x 144 + 5 = 293
+    (25, 5, 3, 23),   # 2 x 128 + 5 = 261: the reserved 5 push it past 256
+    (49, 5, 0, 23),   # 495
+    (49, 5, 14, 22),  # 2 x 259 + 5 = 523
+    (1, 5, 0, 24),    # never smaller than a /24
+])
+def test_planned_mask_is_the_smallest_block_holding_the_cluster_twice(instances: int, ips: int, other: int,
+                                                                       mask: int) -> None:
+    from smddp_infra.spec.subnets import plan_subnet_mask, subnet_instance_capacity
+
+    needed = _ips_needed(instances, ips, other)
+    assert needed <= 2 ** (32 - mask) and (mask == 24 or needed > 2 ** (31 - mask))
+    assert plan_subnet_mask(instances=instances, ips_per_instance=ips, other_ips=other) == mask
+    assert subnet_instance_capacity(mask, ips_per_instance=ips, other_ips=other) >= instances
+    if ips == 5 and other == 0:  # the defaults: 5 IPs per instance (EFA minimum), nothing else in the subnet
+        assert plan_subnet_mask(instances=instances) == mask
+        assert subnet_instance_capacity(mask) == (2 ** (32 - mask) - AWS_RESERVED) // 10
+
+
+def test_subnet_capacity_is_never_negative_and_is_floored() -> None:
+    from smddp_infra.spec.subnets import subnet_instance_capacity
+
+    assert subnet_instance_capacity(24) == 25  # (256 - 5) // 10
+    assert subnet_instance_capacity(28, other_ips=14) == 0  # 11 usable: not even the endpoints fit
+    assert subnet_instance_capacity(24, other_ips=14, ips_per_instance=7) == (256 - 5 - 28) // 14 == 15
+
+
+def test_training_subnet_mask_takes_nat_ips_and_other_ips_into_account() -> None:
+    from smddp_infra.spec.subnets import default_subnet_mask, training_subnet_mask
+
+    assert default_subnet_mask(24) == 24 and default_subnet_mask(16) == 20  # no NAT unless told
+    assert training_subnet_mask(vpc_prefix=24, nat=True, max_instance_count=None, ips_per_instance=5, other_ips=8) == 25
+    assert training_subnet_mask(vpc_prefix=24, nat=False, max_instance_count=None, ips_per_instance=5, other_ips=8) == 24
+    # 64 instances x 10 IPs: 2 x (640 + 14) + 5 = 1,313 -> /21 (at 5 IPs: 673 -> /22)
+    assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=64, ips_per_instance=10, other_ips=14) == 21
+    # 49 instances: 2 x (245 + 14) + 5 = 523 -> /22 (without the 14 others: 495 -> /23)
+    assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=49, ips_per_instance=5, other_ips=14) == 22
+
+
+def test_a_nat_vpc_of_a_24_gets_a_25_beside_the_28() -> None:
+    from smddp_infra.spec.subnets import fitting_training_subnet_mask
+
+    assert fitting_training_subnet_mask("10.0.0.0/24", vpc_prefix=24, nat=True, max_instance_count=None,
+                                        ips_per_instance=5, other_ips=8, cidr_name="vpc_cidr",
+                                        max_name="max_instance_count") == 25
