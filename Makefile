@@ -24,7 +24,10 @@ PIP_FLAGS := --quiet --disable-pip-version-check --progress-bar off
 # files and exact pins pip read, in a fraction of pip's time (parallel downloads, a shared cache).
 # No --compile-bytecode: compiling every module of aws-cdk-lib (hundreds of services) cost 34 s of
 # wall time in .venv alone; Python compiles what a process imports and writes the .pyc, so the
-# first synth pays about 2.5 s once and every later process reads the cache (2026-12-04).
+# first synth pays about 2.5 s once and every later process reads the cache (2026-12-04). That
+# needs bytecode writing on: a machine that sets PYTHONDONTWRITEBYTECODE (some CI images do)
+# would compile every import in every process, so the build drops it for its own commands.
+unexport PYTHONDONTWRITEBYTECODE
 UV_DIR := .venv-uv
 UV := $(CURDIR)/$(UV_DIR)/bin/uv
 UV_STAMP := $(UV_DIR)/.installed
