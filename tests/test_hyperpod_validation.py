@@ -203,5 +203,3 @@ def test_spot_with_a_training_plan_is_a_warning_marked_unconfirmed() -> None:
     assert warning is not None and "UNCONFIRMED" in warning and warning.startswith("instance_groups[0]: spot=True")
     assert v.spot_with_plan_warning("g", _eks(spot=True)) is None
     assert v.spot_with_plan_warning("g", _eks(training_plan_arn=plan)) is None
-
-

@@ -143,14 +143,6 @@ def _deployment_types(names: Optional[list[str]]) -> Optional[list[str]]:
     return names
 
 
-def cli_deployment_types() -> list[str]:
-    """The deployment types ``--deployment-type`` accepts: those the default price table prices."""
-    from smddp_infra.sizing.planner import TIER_GROUPS
-    from smddp_infra.sizing.prices import DEFAULT_PRICES
-
-    return [name for name, tiers in TIER_GROUPS.items() if all(t.key in DEFAULT_PRICES for t in tiers)]
-
-
 #: planner parameter -> the flag that sets it (for error messages)
 _FLAG_OF = {
     "required_throughput_mbps": "required MB/s",

@@ -13,7 +13,7 @@ file system's reads during the job (:data:`METRIC_PAGES` pages).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional, Sequence
 
@@ -42,21 +42,6 @@ class LogEvent:
     timestamp: datetime
     stream: str
     message: str
-
-
-@dataclass
-class Collected:
-    """Everything read, raw, plus what could not be read (and why)."""
-
-    network: LiveNetwork
-    job: Optional[Mapping[str, Any]] = None
-    cluster: Optional[Mapping[str, Any]] = None
-    logs: Optional[list[LogEvent]] = None  # None: not read (no job, or no permission)
-    log_note: Optional[str] = None
-    metrics: Optional[dict[str, list[tuple[datetime, float]]]] = None
-    metric_window: Optional[tuple[datetime, datetime]] = None
-    metric_note: Optional[str] = None
-    notes: list[str] = field(default_factory=list)
 
 
 def _ids(values: Any) -> list[str]:

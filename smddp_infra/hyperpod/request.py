@@ -74,8 +74,3 @@ def create_cluster_request(properties: Mapping[str, Any], resolve: Resolver, *,
     if cluster_name is not None or "ClusterName" not in request:
         request["ClusterName"] = cluster_name or "cluster"
     return dict(request)
-
-
-def cluster_resources(template: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """Logical id -> resource for every HyperPod cluster in ``template``."""
-    return {k: v for k, v in (template.get("Resources") or {}).items() if v.get("Type") == CLUSTER_TYPE}

@@ -14,7 +14,7 @@ network interfaces and is drawn inside every group tagged ``smddp:role=training`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Optional
 
 from smddp_infra.review.filesystems import file_system_sizing
 from smddp_infra.review.network import endpoints, group_members, security_group_rules
@@ -324,9 +324,3 @@ def _first_ref(view: TemplateView, value: object) -> Optional[str]:
             if found:
                 return found
     return None
-
-
-def nodes_and_clusters(graph: Graph) -> Iterable[str]:
-    """Every label in the diagram (tests assert on these)."""
-    yield from (c.label for c in graph.clusters)
-    yield from (n.label for n in graph.nodes)

@@ -10,7 +10,7 @@ rule packs said, with every acknowledgement and its reason.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 from smddp_infra.review.assembly import CloudAssembly, StackArtifact
 from smddp_infra.review.diagram import build_graph, to_mermaid
@@ -362,10 +362,3 @@ def _short_path(path: str) -> str:
 
 def _anchor(text: str) -> str:
     return "".join(ch for ch in text.lower().replace(" ", "-") if ch.isalnum() or ch == "-")
-
-
-def resource_counts(stacks: Sequence[StackArtifact]) -> Iterable[tuple[str, int]]:
-    counts: Counter[str] = Counter()
-    for stack in stacks:
-        counts.update(str(r.get("Type")) for r in (stack.template.get("Resources") or {}).values())
-    return sorted(counts.items())
