@@ -348,3 +348,38 @@ def test_an_imported_cluster_with_a_network_given_as_parts_gets_its_addons() -> 
     assert cluster.eks is not None and not cluster.eks.built and cluster.eks_cluster is platform
     assert list(cluster.eks.addons) == ["eks-pod-identity-agent", "cert-manager", "amazon-sagemaker-hyperpod-training-operator"]
     assert cluster.eks.interface_endpoints == {}
+
+
+def _eks_on_small_network(count: int) -> Any:
+    """A HyperPod EKS cluster (add-ons on the platform's cluster by ARN) on a /24 VPC."""
+    from aws_cdk import App, Environment, Stack
+
+    from smddp_infra import HyperPodCluster, InstanceGroup, Placement, TrainingNetwork, Workload
+
+    stack = Stack(App(), "Small", env=Environment(region="us-east-1"))
+    network = TrainingNetwork(stack, "Network", workload=Workload(instance_type="ml.p5.48xlarge", instance_count=2,
+                                                                  read_mbps_per_gpu=10),
+                              placement=Placement(availability_zone="us-east-1a", vpc_cidr="10.1.0.0/24"))
+    return network, lambda: HyperPodCluster(
+        stack, "HyperPod", network=network, orchestrator="eks", ips_per_node=1,
+        eks_cluster_arn="arn:aws:eks:us-east-1:123456789012:cluster/ml", eks_settings=_settings(),
+        instance_groups=[InstanceGroup(name="gpu", instance_type="ml.p5.48xlarge", count=count)])
+
+
+def test_the_subnet_check_counts_the_endpoints_eks_nodes_need() -> None:
+    """The eks, eks-auth and ec2 endpoints take an address each in the training subnet: a cluster
+    that fits only without them is refused in one line (AWS reserves 5 addresses per subnet)."""
+    from smddp_infra.hyperpod import HYPERPOD_INTERFACE_ENDPOINTS
+    from smddp_infra.errors import ConfigError
+    from smddp_infra.hyperpod.eks import EKS_INTERFACE_ENDPOINTS
+    from smddp_infra.spec.subnets import FILE_SYSTEM_IPS
+
+    network, _ = _eks_on_small_network(1)
+    placed = set(network.endpoint_services())
+    endpoints = placed | set(HYPERPOD_INTERFACE_ENDPOINTS) | set(EKS_INTERFACE_ENDPOINTS)
+    assert set(EKS_INTERFACE_ENDPOINTS) - placed, "the network must lack some EKS endpoint for this test"
+    room = 2 ** (32 - 24) - 5 - FILE_SYSTEM_IPS - len(endpoints)  # nodes at one address each
+    with pytest.raises(ConfigError, match=f"^instance_groups: {room + 1} nodes need {room + 1} private IPs"):
+        _eks_on_small_network(room + 1)[1]()
+    cluster = _eks_on_small_network(room)[1]()
+    assert set(EKS_INTERFACE_ENDPOINTS) <= set(network.endpoint_services() or ()) | set(cluster.eks.interface_endpoints)

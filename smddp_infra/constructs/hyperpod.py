@@ -248,7 +248,7 @@ class HyperPodCluster(Construct):
         self.cluster_name = cluster_name or _default_name(self)
         self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
 
-        self._check_subnet(network, training_subnet, groups, ips_per_node, interface_endpoints)
+        self._check_subnet(network, training_subnet, groups, ips_per_node, interface_endpoints, eks=eks_wanted)
         self._add_endpoints(network, interface_endpoints)
         #: The EKS cluster (built here or imported), and what HyperPod needs on it.
         self.eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = eks_cluster
@@ -380,12 +380,16 @@ class HyperPodCluster(Construct):
                                           region, partition_of(region))
 
     def _check_subnet(self, network: ITrainingNetwork, subnet: ec2.ISubnet, groups: Sequence[InstanceGroup],
-                      ips_per_node: Optional[int], endpoints: Optional[Sequence[str]]) -> None:
-        """The nodes' addresses must fit the training subnet beside the file system and endpoints."""
+                      ips_per_node: Optional[int], endpoints: Optional[Sequence[str]], *, eks: bool) -> None:
+        """The nodes' addresses must fit the training subnet beside the file system and the
+        endpoints: the network's, the ones HyperPod adds, and on EKS the ones its nodes need
+        (``EKS_INTERFACE_ENDPOINTS``, added by :class:`HyperPodEksCluster`), one address each."""
         mask = network.training_subnet_mask
         if mask is not None:
-            other = (FILE_SYSTEM_IPS + len(network.endpoint_services() or ())
-                     + len(self._missing_endpoints(network, endpoints)))
+            adding = set(self._missing_endpoints(network, endpoints))
+            if eks and network.endpoint_services() is not None:
+                adding |= {s for s in hyperpod_eks.EKS_INTERFACE_ENDPOINTS if s not in (network.endpoint_services() or ())}
+            other = FILE_SYSTEM_IPS + len(network.endpoint_services() or ()) + len(adding)
             hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=mask,
                                  other_ips=other, subnet=f"the training subnet of {network.node.path}")
             return
