@@ -527,3 +527,18 @@ def test_a_lifecycle_script_outside_a_sagemaker_bucket_is_a_warning_naming_the_f
     [warning] = warnings("HyperPodSlurm")
     assert "lifecycle_bucket=" in warning and "UNCONFIRMED" in warning
     assert warnings("TrainingNetworkStack") == []  # no script, no warning
+
+
+def test_on_eks_the_node_role_lets_the_cni_kubelet_and_pod_identity_work_and_on_slurm_not(synth: dict[str, Any]) -> None:
+    """EKS nodes' agents use the instance role: the VPC CNI's interface actions, image pulls from
+    ECR, and Pod Identity on the ONE EKS cluster (not "*"); a Slurm cluster gets none of it."""
+    def sids(name: str) -> dict[str, Any]:
+        return {s["Sid"]: s for s in _policy(synth["templates"][name])["Statement"]}
+
+    eks, slurm = sids("HyperPodEks"), sids("HyperPodSlurm")
+    wanted = {"EksNodeDescribe", "EksPodInterfaces", "EksAttachPodInterfaces", "EksImageRegistryToken", "EksImagePull",
+              "EksPodIdentity"}
+    assert wanted <= set(eks) and not wanted & set(slurm)
+    identity = eks["EksPodIdentity"]
+    assert identity["Action"] == "eks-auth:AssumeRoleForPodIdentity" and "cluster/" in json.dumps(identity["Resource"])
+    assert "ecr:BatchGetImage" in eks["EksImagePull"]["Action"] and ":repository/*" in json.dumps(eks["EksImagePull"]["Resource"])

@@ -157,6 +157,11 @@ HYPERPOD_WILDCARD_REASONS = {
     "TagNodeInterfaces": "Tags only on network interfaces being created (ec2:CreateAction condition), whose ids are chosen at launch.",
     "LifecycleScriptRead": "The nodes read the lifecycle script and whatever it sources under the lifecycle prefix (read-only).",
     "ClusterCheckpoints": "Training on the cluster writes checkpoint objects under the checkpoint prefix with names the script chooses.",
+    "EksNodeDescribe": "The VPC CNI's EC2 Describe* calls on the nodes do not support resource-level permissions.",
+    "EksPodInterfaces": "The VPC CNI manages the pods' network interfaces and addresses, whose ids are chosen at launch, in this account and Region only.",
+    "EksAttachPodInterfaces": "The VPC CNI attaches pod network interfaces, whose ids and instances are chosen at launch; IAM authorizes the attach on both.",
+    "EksImageRegistryToken": "ecr:GetAuthorizationToken has no resource-level permissions.",
+    "EksImagePull": "The EKS add-ons' images are in AWS-owned accounts' ECR repositories of this Region (and the platform's own); read-only.",
     "AutoscaleClusterNodes": "A HyperPod cluster's ARN ends in an id chosen at creation, after the autoscaling role must exist; the grant is this account's clusters in this Region.",
 }
 

@@ -281,6 +281,7 @@ class HyperPodCluster(Construct):
                 security_groups=security_groups,
                 file_system_id=network.file_system_id,
                 encryption_keys=[network.encryption_key] if network.encryption_key else [],
+                eks_cluster_arn=eks_cluster_arn if orchestrator == "eks" else None,
             )
             role = self.execution_role.role
         self.role: iam.IRole = role

@@ -11,14 +11,21 @@ the cluster's name), the lifecycle prefix of the job bucket instead of every ``s
 bucket. Added, because the cluster runs in the customer's VPC: the EC2 network-interface
 actions HyperPod uses to attach nodes to the training subnet (the HyperPod prerequisites page's
 VPC section; the exact list is UNCONFIRMED), read/write on the checkpoint prefix, and
-``fsx:DescribeFileSystems`` (read-only; UNCONFIRMED that the nodes call it).
+``fsx:DescribeFileSystems`` (read-only; UNCONFIRMED that the nodes call it). On EKS, what the
+nodes' kubelet, the Amazon VPC CNI (``aws-node``) and the Pod Identity Agent do with the
+instance's credentials (SageMaker developer guide, "IAM role for SageMaker HyperPod", EKS; EKS
+User Guide, "Amazon EKS node IAM role" and the ``AmazonEKS_CNI_Policy``,
+``AmazonEC2ContainerRegistryReadOnly`` and ``AmazonEKSWorkerNodePolicy`` managed policies): the CNI's
+describe and interface actions, image pulls from ECR in the Region (the add-ons' images live in
+AWS-owned repositories), and ``eks-auth:AssumeRoleForPodIdentity`` on the one EKS cluster; the
+exact list HyperPod needs is UNCONFIRMED, scoped as the Slurm part is.
 No AWS managed policies (AwsSolutions-IAM4); each remaining wildcard is acknowledged with its
 reason through :data:`~smddp_infra.constructs.acknowledgements.HYPERPOD_WILDCARD_REASONS`.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from aws_cdk import ArnFormat, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
@@ -35,6 +42,37 @@ CLUSTER_METRIC_NAMESPACE = "/aws/sagemaker/Clusters"
 def _objects(prefix: str) -> str:
     prefix = prefix.strip("/")
     return f"{prefix}/*" if prefix else "*"
+
+
+def _eks_node_statements(arn: Callable[..., str], eks_cluster_arn: str) -> list[iam.PolicyStatement]:
+    """What an EKS node's agents call with the instance role: the VPC CNI (describe, attach and
+    manage the pods' interfaces and addresses), the kubelet's image pulls, the Pod Identity Agent."""
+    return [
+        iam.PolicyStatement(
+            sid="EksNodeDescribe",
+            actions=["ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeTags"],
+            resources=["*"],
+        ),
+        iam.PolicyStatement(
+            sid="EksPodInterfaces",
+            actions=["ec2:ModifyNetworkInterfaceAttribute", "ec2:UnassignPrivateIpAddresses"],
+            resources=[arn("ec2", "network-interface", "*")],
+        ),
+        iam.PolicyStatement(
+            sid="EksAttachPodInterfaces",
+            actions=["ec2:AttachNetworkInterface"],
+            # IAM authorizes an attach on the interface AND the instance it joins.
+            resources=[arn("ec2", "network-interface", "*"), arn("ec2", "instance", "*")],
+        ),
+        iam.PolicyStatement(sid="EksImageRegistryToken", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
+        iam.PolicyStatement(
+            sid="EksImagePull",
+            actions=["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+            # the add-ons' images are in AWS-owned accounts' repositories of the Region
+            resources=[arn("ecr", "repository", "*", account="*")],
+        ),
+        iam.PolicyStatement(sid="EksPodIdentity", actions=["eks-auth:AssumeRoleForPodIdentity"], resources=[eks_cluster_arn]),
+    ]
 
 
 class HyperPodClusterRole(Construct):
@@ -57,6 +95,7 @@ class HyperPodClusterRole(Construct):
         security_groups: Sequence[ec2.ISecurityGroup] = (),
         file_system_id: Optional[str] = None,
         encryption_keys: Sequence[kms.IKey] = (),
+        eks_cluster_arn: Optional[str] = None,
     ) -> None:
         """
         :param cluster_name: the cluster's ``ClusterName``: scopes its log groups.
@@ -69,6 +108,8 @@ class HyperPodClusterRole(Construct):
         :param security_groups: the cluster's groups: scope CreateNetworkInterface. Default: none.
         :param file_system_id: the FSx for Lustre file system the nodes mount. Default: none.
         :param encryption_keys: KMS keys of the bucket. Default: none.
+        :param eks_cluster_arn: the EKS cluster the nodes join (EKS orchestration): adds what the
+            nodes' EKS agents need. Default: none (Slurm).
         """
         v.text("cluster_name", cluster_name, optional=False, allow_token=True)
         v.require("job_bucket", job_bucket, "IBucket", optional=False)
@@ -79,12 +120,13 @@ class HyperPodClusterRole(Construct):
         v.require_each("security_groups", security_groups, "ISecurityGroup")
         v.text("file_system_id", file_system_id, allow_token=True)
         v.require_each("encryption_keys", encryption_keys, "IKey")
+        v.text("eks_cluster_arn", eks_cluster_arn, allow_token=True)
         super().__init__(scope, id)
         stack = v.stack_of(self)
         self.role: iam.IRole = service_role(self, "sagemaker.amazonaws.com", "SageMaker HyperPod cluster instances (one cluster)")
 
-        def arn(service: str, resource: str, name: str, sep: str = "/") -> str:
-            return stack.format_arn(service=service, resource=resource, resource_name=name,
+        def arn(service: str, resource: str, name: str, sep: str = "/", account: Optional[str] = None) -> str:
+            return stack.format_arn(service=service, resource=resource, resource_name=name, account=account,
                                     arn_format=ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME)
 
         group = f"{CLUSTER_LOG_PREFIX}/{cluster_name}"
@@ -145,6 +187,8 @@ class HyperPodClusterRole(Construct):
                 conditions={"StringEquals": {"ec2:CreateAction": "CreateNetworkInterface"}},
             ),
         ]
+        if eks_cluster_arn is not None:
+            statements += _eks_node_statements(arn, eks_cluster_arn)
         script_bucket = lifecycle_bucket or job_bucket
         listed = [(b, p) for b, p in ((script_bucket, lifecycle_prefix), (job_bucket, checkpoint_prefix)) if p is not None]
         for bucket in dict.fromkeys(b for b, _ in listed):
