@@ -15,7 +15,7 @@ REGION = "us-east-1"
 ARN = "arn:aws:eks:us-east-1:123456789012:cluster/ml-platform"
 
 
-def _stubbed(cluster: dict[str, Any], addons: list[str]) -> tuple[Account, Any]:
+def _stubbed(cluster: dict[str, Any], addons: list[str], cni_version: str = "v1.19.2-eksbuild.1") -> tuple[Account, Any]:
     import botocore.session
     from botocore.stub import Stubber
 
@@ -25,6 +25,10 @@ def _stubbed(cluster: dict[str, Any], addons: list[str]) -> tuple[Account, Any]:
     stub.add_response("describe_cluster", {"cluster": {"name": "ml-platform", "arn": ARN, **cluster}},
                       {"name": "ml-platform"})
     stub.add_response("list_addons", {"addons": addons}, {"clusterName": "ml-platform"})
+    if "vpc-cni" in addons:
+        stub.add_response("describe_addon", {"addon": {"addonName": "vpc-cni", "clusterName": "ml-platform",
+                                                       "addonVersion": cni_version}},
+                          {"clusterName": "ml-platform", "addonName": "vpc-cni"})
     stub.activate()
     return Account(region=REGION, clients={"eks": client}), stub
 
@@ -36,17 +40,42 @@ def _rules(items: list[Any]) -> list[tuple[str, str]]:
 def test_an_api_mode_private_cluster_with_the_operator_and_its_addons_has_only_no_findings() -> None:
     account, stub = _stubbed({"accessConfig": {"authenticationMode": "API"},
                               "resourcesVpcConfig": {"endpointPrivateAccess": True}},
-                             ["eks-pod-identity-agent", "cert-manager", "amazon-sagemaker-hyperpod-training-operator"])
+                             ["eks-pod-identity-agent", "cert-manager", "amazon-sagemaker-hyperpod-training-operator", "vpc-cni"])
     assert diagnose_eks_cluster(account, ARN) == []
     stub.assert_no_pending_responses()
-    assert account.calls == ["eks:DescribeCluster", "eks:ListAddons"]
+    assert account.calls == ["eks:DescribeCluster", "eks:ListAddons", "eks:DescribeAddon"]
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    ("v1.18.2-eksbuild.1", [("SMDDP-EKS5", "error")]),   # one patch below HyperPod's minimum
+    ("v1.18.3-eksbuild.1", []),                          # the minimum itself
+    ("v1.9.0-eksbuild.1", [("SMDDP-EKS5", "error")]),    # compared as numbers, not text
+    ("v1.20.0", []),
+    ("latest", [("SMDDP-EKS4", "info")]),                # not a version: not evaluated
+])
+def test_the_vpc_cni_add_on_below_1_18_3_is_an_error_naming_the_version(version: str, expected: list[Any]) -> None:
+    account, stub = _stubbed({"accessConfig": {"authenticationMode": "API"}, "resourcesVpcConfig": {"endpointPrivateAccess": True}},
+                             ["eks-pod-identity-agent", "cert-manager", "amazon-sagemaker-hyperpod-training-operator", "vpc-cni"],
+                             cni_version=version)
+    items = diagnose_eks_cluster(account, ARN)
+    assert _rules(items) == expected
+    if expected == [("SMDDP-EKS5", "error")]:
+        assert version in items[0].message and "1.18.3 or later" in items[0].message and "update-addon" in str(items[0].cli)
+
+
+def test_a_self_managed_vpc_cni_is_not_evaluated_and_not_read() -> None:
+    account, stub = _stubbed({"accessConfig": {"authenticationMode": "API"}, "resourcesVpcConfig": {"endpointPrivateAccess": True}},
+                             ["eks-pod-identity-agent", "cert-manager", "amazon-sagemaker-hyperpod-training-operator"])
+    items = diagnose_eks_cluster(account, ARN)
+    assert _rules(items) == [("SMDDP-EKS4", "info")] and "vpc-cni" in items[0].message
+    assert "eks:DescribeAddon" not in account.calls
 
 
 def test_config_map_is_an_error_with_the_command_that_fixes_it() -> None:
     account, _ = _stubbed({"accessConfig": {"authenticationMode": "CONFIG_MAP"},
                            "resourcesVpcConfig": {"endpointPrivateAccess": True}}, [])
     items = diagnose_eks_cluster(account, ARN)
-    assert _rules(items) == [("SMDDP-EKS1", "error"), ("SMDDP-EKS4", "info")]
+    assert _rules(items) == [("SMDDP-EKS1", "error"), ("SMDDP-EKS4", "info"), ("SMDDP-EKS4", "info")]
     assert "authenticationMode=API_AND_CONFIG_MAP" in str(items[0].cli)
 
 
@@ -55,7 +84,8 @@ def test_operator_without_the_pod_identity_agent_and_cert_manager_is_two_warning
                            "resourcesVpcConfig": {"endpointPrivateAccess": False}},
                           ["amazon-sagemaker-hyperpod-training-operator"])
     items = diagnose_eks_cluster(account, ARN)
-    assert _rules(items) == [("SMDDP-EKS2", "warning"), ("SMDDP-EKS3", "warning"), ("SMDDP-EKS3", "warning")]
+    assert _rules(items) == [("SMDDP-EKS2", "warning"), ("SMDDP-EKS3", "warning"), ("SMDDP-EKS3", "warning"),
+                             ("SMDDP-EKS4", "info")]
     assert "eks-pod-identity-agent" in items[1].message and "cert-manager" in items[2].message
 
 

@@ -131,7 +131,7 @@ def test_an_eks_orchestrated_cluster_reads_its_eks_cluster(aws: Aws, capsys: pyt
 
     eks = boto3.client("eks", region_name="us-east-1")
     net = aws.network()
-    arn = eks.create_cluster(name="ml-platform", roleArn="arn:aws:iam::123456789012:role/eks",
+    arn = eks.create_cluster(name="hp-eks-platform", roleArn="arn:aws:iam::123456789012:role/eks",
                              resourcesVpcConfig={"subnetIds": net["subnets"]})["cluster"]["arn"]
     aws.cluster("hp-eks", net, eks_cluster_arn=arn)
     code, report = diagnose(capsys, "hp-eks")

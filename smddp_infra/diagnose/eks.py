@@ -10,6 +10,9 @@ EKS cluster ARN (``DescribeCluster``'s ``Orchestrator.Eks.ClusterArn``), two rea
 - SMDDP-EKS3 (warning): the HyperPod training operator add-on without an add-on it needs (the Pod
   Identity Agent; cert-manager, which may also be installed by Helm: then say so and ignore it).
 - SMDDP-EKS4 (info): an add-on HyperPod's features use is not installed, or a value was not reported.
+- SMDDP-EKS5 (error): the ``vpc-cni`` add-on is older than HyperPod's minimum, 1.18.3 (one more
+  read, ``eks:DescribeAddon``, only when the add-on is installed; a self-managed CNI's version is
+  not read: info).
 Not wired into the CLI here (``diagnose --cluster`` calls :func:`diagnose_eks_cluster`).
 """
 
@@ -23,7 +26,7 @@ from smddp_infra.errors import ConfigError
 from smddp_infra.hyperpod import eks as facts
 
 #: The read-only actions this reader calls (for diagnose's policy).
-ACTIONS = ("eks:DescribeCluster", "eks:ListAddons")
+ACTIONS = ("eks:DescribeCluster", "eks:ListAddons", "eks:DescribeAddon")
 SOURCE = "eks"
 
 
@@ -46,7 +49,40 @@ def diagnose_eks_cluster(account: Account, cluster_arn: str, *, what: str = "eks
         return items + [Item("SMDDP-EKS4", "info", cluster_arn, f"eks:ListAddons on {name} answered 'not found': its add-ons "
                              "(Pod Identity Agent, cert-manager, training operator) are not evaluated", SOURCE)]
     items += _addons(addons, cluster_arn, name, training_operator_addon, cert_manager_addon)
-    return items
+    return items + _vpc_cni(account, addons, cluster_arn, name, what)
+
+
+def _version(text: str) -> Optional[tuple[int, ...]]:
+    """(1, 18, 3) of an add-on version such as ``v1.18.3-eksbuild.1``; None when it is not one."""
+    core = text.lstrip("v").split("-", 1)[0].split(".")
+    return tuple(int(part) for part in core) if core and all(part.isdigit() for part in core) else None
+
+
+def _vpc_cni(account: Account, addons: set[str], arn: str, name: str, what: str) -> list[Item]:
+    minimum = ".".join(map(str, facts.VPC_CNI_MINIMUM))
+    if facts.VPC_CNI_ADDON not in addons:
+        return [Item("SMDDP-EKS4", "info", arn, f"EKS cluster {name} has no {facts.VPC_CNI_ADDON} add-on (a self-managed "
+                     f"aws-node, or none): whether its VPC CNI is {minimum} or later, as HyperPod requires, is not evaluated",
+                     SOURCE)]
+    try:
+        addon = account.call("eks", "DescribeAddon", what, clusterName=name, addonName=facts.VPC_CNI_ADDON)["addon"]
+    except NotFoundError:
+        return []  # listed a moment ago: gone between the calls
+    reported = str(addon.get("addonVersion") or "")
+    version = _version(reported)
+    if version is None:
+        return [Item("SMDDP-EKS4", "info", arn, f"the {facts.VPC_CNI_ADDON} add-on of EKS cluster {name} reported version "
+                     f"{reported or 'none'}: whether it is {minimum} or later is not evaluated", SOURCE)]
+    if version >= facts.VPC_CNI_MINIMUM:
+        return []
+    return [Item("SMDDP-EKS5", "error", arn,
+                 f"EKS cluster {name} runs the {facts.VPC_CNI_ADDON} add-on {reported}: SageMaker HyperPod requires the "
+                 f"Amazon VPC CNI {minimum} or later (SageMaker developer guide, \"Getting started with Amazon EKS support "
+                 "in SageMaker HyperPod\", Networking)", SOURCE,
+                 cli=f"aws eks describe-addon-versions --addon-name {facts.VPC_CNI_ADDON} --kubernetes-version "
+                     f"{addon.get('kubernetesVersion') or '<the cluster version>'}; then aws eks update-addon --cluster-name "
+                     f"{name} --addon-name {facts.VPC_CNI_ADDON} --addon-version <a version {minimum} or later>",
+                 evidence=(f"addonVersion={reported}",))]
 
 
 def _authentication(cluster: dict[str, Any], arn: str) -> list[Item]:

@@ -30,6 +30,7 @@ SCOPED = (
      "arn:${partition}:sagemaker:*:${account}:cluster/*"),
     (("ec2:DescribeVpcAttribute",), "arn:${partition}:ec2:*:${account}:vpc/*"),
     (("eks:DescribeCluster", "eks:ListAddons"), "arn:${partition}:eks:*:${account}:cluster/*"),
+    (("eks:DescribeAddon",), "arn:${partition}:eks:*:${account}:addon/*"),
     (("logs:FilterLogEvents",), "arn:${partition}:logs:*:${account}:log-group:/aws/sagemaker/TrainingJobs:*"),
     (("logs:FilterLogEvents",), "arn:${partition}:logs:*:${account}:log-group:/aws/sagemaker/Clusters/*"),
     (("cloudformation:DescribeStackResources", "cloudformation:GetTemplate"), "arn:${partition}:cloudformation:*:${account}:stack/*/*"),

@@ -51,6 +51,11 @@ HYPERPOD_KUBERNETES_VERSIONS: tuple[str, ...] = ("1.28", "1.29", "1.30", "1.31",
 DEFAULT_KUBERNETES_VERSION = "1.33"
 
 POD_IDENTITY_AGENT_ADDON = "eks-pod-identity-agent"
+#: The Amazon VPC CNI's EKS add-on, and the oldest version HyperPod supports (SageMaker developer
+#: guide, "Getting started with Amazon EKS support in SageMaker HyperPod", Networking: "SageMaker
+#: HyperPod requires the Amazon VPC Container Network Interface (CNI) plugin version 1.18.3 or later").
+VPC_CNI_ADDON = "vpc-cni"
+VPC_CNI_MINIMUM = (1, 18, 3)
 #: UNCONFIRMED names (see the module docstring); each is a setting of :class:`HyperPodEks`.
 TRAINING_OPERATOR_ADDON = "amazon-sagemaker-hyperpod-training-operator"
 TRAINING_OPERATOR_NAMESPACE = "aws-hyperpod"
@@ -250,7 +255,8 @@ def cluster_name_of_arn(arn: str) -> Optional[str]:
 __all__ = [
     "CERT_MANAGER_ADDON", "DEFAULT_KUBERNETES_VERSION", "DependenciesChart", "EKS_INTERFACE_ENDPOINTS",
     "HYPERPOD_AUTHENTICATION_MODES", "HYPERPOD_KUBERNETES_VERSIONS", "HyperPodEks", "OBSERVABILITY_ADDON",
-    "POD_IDENTITY_AGENT_ADDON", "TRAINING_OPERATOR_ADDON", "check_authentication_mode", "check_eks",
+    "POD_IDENTITY_AGENT_ADDON", "TRAINING_OPERATOR_ADDON", "VPC_CNI_ADDON", "VPC_CNI_MINIMUM", "check_authentication_mode",
+    "check_eks",
 ]
 
 
