@@ -125,6 +125,17 @@ def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> t
                 "numbered below the denying one, Type All traffic, the other subnet's CIDR, Allow",
                 f"aws ec2 create-network-acl-entry --region {region} --network-acl-id <acl> --rule-number <n> --protocol -1 "
                 "--rule-action allow --cidr-block <other subnet CIDR> (--egress for the outbound side)")
+    if rule_id in ("SMDDP-NET7", "SMDDP-NET9", "SMDDP-NET10"):
+        # stateless ACLs: the request's port one way, the reply's ports the other (the message names them)
+        ports = "443" if rule_id != "SMDDP-NET9" else "988, 1018-1023"
+        peer = ("0.0.0.0/0 for S3 (its public ranges), or the endpoint subnet's CIDR" if rule_id != "SMDDP-NET9"
+                else "the file system subnet's CIDR")
+        return (f"VPC console > Network ACLs > the ACL named above > Outbound rules and Inbound rules > Edit: add rules "
+                f"numbered below the denying one: Custom TCP {ports} out to {peer}, and TCP 1024-65535 back in from it, "
+                "Allow (a peer subnet's own ACL needs the same the other way round)",
+                f"aws ec2 create-network-acl-entry --region {region} --network-acl-id <acl> --rule-number <n> --protocol 6 "
+                f"--port-range From=<first>,To=<last> --rule-action allow --cidr-block <peer CIDR> --egress "
+                "(and without --egress for the return ports 1024-65535)")
     return None, None
 
 
