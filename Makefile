@@ -32,6 +32,7 @@ UV_DIR := .venv-uv
 UV := $(CURDIR)/$(UV_DIR)/bin/uv
 UV_STAMP := $(UV_DIR)/.installed
 UV_FLAGS := --quiet
+# uv honours SSL_CERT_FILE; UV_NATIVE_TLS also trusts the system store (a proxy's own CA).
 export UV_NATIVE_TLS := 1
 
 CDK := $(CURDIR)/node_modules/.bin/cdk
