@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
 from smddp_infra.diagnose.report import Item
+from smddp_infra.diagnose.symptoms import MOUNT_CAUSES
 
 LOG_GROUP_PREFIX = "/aws/sagemaker/Clusters"
 LIFECYCLE_STREAM_PREFIX = "LifecycleConfig/"
@@ -43,8 +44,6 @@ _MOUNT = re.compile(r"mount(?:\.lustre)?\b[^\n]*(?:fail|error|timed out|timeout|
                     r"\blustre\b[^\n]*(?:fail|error|timed out)|LNetError|fsx[^\n]*(?:fail|timed out)", re.I)
 _ERROR_LINE = re.compile(r"\b(?:error|failed|failure|fatal|exit (?:code|status) [1-9]|returned non-zero|"
                          r"No such file|Permission denied|Traceback|command not found)\b", re.I)
-#: Network findings that explain an FSx mount failure.
-MOUNT_CAUSES = ("SMDDP-FSX7", "SMDDP-FSX8", "SMDDP-FSX3", "SMDDP-NET6", "SMDDP-NET9", "SMDDP-NET7", "SMDDP-NET8")
 
 
 def log_group(cluster: Mapping[str, Any]) -> str:

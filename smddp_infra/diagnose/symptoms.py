@@ -46,6 +46,9 @@ def _re(text: str) -> re.Pattern[str]:
     return re.compile(text, re.IGNORECASE)
 
 
+#: Network findings that explain an FSx for Lustre mount failure (a job's, or a HyperPod lifecycle script's).
+MOUNT_CAUSES = ("SMDDP-FSX7", "SMDDP-FSX8", "SMDDP-FSX3", "SMDDP-NET6", "SMDDP-NET9", "SMDDP-NET7", "SMDDP-NET8")
+
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("SYM-SMDEBUG-CHECKPOINT", DEBUGGER,
             _re(r"SMDebug Does Not Currently Support Distributed Training Jobs With Checkpointing Enabled"),
@@ -79,7 +82,7 @@ PATTERNS: tuple[Pattern, ...] = (
     Pattern("SYM-FSX-MOUNT", None,
             _re(r"mount(?:\.lustre)?\b[^\n]*(?:fail|error|timed out|timeout)|(?:fsx|lustre)[^\n]*(?:mount|connect)[^\n]*"
                 r"(?:fail|error|timed out|timeout)|failed to mount"),
-            ("SMDDP-FSX7", "SMDDP-FSX8", "SMDDP-FSX3", "SMDDP-NET6", "SMDDP-NET9", "SMDDP-NET7", "SMDDP-NET8"), "any",
+            MOUNT_CAUSES, "any",
             "the FSx for Lustre mount failed", joined=True),
 )
 

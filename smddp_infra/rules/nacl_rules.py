@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
+from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS
 from smddp_infra.rules.model import Resource, ResourceRef, World, to_bool, to_int
 from smddp_infra.rules.network_rules import _subnet
 from smddp_infra.rules.training import lustre_file_systems, placements, training_subnets
@@ -247,10 +248,6 @@ def check_file_system_path(world: World) -> list[Finding]:
     return findings
 
 
-#: The ports FSx for Lustre's clients use besides 988 (the file system's groups must admit them).
-LUSTRE_CLIENT_PORTS = (1018, 1023)
-
-
 def check_lustre_ports(world: World) -> list[Finding]:
     """TCP 1018-1023 from the clients' subnets to the file system's, and the replies back.
 
@@ -264,9 +261,9 @@ def check_lustre_ports(world: World) -> list[Finding]:
     findings = []
     for path in lustre_paths(world):
         forward = [p for name, cidr in path.clients
-                   for p in _denied(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_CLIENT_PORTS)]
+                   for p in _denied(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_EXTRA_PORTS)]
         back = [f"to {_ports(ports)}: {p}" for name, cidr in path.clients
-                for ports in (LUSTRE_PORT, LUSTRE_CLIENT_PORTS, EPHEMERAL)
+                for ports in (LUSTRE_PORT, LUSTRE_EXTRA_PORTS, EPHEMERAL)
                 for p in _denied(acls, path.subnet, path.cidr, name, cidr, _TCP, ports)]
         parts = []
         if forward:
