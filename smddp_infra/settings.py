@@ -1,9 +1,11 @@
 """The app's settings: cdk.json / ``-c`` context keys parsed and checked in ONE place.
 
-A key table (:data:`KEYS`: context key -> field and parser) and the rules between keys
-(:data:`RULES`, one function each). Pure Python (no aws_cdk) so every bad value is reported
-before jsii starts, as one line that names the key, the value and what is allowed. The network facts it checks against (subnet
-arithmetic, AZ IDs, S3 prefix lists) live in :mod:`smddp_infra.spec`, which owns them.
+A reader: a key table (:data:`KEYS`: context key -> field and parser), the rules between keys
+that only the context has (:data:`RULES`: its region), and :attr:`NetworkSettings.spec`, the
+network the keys describe as the construct's spec, named by context key, whose rules
+(:mod:`smddp_infra.spec.network`) run last: one rule, one place, whoever wrote the value. Pure
+Python (no aws_cdk) so every bad value is reported before jsii starts, as one line that names
+the key, the value and what is allowed.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
-from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn, plan_zone_problem
-from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, efa_instance
+from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn
+from smddp_infra.sizing.catalog import efa_instance
 from smddp_infra.spec.names import is_sagemaker_name
+from smddp_infra.spec.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload, validate
 from smddp_infra.spec.regions import REGION, check_availability_zone_id, is_prefix_list_id, vpc_cidr
-from smddp_infra.spec.subnets import CONTEXT_NAMES, DEFAULT_INTERFACE_ENDPOINTS, check_subnet_fits
 
 DEPLOYMENT_TYPE_CHOICES = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2", "PERSISTENT_1_HDD")
 
@@ -91,12 +93,29 @@ class NetworkSettings:
         return settings
 
     @property
-    def requirement_mbps(self) -> float:
-        """The read throughput the file system must sustain (explicit, or GPUs x per-GPU MB/s)."""
-        if self.required_throughput_mbps is not None:
-            return self.required_throughput_mbps
-        instance = EFA_INSTANCE_TYPES[self.instance_type]
-        return instance.accelerators * self.instance_count * float(self.read_mbps_per_gpu or 0)
+    def spec(self) -> NetworkSpec:
+        """The network these keys describe, as the construct's spec (its errors name the keys).
+
+        ``smddp:requiredThroughputMBps`` wins over ``smddp:readMBpsPerGpu`` (cdk.json may name one,
+        ``-c`` the other)."""
+        return NetworkSpec(
+            workload=Workload(instance_type=self.instance_type, instance_count=self.instance_count,
+                              read_mbps_per_gpu=None if self.required_throughput_mbps is not None else self.read_mbps_per_gpu,
+                              required_throughput_mbps=self.required_throughput_mbps, dataset_gib=self.dataset_gib),
+            placement=Placement(availability_zone=self.availability_zone, availability_zone_id=self.availability_zone_id,
+                                vpc_cidr=self.vpc_cidr, max_instance_count=self.max_instance_count,
+                                nat_gateway=self.nat_gateway, s3_prefix_list_id=self.s3_prefix_list_id),
+            storage=Storage(deployment_types=(self.deployment_type,) if self.deployment_type else None,
+                            max_capacity_gib=self.max_capacity_gib, efa_file_system=self.efa_file_system,
+                            per_unit_storage_throughput=self.per_unit_storage_throughput,
+                            checkpoint_noncurrent_days=self.checkpoint_noncurrent_days),
+            security=Security(create_encryption_key=self.kms_key == "create"),
+            jobs=Jobs(max_runtime_seconds=self.max_runtime_seconds, training_plan_arn=self.training_plan_arn,
+                      training_plan_availability_zone_id=self.training_plan_availability_zone_id),
+            given=frozenset(name for name, value in (("encryption_key", self.kms_key not in (None, "create")),
+                                                     ("dataset_bucket", self.dataset_bucket)) if value),
+            names=_SPEC_NAMES,
+        )
 
 
 # --- the rules between keys, one function each ---------------------------------------------------
@@ -118,40 +137,9 @@ def _zone_id_in_region(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
                                    prefix=st.availability_zone_id_prefix, prefix_setting="smddp:availabilityZoneIdPrefix")
 
 
-def _read_rate_given(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
-    if st.read_mbps_per_gpu is None and st.required_throughput_mbps is None:
-        raise ConfigError("set smddp:readMBpsPerGpu or smddp:requiredThroughputMBps (MB/s the job reads), got neither")
-
-
 def _key_in_region(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
     if st.kms_key is not None and st.kms_key != "create" and st.kms_key.split(":")[3] != st.region:
         raise ConfigError(f"smddp:kmsKey must be a key in smddp:region {st.region} (KMS keys are regional), got {st.kms_key!r}")
-
-
-def _subnets_fit(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
-    check_subnet_fits(st.vpc_cidr, instance_count=st.instance_count, ips_per_instance=efa_instance(st.instance_type).private_ips,
-                      nat=st.nat_gateway, endpoints=0 if st.nat_gateway else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if st.kms_key else 0),
-                      max_instance_count=st.max_instance_count, names=CONTEXT_NAMES, what=f"{st.instance_type} instances")
-
-
-def _plan_zone(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
-    zone = st.training_plan_availability_zone_id
-    if zone is None:
-        return
-    if st.training_plan_arn is None:
-        raise ConfigError(f"smddp:trainingPlanAvailabilityZoneId={zone!r} needs smddp:trainingPlanArn too, "
-                          "got no smddp:trainingPlanArn")
-    problem = plan_zone_problem(st.availability_zone_id, zone, subnet_zone=st.availability_zone or "")
-    if problem is not None and problem.startswith("refused: "):
-        raise ConfigError(f"smddp:trainingPlanAvailabilityZoneId {zone!r}: {problem.removeprefix('refused: ')}")
-
-
-def _tier_pinned(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
-    if st.per_unit_storage_throughput is not None and st.deployment_type is None:
-        raise ConfigError(
-            f"smddp:perUnitStorageThroughput={st.per_unit_storage_throughput} needs smddp:deploymentType too (the tier "
-            "is a deployment type and its MB/s/TiB), got no smddp:deploymentType"
-        )
 
 
 def _hyperpod_type(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
@@ -161,10 +149,15 @@ def _hyperpod_type(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
         check_instance_type("smddp:instanceType (with smddp:hyperpod=true)", st.instance_type)
 
 
+def _network_rules(st: NetworkSettings, ctx: Mapping[str, Any]) -> None:
+    """The network's own rules (read rate, subnet fit, key and type, tier, training plan): the
+    construct's, run over the keys' spec."""
+    validate(st.spec)
+
+
 #: Every rule between keys, in the order a user fixes them.
 RULES: tuple[Callable[[NetworkSettings, Mapping[str, Any]], None], ...] = (
-    _zone_in_region, _zone_id_in_region, _read_rate_given, _key_in_region, _subnets_fit, _plan_zone, _tier_pinned,
-    _hyperpod_type,
+    _zone_in_region, _zone_id_in_region, _key_in_region, _hyperpod_type, _network_rules,
 )
 
 
@@ -329,3 +322,12 @@ def _whole(key: str, value: Any, *, minimum: int) -> int:
     if isinstance(value, bool) or number is None or number < minimum:
         raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
     return number
+
+
+#: Each spec field as the app's user writes it (:attr:`NetworkSpec.names`): the key table's
+#: fields, and the three keys whose field differs; "" where no key sets the field.
+_SPEC_NAMES: Mapping[str, str] = {
+    **{field_name: key for key, (field_name, _) in KEYS.items()},
+    "deployment_types": "smddp:deploymentType", "encryption_key": "smddp:kmsKey",
+    "create_encryption_key": "smddp:kmsKey=create", "lustre_plan": "",
+}

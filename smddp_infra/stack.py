@@ -8,6 +8,7 @@ fixed (:mod:`smddp_infra.contract`, not derived from construct paths) because
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Optional
 
 from aws_cdk import CfnOutput, Environment, Fn, Stack, aws_kms as kms, aws_s3 as s3, aws_sns as sns, aws_ssm as ssm
@@ -28,35 +29,17 @@ from smddp_infra.contract import (
     OUTPUT_SECURITY_GROUPS,
     OUTPUT_SUBNETS,
 )
-from smddp_infra.errors import ConfigError, SizingError
 from smddp_infra.settings import NetworkSettings
-from smddp_infra.sizing.lustre_rules import SCRATCH_TYPES
-from smddp_infra.sizing.planner import CUSTOMER_KEY_WHY, LustrePlan, plan_lustre
-from smddp_infra.spec import Jobs, Placement, Security, Storage, Workload
+from smddp_infra.sizing.catalog import efa_instance
+from smddp_infra.sizing.planner import LustrePlan
+from smddp_infra.spec import Storage, Workload
+from smddp_infra.spec.network import size_file_system
 
 
 def plan_for(settings: NetworkSettings) -> LustrePlan:
-    """The file system's plan for the app's context; a sizing error names the context keys."""
-    if settings.kms_key and settings.deployment_type in SCRATCH_TYPES:
-        raise ConfigError(f"smddp:deploymentType {settings.deployment_type} contradicts smddp:kmsKey: {CUSTOMER_KEY_WHY}; "
-                          "choose PERSISTENT_1 or PERSISTENT_2, or drop smddp:kmsKey")
-    try:
-        return plan_lustre(
-            settings.requirement_mbps,
-            settings.dataset_gib,
-            efa_enabled=settings.efa_file_system,
-            deployment_types=[settings.deployment_type] if settings.deployment_type else None,
-            max_capacity_gib=settings.max_capacity_gib,
-            per_unit_storage_throughput=settings.per_unit_storage_throughput,
-            customer_key=bool(settings.kms_key),
-        )
-    except SizingError as exc:
-        keys = ["smddp:requiredThroughputMBps" if settings.required_throughput_mbps is not None else "smddp:readMBpsPerGpu",
-                "smddp:datasetGiB"]
-        keys += [k for k, v in (("smddp:deploymentType", settings.deployment_type), ("smddp:efaFileSystem", settings.efa_file_system),
-                                ("smddp:maxCapacityGiB", settings.max_capacity_gib),
-                                ("smddp:perUnitStorageThroughput", settings.per_unit_storage_throughput)) if v]
-        raise SizingError(f"no FSx for Lustre file system fits {', '.join(keys)}: {exc}") from None
+    """The file system's plan for the app's context: the network's one sizing call over the
+    keys' spec, so an error names the context keys."""
+    return size_file_system(settings.spec, efa_instance(settings.instance_type))
 
 
 class TrainingNetworkStack(Stack):
@@ -86,21 +69,17 @@ class TrainingNetworkStack(Stack):
         if settings.kms_key and settings.kms_key != "create":
             key = kms.Key.from_key_arn(self, "ImportedKey", settings.kms_key)
 
+        spec = settings.spec
         self.network = TrainingNetwork(
             self,
             "TrainingNetwork",
             workload=Workload(instance_type=settings.instance_type, instance_count=settings.instance_count),
-            placement=Placement(availability_zone=settings.availability_zone,
-                                availability_zone_id=settings.availability_zone_id, vpc_cidr=settings.vpc_cidr,
-                                max_instance_count=settings.max_instance_count, nat_gateway=settings.nat_gateway,
-                                s3_prefix_list_id=settings.s3_prefix_list_id),
+            placement=spec.placement,
             storage=Storage(lustre_plan=plan_for(settings), efa_file_system=settings.efa_file_system,
                             dataset_prefix=dataset_prefix, checkpoint_noncurrent_days=settings.checkpoint_noncurrent_days),
-            security=Security(create_encryption_key=settings.kms_key == "create"),
+            security=spec.security,
             # The default stack's document output keeps its first name (cdk-outputs.json readers).
-            jobs=Jobs(max_runtime_seconds=settings.max_runtime_seconds, training_plan_arn=settings.training_plan_arn,
-                      training_plan_availability_zone_id=settings.training_plan_availability_zone_id,
-                      job_config_output_id=DOCUMENT_OUTPUT),
+            jobs=replace(spec.jobs, job_config_output_id=DOCUMENT_OUTPUT),
             monitoring=self._monitoring(settings),
             existing=Existing(dataset_bucket=dataset_bucket, encryption_key=key),
         )

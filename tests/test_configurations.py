@@ -266,7 +266,7 @@ def test_job_settings_can_be_handed_to_another_construct(app) -> None:
         ({"checkpoint_noncurrent_days": 0}, "checkpoint_noncurrent_days must be a whole number >= 1, got 0"),
         ({"vpc": "EXISTING", "training_subnet": "EXISTING"}, "with an existing vpc, say how jobs reach AWS APIs"),
         ({"instance_count": 500}, "instance_count=500 does not fit the /20 training subnet (the default, 1/16 of "
-                                  "vpc_cidr 10.0.0.0/16), which holds 406 instances"),
+                                  "vpc_cidr 10.0.0.0/16), which holds 406 ml.p4d.24xlarge instances"),
         ({"max_instance_count": 0}, "max_instance_count must be a whole number >= 1 or None, got 0"),
     ],
 )

@@ -121,9 +121,8 @@ def test_the_default_apps_context_names_both_keys():
 
     from conftest import cdk_context
 
-    settings = NetworkSettings.from_context(cdk_context(**{"smddp:kmsKey": OWN_ACCOUNT_KEY, "smddp:deploymentType": "SCRATCH_2"}))
-    with pytest.raises(ConfigError, match=r"^smddp:deploymentType SCRATCH_2 contradicts smddp:kmsKey"):
-        plan_for(settings)
+    with pytest.raises(ConfigError, match=r"^smddp:deploymentType contains 'SCRATCH_2' but smddp:kmsKey is given"):
+        NetworkSettings.from_context(cdk_context(**{"smddp:kmsKey": OWN_ACCOUNT_KEY, "smddp:deploymentType": "SCRATCH_2"}))
     plain = NetworkSettings.from_context(cdk_context(**{"smddp:kmsKey": OWN_ACCOUNT_KEY}))
     assert plan_for(plain).deployment_type.startswith("PERSISTENT")
 

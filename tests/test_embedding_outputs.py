@@ -134,10 +134,10 @@ def test_the_max_runtime_prop_reaches_every_format_and_the_default_fills_the_oth
 
 
 @pytest.mark.parametrize("value, expected", [
-    (0, "max_runtime_seconds must be a whole number from 1 to 2419200 or None (seconds; 28 days is the CreateTrainingJob "
-        "StoppingCondition limit), got 0"),
+    (0, "max_runtime_seconds must be a whole number of seconds from 1 to 2,419,200 (28 days, the CreateTrainingJob "
+        "StoppingCondition.MaxRuntimeInSeconds limit), got 0"),
     (28 * 86400 + 1, "got 2419201"),
-    ("86400", "max_runtime_seconds must be a whole number from 1 to 2419200"),
+    ("86400", "max_runtime_seconds must be a whole number of seconds from 1 to 2,419,200"),
 ])
 def test_a_bad_max_runtime_prop_is_one_line_naming_the_prop(value, expected):
     from aws_cdk import App, Environment, Stack

@@ -21,7 +21,7 @@ def test_defaults_come_from_cdk_json() -> None:
     settings = parse()
     assert (settings.region, settings.availability_zone, settings.instance_type, settings.instance_count) == (
         "us-east-1", "us-east-1a", "ml.p4d.24xlarge", 4)
-    assert settings.requirement_mbps == 4 * 8 * 50
+    assert (settings.spec.workload.read_mbps_per_gpu, settings.spec.workload.required_throughput_mbps) == (50, None)
     assert settings.nat_gateway is False and settings.efa_file_system is False
     assert settings.checkpoint_noncurrent_days == 30
 
@@ -98,8 +98,9 @@ def test_throughput_no_file_system_can_reach_is_a_clear_error_naming_the_keys() 
     with pytest.raises(SizingError) as excinfo:
         plan_for(parse(**{"smddp:requiredThroughputMBps": "1e12"}))
     message = str(excinfo.value)
-    assert message.startswith("no FSx for Lustre file system fits smddp:requiredThroughputMBps, smddp:datasetGiB:")
-    assert "2,147,483,647 GiB" in message
+    assert message == ("smddp:requiredThroughputMBps=1e+12 MB/s with smddp:datasetGiB=2,000 is more than one FSx for Lustre "
+                       "file system can serve: it needs more than 2,147,483,647 GiB, the largest StorageCapacity "
+                       "CloudFormation accepts; read less per GPU or split the dataset across file systems")
 
 
 def test_az_id_prefix_follows_aws_naming() -> None:
@@ -120,8 +121,9 @@ def test_training_subnet_holds_the_largest_cluster_twice(instances: int, mask: i
         (["-c", "smddp:instanceCount=0"], "smddp:instanceCount must be a whole number >= 1, got '0'"),
         (["-c", "smddp:instanceType=ml.m5.large"], "smddp:instanceType must be a SageMaker EFA training instance type"),
         (["-c", "smddp:requiredThroughputMBps=50000", "-c", "smddp:maxCapacityGiB=9600"],
-         "no FSx for Lustre file system fits smddp:requiredThroughputMBps, smddp:datasetGiB, smddp:maxCapacityGiB"),
-        (["-c", "smddp:requiredThroughputMBps=1e12"], "more than any FSx for Lustre file system can deliver"),
+         "no FSx for Lustre file system (SCRATCH_2, PERSISTENT_1, PERSISTENT_2) fits smddp:requiredThroughputMBps=50,000 "
+         "MB/s with smddp:datasetGiB=2,000, smddp:maxCapacityGiB=9,600:"),
+        (["-c", "smddp:requiredThroughputMBps=1e12"], "is more than one FSx for Lustre file system can serve"),
     ],
 )
 def test_app_exits_2_with_one_line_on_bad_context(args: list[str], expected: str) -> None:

@@ -21,6 +21,7 @@ from smddp_infra.errors import ConfigError, SizingError
 from smddp_infra.sizing.planner import plan_lustre
 from smddp_infra.spec import network as spec_network
 from smddp_infra.spec.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload, size_file_system
+from smddp_infra.settings import _SPEC_NAMES
 from smddp_infra.sizing.catalog import efa_instance
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,11 +50,13 @@ CASES = {
     "check_plan_efa": (_spec(workload=Workload(), storage=Storage(lustre_plan=SCRATCH_PLAN, efa_file_system=True)),
                        "efa_file_system=True contradicts lustre_plan"),
     "check_read_rate_given": (_spec(workload=Workload()),
-                              "needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none"),
+                              "needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps (the MB/s"),
     "check_one_read_rate": (_spec(workload=Workload(read_mbps_per_gpu=50, required_throughput_mbps=1000)),
                             "both state the read rate"),
     "check_deployment_types": (_spec(storage=Storage(deployment_types=["SCRATCH_9"])),
                                "deployment_types must be among"),
+    "check_tier_pinned": (_spec(storage=Storage(per_unit_storage_throughput=250)),
+                          "per_unit_storage_throughput=250 needs deployment_types too"),
     "check_key_on_persistent": (_spec(storage=Storage(deployment_types=["SCRATCH_2"]),
                                       security=Security(create_encryption_key=True)),
                                 "deployment_types contains 'SCRATCH_2' but create_encryption_key=True is given"),
@@ -62,6 +65,9 @@ CASES = {
     "check_job_group_count": (_spec(additional_groups=5), "additional_security_groups has 5 groups"),
     "check_created_subnet_fits": (_spec(workload=Workload(read_mbps_per_gpu=50, instance_count=500)),
                                   "instance_count=500 does not fit the /20 training subnet"),
+    "check_max_runtime_seconds": (_spec(jobs=Jobs(max_runtime_seconds=0)), "max_runtime_seconds must be a whole number"),
+    "check_training_plan": (_spec(jobs=Jobs(training_plan_availability_zone_id="use1-az4")),
+                            "training_plan_availability_zone_id='use1-az4' was given without training_plan_arn"),
 }
 
 
@@ -88,7 +94,7 @@ def test_a_good_spec_passes_every_validator() -> None:
 def test_the_one_sizing_call_names_the_fields() -> None:
     spec = _spec(storage=Storage(max_capacity_gib=1200, deployment_types=["PERSISTENT_1"]))
     with pytest.raises(SizingError, match=re.escape("no FSx for Lustre file system (PERSISTENT_1) fits read_mbps_per_gpu=50 "
-                                                    "(8 accelerators x 4 instances = 1,600 MB/s) and dataset_gib=0: "
+                                                    "(8 accelerators x 4 instances = 1,600 MB/s) with dataset_gib=0: "
                                                     "max_capacity_gib=1,200 is too small")):
         size_file_system(spec, efa_instance("ml.p4d.24xlarge"))
     plan = size_file_system(_spec(), efa_instance("ml.p4d.24xlarge"))
@@ -182,6 +188,9 @@ TWO_PROBLEM_PLAN = replace(SCRATCH_PLAN, storage_capacity_gib=1000, per_unit_sto
 CREATE_KEY = Security(create_encryption_key=True)
 NO_READS = Workload()
 EXISTING_FS = frozenset({"file_system"})
+PLAN_ARN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p1"
+#: How the app's context reader names the fields (settings._SPEC_NAMES): the same rules, its keys.
+CONTEXT_NAMES = _SPEC_NAMES
 
 
 def _key_why() -> str:
@@ -231,7 +240,11 @@ MESSAGES = [
     ("check_plan_efa", _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN, efa_file_system=True)),
      "efa_file_system=True contradicts lustre_plan, which is not EFA-enabled"),
     ("check_read_rate_given", _spec(workload=NO_READS),
-     "TrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none"),
+     "TrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps (the MB/s the jobs read size the "
+     "file system), got none"),
+    ("check_read_rate_given", _spec(workload=NO_READS, names=CONTEXT_NAMES),  # the app: no key sets a plan
+     "TrainingNetwork needs smddp:readMBpsPerGpu or smddp:requiredThroughputMBps (the MB/s the jobs read size the "
+     "file system), got none"),
     ("check_one_read_rate", _spec(workload=Workload(read_mbps_per_gpu=50, required_throughput_mbps=1000)),
      "read_mbps_per_gpu=50 and required_throughput_mbps=1000 both state the read rate: pass one (per accelerator, or "
      "the cluster's total)"),
@@ -243,6 +256,14 @@ MESSAGES = [
     ("check_deployment_types", _spec(storage=Storage(deployment_types=["PERSISTENT_2", "PERSISTENT_1"], efa_file_system=True)),
      "deployment_types contains 'PERSISTENT_1', but efa_file_system=True allows only PERSISTENT_2 (FSx for Lustre "
      "supports EFA on PERSISTENT_2 only)"),
+    # check_tier_pinned: no type, or two, beside the rate
+    ("check_tier_pinned", _spec(storage=Storage(per_unit_storage_throughput=250)),
+     "per_unit_storage_throughput=250 needs deployment_types too, naming one type (the tier is a deployment type and "
+     "its MB/s/TiB), got none"),
+    ("check_tier_pinned", _spec(storage=Storage(per_unit_storage_throughput=250,
+                                                deployment_types=["PERSISTENT_1", "PERSISTENT_2"])),
+     "per_unit_storage_throughput=250 needs deployment_types too, naming one type (the tier is a deployment type and "
+     "its MB/s/TiB), got PERSISTENT_1, PERSISTENT_2"),
     # check_key_on_persistent: a scratch plan or a scratch type, with each field that gives a key
     ("check_key_on_persistent", _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN), security=CREATE_KEY),
      f"lustre_plan is SCRATCH_2 but create_encryption_key=True is given: {_key_why()}; plan a PERSISTENT type "
@@ -255,6 +276,10 @@ MESSAGES = [
                                       given=frozenset({"encryption_key"})),
      f"deployment_types contains 'SCRATCH_2' but encryption_key is given: {_key_why()}; name PERSISTENT types only, "
      "or drop the key"),
+    ("check_key_on_persistent", _spec(storage=Storage(deployment_types=["SCRATCH_2"]), security=CREATE_KEY,
+                                      names=CONTEXT_NAMES),  # the app's keys
+     f"smddp:deploymentType contains 'SCRATCH_2' but smddp:kmsKey=create is given: {_key_why()}; name PERSISTENT "
+     "types only, or drop the key"),
     ("check_vpc_with_subnet", _spec(given=frozenset({"training_subnet"})),
      "training_subnet was given without vpc: pass both, or neither to create them"),
     ("check_vpc_with_subnet", _spec(placement=Placement(), given=frozenset({"vpc"})),
@@ -277,6 +302,31 @@ MESSAGES = [
      # (5,000 x 5 IPs + 6 endpoints + 8 file-system IPs) x 2 + 5 reserved = 50,033
      "max_instance_count=5000 is too large for one training subnet: a cluster of 5000 instances needs 50033 IPs, more "
      "than a /18 training subnet holds"),
+    ("check_created_subnet_fits", _spec(workload=Workload(read_mbps_per_gpu=50, instance_count=500), names=CONTEXT_NAMES),
+     "smddp:instanceCount=500 does not fit the /20 training subnet (the default, 1/16 of smddp:vpcCidr 10.0.0.0/16), "
+     "which holds 406 ml.p4d.24xlarge instances with room for a second job's interfaces; set smddp:maxInstanceCount=500 "
+     "or more (a new subnet CIDR: it replaces the subnet and the file system of a deployed network)"),
+    ("check_max_runtime_seconds", _spec(jobs=Jobs(max_runtime_seconds=2_419_201)),
+     "max_runtime_seconds must be a whole number of seconds from 1 to 2,419,200 (28 days, the CreateTrainingJob "
+     "StoppingCondition.MaxRuntimeInSeconds limit), got 2419201"),
+    # check_training_plan: the ARN's shape, the AZ ID's shape, an AZ ID without a plan, a plan in another AZ ID
+    ("check_training_plan", _spec(jobs=Jobs(training_plan_arn="nope")),
+     "training_plan_arn must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:"
+     "training-plan/<name>, 50 to 2048 characters: CreateTrainingJob's ResourceConfig.TrainingPlanArn), got 'nope'"),
+    ("check_training_plan", _spec(jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="x")),
+     "training_plan_availability_zone_id must be an AZ ID like use1-az4 (DescribeTrainingPlan's "
+     "ReservedCapacitySummaries[].AvailabilityZoneId), got 'x'"),
+    ("check_training_plan", _spec(jobs=Jobs(training_plan_availability_zone_id="use1-az4")),
+     "training_plan_availability_zone_id='use1-az4' was given without training_plan_arn: pass the plan too (or drop "
+     "the AZ ID)"),
+    ("check_training_plan", _spec(placement=Placement(availability_zone_id="use1-az4"),
+                                  jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")),
+     "training_plan_availability_zone_id 'use1-az6': the training plan's reserved capacity is in use1-az6 but the "
+     "training subnet is in use1-az4; a job runs in its subnet's AZ, so it would never get the plan's instances: place "
+     "the network in use1-az6 (a new subnet replaces the file system) or use a plan in use1-az4"),
+    ("check_training_plan", _spec(jobs=Jobs(training_plan_arn="nope"), names=CONTEXT_NAMES),
+     "smddp:trainingPlanArn must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:"
+     "training-plan/<name>, 50 to 2048 characters: CreateTrainingJob's ResourceConfig.TrainingPlanArn), got 'nope'"),
 ]
 
 
@@ -304,8 +354,14 @@ def test_every_validator_has_whole_message_rows() -> None:
     _spec(additional_groups=4),  # the EFA group + 4 = 5, SecurityGroupIds' limit
     _spec(workload=NO_READS, storage=Storage(lustre_plan=SCRATCH_PLAN, dataset_prefix="data/")),
     _spec(workload=NO_READS, given=frozenset({"file_system", "vpc", "training_subnet"}), placement=Placement()),
+    _spec(storage=Storage(deployment_types=["PERSISTENT_2"], per_unit_storage_throughput=250)),  # a pinned tier
+    _spec(jobs=Jobs(max_runtime_seconds=2_419_200)),  # 28 days, the API's limit
+    _spec(placement=Placement(availability_zone_id="use1-az4"),  # the plan's capacity in the subnet's AZ ID
+          jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az4")),
+    _spec(jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")),  # by name: not evaluated
 ], ids=["type-as-string", "efa-persistent-2", "key-persistent-plan", "key-persistent-types", "az-id-only",
-        "five-groups", "plan-alone", "existing-everything"])
+        "five-groups", "plan-alone", "existing-everything", "tier-pinned", "runtime-28-days", "plan-same-az-id",
+        "plan-az-by-name"])
 def test_specs_at_the_edge_of_each_rule_pass_every_validator(spec: NetworkSpec) -> None:
     spec_network.validate(spec)
 
@@ -357,7 +413,7 @@ def test_a_created_subnet_holds_its_capacity_and_refuses_one_more(cidr: str, mas
         spec_network.check_created_subnet_fits(spec(capacity + 1))
     assert str(caught.value) == (
         f"instance_count={capacity + 1} does not fit the /{mask} training subnet (the default, 1/16 of vpc_cidr {cidr}), "
-        f"which holds {capacity} instances with room for a second job's interfaces; set max_instance_count="
+        f"which holds {capacity} ml.p4d.24xlarge instances with room for a second job's interfaces; set max_instance_count="
         f"{capacity + 1} or more (a new subnet CIDR: it replaces the subnet and the file system of a deployed network)")
 
 
@@ -375,7 +431,7 @@ def test_max_instance_count_sizes_the_created_subnet_not_todays_count() -> None:
     with pytest.raises(ConfigError) as caught:
         spec_network.check_created_subnet_fits(replace(spec, workload=Workload(read_mbps_per_gpu=50, instance_count=1636)))
     assert str(caught.value) == (
-        "instance_count=1636 does not fit the /18 training subnet (max_instance_count=1000), which holds 1635 instances "
+        "instance_count=1636 does not fit the /18 training subnet (max_instance_count=1000), which holds 1635 ml.p4d.24xlarge instances "
         "with room for a second job's interfaces; set max_instance_count=1636 or more (a new subnet CIDR: it replaces "
         "the subnet and the file system of a deployed network)")
 
@@ -402,16 +458,16 @@ READ_50 = "read_mbps_per_gpu=50 (8 accelerators x 4 instances = 1,600 MB/s)"
 
 @pytest.mark.parametrize(("spec", "message"), [
     (_spec(storage=Storage(max_capacity_gib=1200)),
-     f"no FSx for Lustre file system (SCRATCH_2, PERSISTENT_1, PERSISTENT_2) fits {READ_50} and dataset_gib=0: {TOO_SMALL}"),
+     f"no FSx for Lustre file system (SCRATCH_2, PERSISTENT_1, PERSISTENT_2) fits {READ_50} with dataset_gib=0: {TOO_SMALL}"),
     (_spec(storage=Storage(max_capacity_gib=1200), security=CREATE_KEY),
-     f"no FSx for Lustre file system (PERSISTENT_1, PERSISTENT_2) fits {READ_50} and dataset_gib=0: {TOO_SMALL}"),
+     f"no FSx for Lustre file system (PERSISTENT_1, PERSISTENT_2) fits {READ_50} with dataset_gib=0: {TOO_SMALL}"),
     (_spec(storage=Storage(max_capacity_gib=1200, efa_file_system=True)),
-     f"no FSx for Lustre file system (PERSISTENT_2) fits {READ_50} and dataset_gib=0: max_capacity_gib=1,200 is too "
+     f"no FSx for Lustre file system (PERSISTENT_2) fits {READ_50} with dataset_gib=0: max_capacity_gib=1,200 is too "
      "small: the smallest valid file system meeting 1,600 MB/s and 0 GiB is 4,800 GiB (PERSISTENT_2/1000 with EFA, on "
      "the EFA capacity steps, which are UNCONFIRMED: a LustrePlan made by hand is not held to them)"),
     (_spec(workload=Workload(required_throughput_mbps=1000, dataset_gib=1500.5), storage=Storage(max_capacity_gib=1200)),
      "no FSx for Lustre file system (SCRATCH_2, PERSISTENT_1, PERSISTENT_2) fits required_throughput_mbps=1,000 MB/s "
-     "and dataset_gib=1,500.5: max_capacity_gib=1,200 is too small: the smallest valid file system meeting 1,000 MB/s "
+     "with dataset_gib=1,500.5: max_capacity_gib=1,200 is too small: the smallest valid file system meeting 1,000 MB/s "
      "and 1,500.5 GiB is 2,400 GiB (PERSISTENT_2/500)"),
     (_spec(workload=Workload(required_throughput_mbps=1e12)),
      "required_throughput_mbps=1e+12 MB/s with dataset_gib=0 is more than one FSx for Lustre file system can serve: it "

@@ -174,7 +174,7 @@ def test_context_keys_carry_the_plan_and_its_zone():
 
 @pytest.mark.parametrize("context, message", [
     ({"smddp:trainingPlanArn": "plan-1"}, "smddp:trainingPlanArn must be a SageMaker training plan ARN"),
-    ({"smddp:trainingPlanAvailabilityZoneId": "use1-az6"}, "needs smddp:trainingPlanArn too"),
+    ({"smddp:trainingPlanAvailabilityZoneId": "use1-az6"}, "was given without smddp:trainingPlanArn"),
     ({"smddp:trainingPlanArn": PLAN, "smddp:trainingPlanAvailabilityZoneId": "us-east-1a"},
      "smddp:trainingPlanAvailabilityZoneId must be an AZ ID like use1-az4"),
     ({"smddp:availabilityZoneId": "use1-az6", "smddp:trainingPlanArn": PLAN,

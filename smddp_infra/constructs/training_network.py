@@ -42,7 +42,17 @@ from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.sizing.catalog import InstanceType
 from smddp_infra.sizing.planner import LustrePlan
 from smddp_infra.sizing.tiering import TieringPlan
-from smddp_infra.spec.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload, size_file_system, validate
+from smddp_infra.spec.network import (
+    Jobs,
+    NetworkSpec,
+    Placement,
+    Security,
+    Storage,
+    Workload,
+    size_file_system,
+    training_plan_zone_problem,
+    validate,
+)
 from smddp_infra.spec.regions import S3_PREFIX_LISTS
 from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS
 
@@ -139,13 +149,13 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         validate(spec)  # one validator per rule (smddp_infra.spec.network)
         monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
         self.spec, self.existing = spec, existing
-        self.max_runtime_seconds = _max_runtime_prop(spec.jobs.max_runtime_seconds)
-        self.training_plan_arn, self.training_plan_availability_zone_id, plan_zone_note = _training_plan_props(
-            spec.jobs, spec.placement, creates_vpc=spec.creates_vpc)
+        self.max_runtime_seconds = spec.jobs.max_runtime_seconds
+        self.training_plan_arn = spec.jobs.training_plan_arn
+        self.training_plan_availability_zone_id = spec.jobs.training_plan_availability_zone_id
         #: The training subnet's AZ ID when the network placed it by AZ ID (None otherwise).
         self.availability_zone_id = spec.placement.availability_zone_id if spec.creates_vpc else None
         super().__init__(scope, id)
-        self.validate_in_app(props, plan_zone_note)
+        self.validate_in_app(props)
         self.instance_type, self.instance_count = spec.workload.instance_type, spec.workload.instance_count
         self.file_system_access_mode = spec.storage.file_system_access_mode
         self.encrypt_inter_container_traffic = spec.jobs.encrypt_inter_container_traffic
@@ -171,13 +181,14 @@ class TrainingNetwork(Construct, ITrainingNetwork):
             if Stack.of(self).nested_stack_parent is not None:
                 warn_unless_exported(self)
 
-    def validate_in_app(self, props: dict[str, Any], plan_zone_note: Optional[str]) -> None:
+    def validate_in_app(self, props: dict[str, Any]) -> None:
         """The checks that need the construct tree (the stack's region and partition, tokens, an
         imported subnet's AZ, a group's mutability), in the manner of aws-cdk-lib's
         ``validateProps()``: all before any resource is created
         (:mod:`smddp_infra.constructs._training_network_validation`)."""
-        if plan_zone_note is not None:
-            Annotations.of(self).add_info(f"training_plan_availability_zone_id {plan_zone_note}")
+        plan_zone = training_plan_zone_problem(self.spec)
+        if plan_zone is not None:  # a refusal was raised by the spec's check_training_plan
+            Annotations.of(self).add_info(f"training_plan_availability_zone_id {plan_zone}")
         _validation_l3.check_against_app(self, props)
 
     def _plan(self, instance: InstanceType) -> "Optional[LustrePlan | TieringPlan]":
@@ -656,16 +667,6 @@ class SmddpTrainingNetwork(TrainingNetwork):
         )
 
 
-def _max_runtime_prop(value: Any) -> Optional[int]:
-    """The ``max_runtime_seconds`` prop: a literal number within the API's range, or None."""
-    from smddp_infra.constructs import _validation
-    from smddp_infra.contract import MAX_RUNTIME_LIMIT_SECONDS
-
-    return _validation.whole("max_runtime_seconds", value, minimum=1, maximum=MAX_RUNTIME_LIMIT_SECONDS,
-                             why=" (seconds; 28 days is the CreateTrainingJob StoppingCondition limit)",
-                             optional=True)
-
-
 def _partition_spec(network: Construct, spec: NetworkSpec) -> NetworkSpec:
     """The spec without the deployment types the stack's partition does not have, when the user
     left the choice to the calculator (GovCloud has no PERSISTENT_2)."""
@@ -709,36 +710,6 @@ def _attach_existing(network: TrainingNetwork, existing: ExistingFileSystem,
         raise ConfigError(f"with file_system, jobs carry the EFA group and the file system's group: "
                           f"additional_security_groups may name at most 3, got {len(additional)}")
     return groups
-
-
-def _training_plan_props(jobs: Jobs, placement: Placement, *,
-                         creates_vpc: bool) -> tuple[Optional[str], Optional[str], Optional[str]]:
-    """The plan props checked before any jsii call: (arn, plan AZ ID, "not evaluated" note or None).
-
-    A plan's reserved capacity sits in one AZ per block and a job runs in its subnet's AZ, so a
-    plan in another AZ never serves the network's jobs. Certain only when the subnet's AZ ID is
-    known (the network created it from ``availability_zone_id``): an AZ name maps to different
-    AZ IDs in different accounts.
-    """
-    from smddp_infra.jobconfig.validation import check_az_id, check_training_plan_arn, plan_zone_problem
-
-    arn, zone_id = jobs.training_plan_arn, jobs.training_plan_availability_zone_id
-    availability_zone_id, availability_zone = placement.availability_zone_id, placement.availability_zone
-
-    if arn is not None and not Token.is_unresolved(arn):
-        check_training_plan_arn(arn, setting="training_plan_arn")
-    if zone_id is None:
-        return arn, None, None
-    check_az_id(zone_id, setting="training_plan_availability_zone_id")
-    if arn is None:
-        raise ConfigError(f"training_plan_availability_zone_id={zone_id!r} was given without training_plan_arn: pass "
-                          "the plan too (or drop the AZ ID)")
-    known = availability_zone_id if creates_vpc and availability_zone_id and not Token.is_unresolved(availability_zone_id) \
-        else None
-    problem = plan_zone_problem(known, zone_id, subnet_zone=availability_zone or "")
-    if problem is not None and problem.startswith("refused: "):
-        raise ConfigError(f"training_plan_availability_zone_id {zone_id!r}: {problem.removeprefix('refused: ')}")
-    return arn, zone_id, problem
 
 
 __all__ = ["Existing", "FileSystemMount", "ITrainingNetwork", "SmddpTrainingNetwork", "TrainingNetwork"]

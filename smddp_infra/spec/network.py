@@ -8,17 +8,20 @@ the spec only needs to know WHICH of them are given (:attr:`NetworkSpec.given`),
 importable without aws_cdk and every rule here runs before jsii starts.
 
 Each field keeps the name the flat ``SmddpTrainingNetwork`` keyword had, so an error names the
-field the user wrote in either API (``instance_count``, ``vpc_cidr``). A check that needs the
-construct tree (tokens, an imported subnet's AZ, the stack's region) is not here: it is the
-construct's ``validate`` step.
+field the user wrote in either API (``instance_count``, ``vpc_cidr``); the app's context reader
+(:mod:`smddp_infra.settings`) builds the same spec with :attr:`NetworkSpec.names`, so the same
+rules name its context keys (``smddp:instanceCount``). A check that needs the construct tree
+(tokens, an imported subnet's AZ, the stack's region) is not here: it is the construct's
+``validate`` step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 from smddp_infra.errors import ConfigError, SizingError
+from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn, plan_zone_problem
 from smddp_infra.sizing.catalog import InstanceType, efa_instance
 from smddp_infra.sizing.lustre_rules import MAX_STORAGE_CAPACITY_GIB, PERSISTENT_2, SCRATCH_TYPES
 from smddp_infra.sizing.planner import (
@@ -30,7 +33,7 @@ from smddp_infra.sizing.planner import (
     plan_lustre,
 )
 from smddp_infra.sizing.workload import throughput_from_cluster
-from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS, check_subnet_fits
+from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS, SubnetNames, check_subnet_fits
 
 if TYPE_CHECKING:
     from smddp_infra.sizing.tiering import TieringPlan
@@ -102,6 +105,10 @@ class Storage:
     deployment_types: Optional[Sequence[str]] = None
     #: The largest file system the calculator may choose (a spend cap). Default: no cap.
     max_capacity_gib: Optional[float] = None
+    #: Keep the tier of a deployed file system: PerUnitStorageThroughput (MB/s/TiB) of the one
+    #: type in ``deployment_types`` (changing either replaces the file system). Default: the
+    #: calculator's choice.
+    per_unit_storage_throughput: Optional[int] = None
     #: An EFA-enabled PERSISTENT_2 file system (FSx supports EFA on PERSISTENT_2 only). Default: False.
     efa_file_system: bool = False
     #: Key prefix of ``existing.dataset_bucket`` linked into the file system. Default: the root.
@@ -163,6 +170,13 @@ class NetworkSpec:
     given: frozenset[str] = frozenset()
     #: How many ``existing.additional_security_groups`` the job carries.
     additional_groups: int = 0
+    #: How the user wrote each field, when not by its name (the app's context keys:
+    #: ``{"instance_count": "smddp:instanceCount", ...}``); "" for a field the input cannot set.
+    names: Mapping[str, str] = field(default_factory=dict)
+
+    def name(self, field_name: str) -> str:
+        """The field as the user wrote it: what an error names."""
+        return self.names.get(field_name, field_name)
 
     @property
     def creates_vpc(self) -> bool:
@@ -171,13 +185,15 @@ class NetworkSpec:
     @property
     def key_prop(self) -> str:
         """The field that gives the file system a customer KMS key ('' when none does)."""
-        return ("encryption_key" if "encryption_key" in self.given
-                else "create_encryption_key=True" if self.security.create_encryption_key else "")
+        return (self.name("encryption_key") if "encryption_key" in self.given
+                else self.names.get("create_encryption_key", "create_encryption_key=True")
+                if self.security.create_encryption_key else "")
 
 
 # --- one validator per rule ------------------------------------------------------------------------
 
-_SIZING_FIELDS = ("read_mbps_per_gpu", "required_throughput_mbps", "deployment_types", "max_capacity_gib")
+_SIZING_FIELDS = ("read_mbps_per_gpu", "required_throughput_mbps", "deployment_types", "max_capacity_gib",
+                  "per_unit_storage_throughput")
 
 
 def check_existing_file_system_alone(spec: NetworkSpec) -> None:
@@ -186,7 +202,8 @@ def check_existing_file_system_alone(spec: NetworkSpec) -> None:
         return
     s = spec.storage
     sizing = [name for name, value in (("lustre_plan", s.lustre_plan), ("deployment_types", s.deployment_types),
-                                       ("max_capacity_gib", s.max_capacity_gib), ("efa_file_system", s.efa_file_system))
+                                       ("max_capacity_gib", s.max_capacity_gib), ("efa_file_system", s.efa_file_system),
+                                       ("per_unit_storage_throughput", s.per_unit_storage_throughput))
               if value not in (None, False)] + (["dataset_bucket"] if "dataset_bucket" in spec.given else [])
     if sizing:
         raise ConfigError(f"file_system= was given with {', '.join(sizing)}: those size or link a file system the "
@@ -212,7 +229,8 @@ def check_plan_or_workload(spec: NetworkSpec) -> None:
         return
     values = {"read_mbps_per_gpu": spec.workload.read_mbps_per_gpu,
               "required_throughput_mbps": spec.workload.required_throughput_mbps,
-              "deployment_types": spec.storage.deployment_types, "max_capacity_gib": spec.storage.max_capacity_gib}
+              "deployment_types": spec.storage.deployment_types, "max_capacity_gib": spec.storage.max_capacity_gib,
+              "per_unit_storage_throughput": spec.storage.per_unit_storage_throughput}
     given = [name for name in _SIZING_FIELDS if values[name] is not None] + (["dataset_gib"] if spec.workload.dataset_gib else [])
     if given:
         raise ConfigError(f"lustre_plan was given with {', '.join(given)}: the plan fixes the file system's size "
@@ -230,15 +248,17 @@ def check_read_rate_given(spec: NetworkSpec) -> None:
     w = spec.workload
     if spec.storage.lustre_plan is None and "file_system" not in spec.given and \
             w.read_mbps_per_gpu is None and w.required_throughput_mbps is None:
-        raise ConfigError("TrainingNetwork needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps, got none")
+        given = [n for n in map(spec.name, ("lustre_plan", "read_mbps_per_gpu", "required_throughput_mbps")) if n]
+        raise ConfigError(f"TrainingNetwork needs {', '.join(given[:-1])} or {given[-1]} (the MB/s the jobs read "
+                          "size the file system), got none")
 
 
 def check_one_read_rate(spec: NetworkSpec) -> None:
     w = spec.workload
     if spec.storage.lustre_plan is None and w.read_mbps_per_gpu is not None and w.required_throughput_mbps is not None:
         raise ConfigError(
-            f"read_mbps_per_gpu={w.read_mbps_per_gpu!r} and required_throughput_mbps={w.required_throughput_mbps!r} "
-            "both state the read rate: pass one (per accelerator, or the cluster's total)"
+            f"{spec.name('read_mbps_per_gpu')}={w.read_mbps_per_gpu!r} and {spec.name('required_throughput_mbps')}="
+            f"{w.required_throughput_mbps!r} both state the read rate: pass one (per accelerator, or the cluster's total)"
         )
 
 
@@ -250,15 +270,24 @@ def check_deployment_types(spec: NetworkSpec) -> None:
     """Known FSx for Lustre types; with EFA, PERSISTENT_2 only (FSx supports EFA on PERSISTENT_2 only)."""
     if spec.storage.lustre_plan is not None or spec.storage.deployment_types is None:
         return
-    names = _names(spec.storage.deployment_types)
+    names, field_name = _names(spec.storage.deployment_types), spec.name("deployment_types")
     if not names:
-        raise ConfigError(f"deployment_types must name at least one of {', '.join(TIER_GROUPS)}, got none")
+        raise ConfigError(f"{field_name} must name at least one of {', '.join(TIER_GROUPS)}, got none")
     for name in names:
         if name not in TIER_GROUPS:
-            raise ConfigError(f"deployment_types must be among {', '.join(TIER_GROUPS)}, got {name!r}")
+            raise ConfigError(f"{field_name} must be among {', '.join(TIER_GROUPS)}, got {name!r}")
         if spec.storage.efa_file_system and name != PERSISTENT_2:
-            raise ConfigError(f"deployment_types contains {name!r}, but efa_file_system=True allows only PERSISTENT_2 "
-                              "(FSx for Lustre supports EFA on PERSISTENT_2 only)")
+            raise ConfigError(f"{field_name} contains {name!r}, but {spec.name('efa_file_system')}=True allows only "
+                              "PERSISTENT_2 (FSx for Lustre supports EFA on PERSISTENT_2 only)")
+
+
+def check_tier_pinned(spec: NetworkSpec) -> None:
+    """A tier is a deployment type and its MB/s/TiB: pinning the rate names the one type it is of."""
+    rate, types = spec.storage.per_unit_storage_throughput, _names(spec.storage.deployment_types)
+    if rate is not None and spec.storage.lustre_plan is None and len(types) != 1:
+        raise ConfigError(
+            f"{spec.name('per_unit_storage_throughput')}={rate} needs {spec.name('deployment_types')} too, naming one "
+            f"type (the tier is a deployment type and its MB/s/TiB), got {', '.join(types) or 'none'}")
 
 
 def check_key_on_persistent(spec: NetworkSpec) -> None:
@@ -271,8 +300,8 @@ def check_key_on_persistent(spec: NetworkSpec) -> None:
                           "plan a PERSISTENT type (plan_lustre(..., customer_key=True)) or drop the key")
     scratch = [name for name in _names(spec.storage.deployment_types) if name in SCRATCH_TYPES]
     if plan is None and scratch:
-        raise ConfigError(f"deployment_types contains {scratch[0]!r} but {key} is given: {CUSTOMER_KEY_WHY}; "
-                          "name PERSISTENT types only, or drop the key")
+        raise ConfigError(f"{spec.name('deployment_types')} contains {scratch[0]!r} but {key} is given: "
+                          f"{CUSTOMER_KEY_WHY}; name PERSISTENT types only, or drop the key")
 
 
 def check_vpc_with_subnet(spec: NetworkSpec) -> None:
@@ -311,7 +340,45 @@ def check_created_subnet_fits(spec: NetworkSpec) -> None:
     endpoints = 0 if p.nat_gateway else len(DEFAULT_INTERFACE_ENDPOINTS) + (1 if spec.key_prop else 0)
     check_subnet_fits(p.vpc_cidr, instance_count=w.instance_count, nat=p.nat_gateway, endpoints=endpoints,
                       ips_per_instance=p.ips_per_instance or efa_instance(w.instance_type).private_ips,
-                      max_instance_count=p.max_instance_count)
+                      max_instance_count=p.max_instance_count, what=f"{w.instance_type} instances",
+                      names=SubnetNames(*map(spec.name, ("vpc_cidr", "instance_count", "max_instance_count"))))
+
+
+def check_max_runtime_seconds(spec: NetworkSpec) -> None:
+    """StoppingCondition.MaxRuntimeInSeconds: 1 to 28 days (CreateTrainingJob)."""
+    if spec.jobs.max_runtime_seconds is not None:
+        check_max_runtime(spec.jobs.max_runtime_seconds, setting=spec.name("max_runtime_seconds"))
+
+
+def check_training_plan(spec: NetworkSpec) -> None:
+    """A plan's ARN has botocore's shape; its capacity's AZ ID comes with the plan and is refused
+    when the network placed its subnet in another AZ ID (a plan's reserved capacity sits in one
+    AZ per block, and a job runs in its subnet's AZ). A token ARN is checked at deploy."""
+    j = spec.jobs
+    if j.training_plan_arn is not None and "${Token[" not in j.training_plan_arn:
+        check_training_plan_arn(j.training_plan_arn, setting=spec.name("training_plan_arn"))
+    if j.training_plan_availability_zone_id is None:
+        return
+    zone_name = spec.name("training_plan_availability_zone_id")
+    check_az_id(j.training_plan_availability_zone_id, setting=zone_name)
+    if j.training_plan_arn is None:
+        raise ConfigError(f"{zone_name}={j.training_plan_availability_zone_id!r} was given without "
+                          f"{spec.name('training_plan_arn')}: pass the plan too (or drop the AZ ID)")
+    problem = training_plan_zone_problem(spec)
+    if problem is not None and problem.startswith("refused: "):
+        raise ConfigError(f"{zone_name} {j.training_plan_availability_zone_id!r}: {problem.removeprefix('refused: ')}")
+
+
+def training_plan_zone_problem(spec: NetworkSpec) -> Optional[str]:
+    """Whether the plan's capacity AZ serves the training subnet ("refused: ...", "not evaluated:
+    ...", or None): certain only when the network placed the subnet by AZ ID (an AZ name maps to
+    different AZ IDs in different accounts)."""
+    zone_id, p = spec.jobs.training_plan_availability_zone_id, spec.placement
+    if zone_id is None:
+        return None
+    known = p.availability_zone_id if spec.creates_vpc and p.availability_zone_id and \
+        "${Token[" not in p.availability_zone_id else None
+    return plan_zone_problem(known, zone_id, subnet_zone=p.availability_zone or "")
 
 
 #: Every rule, in the order a user fixes them (what is contradictory before what does not fit).
@@ -324,11 +391,14 @@ VALIDATORS: tuple[Callable[[NetworkSpec], None], ...] = (
     check_read_rate_given,
     check_one_read_rate,
     check_deployment_types,
+    check_tier_pinned,
     check_key_on_persistent,
     check_vpc_with_subnet,
     check_one_placement,
     check_job_group_count,
     check_created_subnet_fits,
+    check_max_runtime_seconds,
+    check_training_plan,
 )
 
 
@@ -339,32 +409,38 @@ def validate(spec: NetworkSpec) -> None:
 
 
 def size_file_system(spec: NetworkSpec, instance: InstanceType) -> LustrePlan:
-    """The ONE sizing call: plan_lustre over the workload; failures told in the fields' names."""
-    w, s = spec.workload, spec.storage
+    """The ONE sizing call: plan_lustre over the workload; failures told in the fields' names
+    (:meth:`NetworkSpec.name`: the prop or context key the user wrote)."""
+    w, s, n = spec.workload, spec.storage, spec.name
     dataset = float(w.dataset_gib)
     if w.required_throughput_mbps is not None:
         need = float(w.required_throughput_mbps)
-        stated = f"required_throughput_mbps={need:,g} MB/s"
+        stated = f"{n('required_throughput_mbps')}={need:,g} MB/s"
     else:
         need = throughput_from_cluster(w.instance_type, w.instance_count, w.read_mbps_per_gpu or 0.0)  # given: validated
-        stated = (f"read_mbps_per_gpu={w.read_mbps_per_gpu:,g} ({instance.accelerators} accelerators x "
+        stated = (f"{n('read_mbps_per_gpu')}={w.read_mbps_per_gpu:,g} ({instance.accelerators} accelerators x "
                   f"{w.instance_count} instances = {need:,g} MB/s)")
+    stated += f" with {n('dataset_gib')}={dataset:,g}"
     try:
         return plan_lustre(need, dataset, efa_enabled=s.efa_file_system, deployment_types=s.deployment_types,
-                           max_capacity_gib=s.max_capacity_gib, customer_key=bool(spec.key_prop))
+                           max_capacity_gib=s.max_capacity_gib, customer_key=bool(spec.key_prop),
+                           per_unit_storage_throughput=s.per_unit_storage_throughput)
     except SizingError as exc:
         if "more than any FSx for Lustre file system can deliver" in str(exc):
             raise SizingError(
-                f"{stated} with dataset_gib={dataset:,g} is more than one FSx for Lustre file system can serve: it needs "
-                f"more than {MAX_STORAGE_CAPACITY_GIB:,} GiB, the largest StorageCapacity CloudFormation accepts; read "
-                "less per GPU or split the dataset across file systems"
+                f"{stated} is more than one FSx for Lustre file system can serve: it needs more than "
+                f"{MAX_STORAGE_CAPACITY_GIB:,} GiB, the largest StorageCapacity CloudFormation accepts; read less per "
+                "GPU or split the dataset across file systems"
             ) from None
         default = ((PERSISTENT_2,) if s.efa_file_system else
                    CUSTOMER_KEY_DEPLOYMENT_TYPES if spec.key_prop else DEFAULT_DEPLOYMENT_TYPES)
         considered = ", ".join(_names(s.deployment_types) or list(default))
-        raise SizingError(f"no FSx for Lustre file system ({considered}) fits {stated} and dataset_gib={dataset:,g}: "
-                          f"{exc}") from None
+        # plan_lustre names its own parameters; the keys the user wrote for them, when other names
+        limits = "".join(f", {n(name)}={value:,g}" for name, value in (
+            ("max_capacity_gib", s.max_capacity_gib), ("per_unit_storage_throughput", s.per_unit_storage_throughput))
+            if value is not None and n(name) != name)
+        raise SizingError(f"no FSx for Lustre file system ({considered}) fits {stated}{limits}: {exc}") from None
 
 
 __all__ = ["VALIDATORS", "Jobs", "NetworkSpec", "Placement", "Security", "Storage", "Workload",
-           "size_file_system", "validate"]
+           "size_file_system", "training_plan_zone_problem", "validate"]
