@@ -189,6 +189,7 @@ CREATE_KEY = Security(create_encryption_key=True)
 NO_READS = Workload()
 EXISTING_FS = frozenset({"file_system"})
 PLAN_ARN = "arn:aws:sagemaker:us-east-1:123456789012:training-plan/p1"
+TOKEN = "${Token[TOKEN.12]}"  # how a CDK token reads in Python: the spec skips what only deploy knows
 #: How the app's context reader names the fields (settings._SPEC_NAMES): the same rules, its keys.
 CONTEXT_NAMES = _SPEC_NAMES
 
@@ -216,6 +217,9 @@ MESSAGES = [
      _spec(workload=NO_READS, storage=Storage(deployment_types=["PERSISTENT_2"], max_capacity_gib=2400, efa_file_system=True),
            given=frozenset({"file_system", "dataset_bucket"})),
      f"file_system= was given with deployment_types, max_capacity_gib, efa_file_system, dataset_bucket: {FS_ALONE}"),
+    ("check_existing_file_system_alone", _spec(workload=NO_READS, storage=Storage(per_unit_storage_throughput=125),
+                                               given=EXISTING_FS),
+     f"file_system= was given with per_unit_storage_throughput: {FS_ALONE}"),
     ("check_one_encryption_key", _spec(security=CREATE_KEY, given=frozenset({"encryption_key"})),
      "create_encryption_key=True was given with encryption_key: pass one (the given key is used)"),
     ("check_lustre_plan_accepted", _spec(workload=NO_READS, storage=Storage(lustre_plan=TWO_PROBLEM_PLAN)),
@@ -341,6 +345,38 @@ def test_each_message_is_the_whole_line_naming_the_fields_given(name: str, spec:
             other(spec)
 
 
+@pytest.mark.parametrize(("spec", "expected"), [
+    (_spec(jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")),
+     "not evaluated: the training plan's capacity is in use1-az6, and the training subnet's AZ us-east-1a is known by "
+     "name only"),
+    (_spec(placement=Placement(availability_zone_id="use1-az6"),
+           jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")), None),
+    (_spec(placement=Placement(availability_zone_id=TOKEN),
+           jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")),
+     "not evaluated: the training plan's capacity is in use1-az6, and the training subnet's AZ is known by name only"),
+    (_spec(workload=NO_READS, placement=Placement(availability_zone_id="use1-az4"),
+           given=frozenset({"vpc", "training_subnet", "file_system"}),
+           jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")),
+     "not evaluated: the training plan's capacity is in use1-az6, and the training subnet's AZ is known by name only"),
+    (_spec(), None),
+], ids=["subnet-by-name", "same-az-id", "az-id-token", "platform-subnet", "no-plan"])
+def test_the_training_plan_zone_is_judged_only_where_the_network_placed_the_subnet_by_az_id(
+        spec: NetworkSpec, expected: "str | None") -> None:
+    problem = spec_network.training_plan_zone_problem(spec)
+    assert problem == expected if expected is None else (problem or "").startswith(expected)
+
+
+def test_a_sizing_failure_names_the_context_keys_of_the_limits_the_app_set() -> None:
+    spec = _spec(workload=Workload(required_throughput_mbps=50000), names=CONTEXT_NAMES,
+                 storage=Storage(deployment_types=["PERSISTENT_2"], per_unit_storage_throughput=125, max_capacity_gib=9600))
+    with pytest.raises(SizingError) as caught:
+        size_file_system(spec, efa_instance("ml.p4d.24xlarge"))
+    assert str(caught.value) == (
+        "no FSx for Lustre file system (PERSISTENT_2) fits smddp:requiredThroughputMBps=50,000 MB/s with "
+        "smddp:datasetGiB=0, smddp:maxCapacityGiB=9,600, smddp:perUnitStorageThroughput=125: max_capacity_gib=9,600 is "
+        "too small: the smallest valid file system meeting 50,000 MB/s and 0 GiB is 410,400 GiB (PERSISTENT_2/125)")
+
+
 def test_every_validator_has_whole_message_rows() -> None:
     assert {row[0] for row in MESSAGES} == {check.__name__ for check in spec_network.VALIDATORS}
 
@@ -359,9 +395,15 @@ def test_every_validator_has_whole_message_rows() -> None:
     _spec(placement=Placement(availability_zone_id="use1-az4"),  # the plan's capacity in the subnet's AZ ID
           jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az4")),
     _spec(jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")),  # by name: not evaluated
+    _spec(jobs=Jobs(training_plan_arn=TOKEN)),  # an ARN known at deploy: its shape is not judged at synth
+    _spec(placement=Placement(availability_zone_id=TOKEN),  # an AZ ID known at deploy: not evaluated, not refused
+          jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")),
+    _spec(workload=NO_READS, placement=Placement(availability_zone_id="use1-az4"),  # a subnet the platform placed
+          given=frozenset({"vpc", "training_subnet", "file_system"}),
+          jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="use1-az6")),
 ], ids=["type-as-string", "efa-persistent-2", "key-persistent-plan", "key-persistent-types", "az-id-only",
         "five-groups", "plan-alone", "existing-everything", "tier-pinned", "runtime-28-days", "plan-same-az-id",
-        "plan-az-by-name"])
+        "plan-az-by-name", "plan-arn-token", "az-id-token", "plan-existing-subnet"])
 def test_specs_at_the_edge_of_each_rule_pass_every_validator(spec: NetworkSpec) -> None:
     spec_network.validate(spec)
 

@@ -284,7 +284,8 @@ def check_deployment_types(spec: NetworkSpec) -> None:
 def check_tier_pinned(spec: NetworkSpec) -> None:
     """A tier is a deployment type and its MB/s/TiB: pinning the rate names the one type it is of."""
     rate, types = spec.storage.per_unit_storage_throughput, _names(spec.storage.deployment_types)
-    if rate is not None and spec.storage.lustre_plan is None and len(types) != 1:
+    sized_here = spec.storage.lustre_plan is None and "file_system" not in spec.given
+    if rate is not None and sized_here and len(types) != 1:
         raise ConfigError(
             f"{spec.name('per_unit_storage_throughput')}={rate} needs {spec.name('deployment_types')} too, naming one "
             f"type (the tier is a deployment type and its MB/s/TiB), got {', '.join(types) or 'none'}")

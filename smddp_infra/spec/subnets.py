@@ -112,13 +112,13 @@ CONTEXT_NAMES = SubnetNames("smddp:vpcCidr", "smddp:instanceCount", "smddp:maxIn
 
 
 def check_subnet_fits(cidr: str, *, instance_count: int, ips_per_instance: int, nat: bool, endpoints: int,
-                      max_instance_count: Optional[int] = None, names: SubnetNames = PROP_NAMES,
-                      what: str = "instances") -> int:
+                      what: str, max_instance_count: Optional[int] = None, names: SubnetNames = PROP_NAMES) -> int:
     """The training subnet (and the NAT's /28) must fit the VPC CIDR, and today's cluster must fit
     the training subnet: one line before jsii. Returns the training subnet's mask.
 
     ``endpoints``: the interface endpoints placed in the subnet (an IP each); the file system's
-    :data:`FILE_SYSTEM_IPS` are added here.
+    :data:`FILE_SYSTEM_IPS` are added here. ``what``: the instances, as the message counts them
+    (``"ml.p4d.24xlarge instances"``).
     """
     other = endpoints + FILE_SYSTEM_IPS
     vpc_prefix = int(cidr.rsplit("/", 1)[1])
