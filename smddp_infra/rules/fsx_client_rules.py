@@ -35,7 +35,7 @@ from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT, port_verdict, subnet_ranges
 from smddp_infra.rules.groups import SECURITY_GROUP, GroupRef, group_list, resources_mentioned, security_groups
 from smddp_infra.rules.handoff import launch_targets
-from smddp_infra.rules.model import Resource, ResourceRef, World
+from smddp_infra.rules.model import Resource, ResourceRef, World, list_or_empty
 from smddp_infra.rules.training import FILE_SYSTEM, hyperpod_groups, is_training_tagged, lustre_file_systems
 from smddp_infra.rules.training import _training_job_configs  # the one finder of CreateTrainingJob shapes
 from smddp_infra.rules.unresolved import UNRESOLVED
@@ -51,10 +51,6 @@ class Mount:
     subnets: Any  # resolved subnet list, or None when the template does not say
     fs: Resource
     named: bool  # the client names the file system (else: handed out together)
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _file_system(world: World, value: Any, by_dns: Mapping[str, Resource]) -> Optional[Resource]:
@@ -91,7 +87,7 @@ def mounts(world: World) -> list[Mount]:
     unnamed: list[tuple[str, str, Optional[tuple[GroupRef, ...]], Any]] = []
     for resource, job, vpc, _path in _training_job_configs(world):
         named = []
-        for channel in _as_list(world.resolve(job.get("InputDataConfig"), shallow=True)):
+        for channel in list_or_empty(world.resolve(job.get("InputDataConfig"), shallow=True)):
             channel = world.resolve(channel, shallow=True)
             source = world.resolve(channel.get("DataSource"), shallow=True) if isinstance(channel, Mapping) else None
             fsds = world.resolve(source.get("FileSystemDataSource"), shallow=True) if isinstance(source, Mapping) else None
@@ -114,7 +110,7 @@ def mounts(world: World) -> list[Mount]:
         refs = group_list(world, vpc.get("SecurityGroupIds"))
         groups = tuple(refs) if refs is not None else None
         named = []
-        for storage in _as_list(world.resolve(spec.get("InstanceStorageConfigs"), shallow=True)):
+        for storage in list_or_empty(world.resolve(spec.get("InstanceStorageConfigs"), shallow=True)):
             storage = world.resolve(storage, shallow=True)
             config = world.resolve(storage.get("FsxLustreConfig"), shallow=True) if isinstance(storage, Mapping) else None
             if isinstance(config, Mapping):

@@ -54,6 +54,7 @@ __all__ = [
     "World",
     "describe_value",
     "is_known",
+    "list_or_empty",
     "to_bool",
     "to_int",
 ]
@@ -163,6 +164,12 @@ def to_int(value: Any) -> Any:
             return UNKNOWN
         return int(number) if number.is_integer() else UNKNOWN
     return UNKNOWN
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """A list value as is; [] for anything else (a mapping, a scalar, an undecided intrinsic),
+    so a rule walking the entries of a property never guesses what a non-list holds."""
+    return value if isinstance(value, list) else []
 
 
 def _convert_parameter_value(param_type: str, value: Any) -> Any:
