@@ -23,9 +23,6 @@ from smddp_infra.preflight.known_keys import (
     unknown_arguments,
 )
 
-#: Settings the rules read, as the user writes them in each shape.
-V2_SETTINGS = ("entry_point", "source_dir", "instance_type", "instance_count", "distribution",
-               "checkpoint_s3_uri", "checkpoint_local_path", "debugger_hook_config", "subnets")
 _MT_SECTIONS = {
     "instance_type": ("compute", "instance_type"),
     "instance_count": ("compute", "instance_count"),
