@@ -23,6 +23,8 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from smddp_infra.preflight.reading import is_main_guard
+
 #: SageMaker Python SDK v2 estimator classes (leaf names, under any ``sagemaker.*`` module).
 V2_ESTIMATORS = frozenset({"PyTorch", "HuggingFace", "TensorFlow", "Estimator", "MXNet", "Framework"})
 #: SDK v3 / ``sagemaker.modules`` trainer.
@@ -418,7 +420,7 @@ class Extractor:
         _merge_into(env, branches)
 
     def _if(self, stmt: ast.If, env: dict[str, Any]) -> None:
-        if _is_main_guard(stmt.test):
+        if is_main_guard(stmt.test):
             self._block(stmt.body, env)
             self._block(stmt.orelse, env)
             return
@@ -956,12 +958,6 @@ def _scalar(value: Any) -> bool:
 
 def _formattable(value: Any) -> bool:
     return _scalar(value) or (isinstance(value, (list, tuple, dict)) and not contains_unknown(value))
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")
 
 
 def _builds_job(node: ast.AST) -> bool:
