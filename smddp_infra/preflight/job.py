@@ -56,6 +56,9 @@ SDK_V2_P5_REFUSAL = "SMModelParallel and SMDataParallel currently do not support
 SDK_V2_P5_MARKER = "p5.48xlarge"
 SDK_V2_SOURCE = "sagemaker 2.257.7 sagemaker/estimator.py, Framework._distribution_configuration"
 SDK_V2_DISTRIBUTING_ESTIMATORS = frozenset({"PyTorch", "TensorFlow", "HuggingFace"})
+#: Launchers (:attr:`JobDescription.launcher`) that start the processes with mpirun and smddprun
+#: (sagemaker 2.257.7 rewrites ``pytorchddp`` into ``smdistributed.dataparallel``).
+SMDDPRUN_LAUNCHERS = ("smdistributed", "pytorchddp")
 
 V2_KEYS = frozenset({"entry_point", "instance_type", "instance_count", "checkpoint_s3_uri",
                      "checkpoint_local_path", "debugger_hook_config", "distribution"})
