@@ -29,7 +29,7 @@ from smddp_infra.rules.handoff import SUBNET, launch_targets
 from smddp_infra.rules.model import World
 from smddp_infra.rules.training import Attachment, attachments, training_subnets
 from smddp_infra.rules.unresolved import UNRESOLVED
-from smddp_infra.rules.vpc import Network
+from smddp_infra.rules.vpc import network_of
 
 
 def _carried(world: World) -> set[str]:
@@ -71,7 +71,7 @@ def check_launch_groups(world: World) -> list[Finding]:
 
 
 def check_launch_subnets(world: World) -> list[Finding]:
-    network: Network = world.memo("network", Network)
+    network = network_of(world)
     findings: list[Finding] = []
     judged = training_subnets(world)  # NET2/NET3 judge subnets that training resources use
     for name, target in launch_targets(world).items():
