@@ -57,8 +57,6 @@ SID_SIMULATE = "ValidateExecutionRole"
 SID_KEY = "JobBucketKey"
 SID_LOGS = "TrainingLogsRead"
 
-#: Multi-valued (ArrayOfString) condition keys used: the only ones that take set operators.
-MULTI_VALUED_KEYS = ("sagemaker:VpcSubnets", "sagemaker:VpcSecurityGroupIds", "sagemaker:InstanceTypes")
 LAUNCH_ACTIONS = ("sagemaker:CreateTrainingJob",)
 TUNING_ACTIONS = ("sagemaker:CreateHyperParameterTuningJob",)
 FSX_LUSTRE = "FSxLustre"

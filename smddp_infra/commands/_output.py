@@ -9,7 +9,7 @@ computed (0 or 1, which CI may still read through ``set -o pipefail``), and poin
 descriptor at /dev/null so the final flush has nowhere to fail -- the recipe of the Python
 docs ("Note on SIGPIPE", signal module).
 
-Used by the commands around what they print; ``cli.main`` can wrap every command with it.
+``cli.main`` wraps every command with it, so a command needs nothing of its own.
 """
 
 from __future__ import annotations

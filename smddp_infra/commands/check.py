@@ -23,7 +23,6 @@ import os
 import sys
 from typing import Any, Optional
 
-from smddp_infra.commands._output import pipe_safe_stdout
 from smddp_infra.errors import ConfigError
 
 HELP = "Check CloudFormation templates (YAML or JSON) against the SMDDP infrastructure rules."
@@ -214,38 +213,37 @@ def run(args: argparse.Namespace) -> int:
     def count(severity: Severity) -> int:
         return sum(f.severity is severity for _, fs in results for f in fs)
 
-    with pipe_safe_stdout():  # `check --json ... | head -1`: stop quietly, keep the exit code
-        if args.json:
-            payload = {
-                "templates": [{"template": path, "findings": [f.as_dict() for f in findings]} for path, findings in results],
-                "systems": [
-                    {"templates": list(system.paths), "links": [link.describe() for link in system.links]} for system in systems
-                ],
-                "unreadable": [{"template": path, "error": message} for path, message in unreadable],
-                "skipped": skipped,
-                "errors": count(Severity.ERROR),
-                "warnings": count(Severity.WARNING),
-                "infos": count(Severity.INFO),
-            }
-            json.dump(payload, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            total = 0
-            for path, findings in results:
-                for f in findings:
-                    total += 1
-                    print(f"{path}: {f.resource} {f.rule_id} {f.severity.value}: {f.message}")
-            for system in systems:
-                print(f"judged as one system: {' + '.join(system.paths)} ("
-                      + "; ".join(link.describe() for link in system.links) + ")", file=sys.stderr)
-            for _path, message in unreadable:
-                print(f"smddp-infra check: error: {message}", file=sys.stderr)
-            checked = len(results)
-            if results or not unreadable:  # a single unreadable input stays one line
-                summary = f"{total} finding(s) in {checked} template(s)" if total else f"no findings in {checked} template(s)"
-                if unreadable:
-                    summary += f"; {len(unreadable)} input(s) could not be read"
-                print(summary, file=sys.stderr)
+    if args.json:
+        payload = {
+            "templates": [{"template": path, "findings": [f.as_dict() for f in findings]} for path, findings in results],
+            "systems": [
+                {"templates": list(system.paths), "links": [link.describe() for link in system.links]} for system in systems
+            ],
+            "unreadable": [{"template": path, "error": message} for path, message in unreadable],
+            "skipped": skipped,
+            "errors": count(Severity.ERROR),
+            "warnings": count(Severity.WARNING),
+            "infos": count(Severity.INFO),
+        }
+        json.dump(payload, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        total = 0
+        for path, findings in results:
+            for f in findings:
+                total += 1
+                print(f"{path}: {f.resource} {f.rule_id} {f.severity.value}: {f.message}")
+        for system in systems:
+            print(f"judged as one system: {' + '.join(system.paths)} ("
+                  + "; ".join(link.describe() for link in system.links) + ")", file=sys.stderr)
+        for _path, message in unreadable:
+            print(f"smddp-infra check: error: {message}", file=sys.stderr)
+        checked = len(results)
+        if results or not unreadable:  # a single unreadable input stays one line
+            summary = f"{total} finding(s) in {checked} template(s)" if total else f"no findings in {checked} template(s)"
+            if unreadable:
+                summary += f"; {len(unreadable)} input(s) could not be read"
+            print(summary, file=sys.stderr)
     if unreadable:
         return 2
     return 1 if count(Severity.ERROR) else 0

@@ -18,7 +18,6 @@ import json
 import re
 import sys
 
-from smddp_infra.commands._output import pipe_safe_stdout
 from smddp_infra.errors import ConfigError
 
 HELP = ("Run the SMDDP troubleshooting guide against your account: a training job, a HyperPod cluster or a "
@@ -94,10 +93,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         diagnosis = diagnose_network(account, group_ids=args.security_group, subnet_ids=args.subnet,
                                      instance_type=args.instance_type, file_system_ids=args.file_system)
-    with pipe_safe_stdout():
-        if args.json:
-            json.dump(diagnosis.to_json(), sys.stdout, indent=2, default=str)
-            sys.stdout.write("\n")
-        else:
-            sys.stdout.write("\n".join(diagnosis.lines()) + "\n")
+    if args.json:
+        json.dump(diagnosis.to_json(), sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write("\n".join(diagnosis.lines()) + "\n")
     return diagnosis.exit_code

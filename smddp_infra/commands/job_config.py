@@ -17,6 +17,8 @@ import json
 import sys
 from typing import Any, Optional
 
+from smddp_infra.commands import count_flag
+
 HELP = "Turn cdk-outputs.json into SageMaker training-job settings (SDK v2, SDK v3 or boto3)."
 
 
@@ -58,20 +60,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "is placed by AZ ID in another one; 'not evaluated' when its AZ ID is unknown")
 
 
-def _count(text: str) -> int:
-    """--instance-count parsed here, not by argparse, so a bad value is one line naming the flag
-    (argparse adds a usage block) and never blames the stack for a value that came from the flag."""
-    from smddp_infra.errors import ConfigError
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConfigError(f"--instance-count must be a whole number >= 1, got {text!r}")
-    return value
-
-
 def _runtime(text: str) -> int:
     """--max-runtime-seconds parsed here, like --instance-count: one line naming the flag."""
     from smddp_infra.jobconfig import check_max_runtime
@@ -109,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.instance_type is not None:
         efa_instance(args.instance_type, setting="--instance-type")
-    count = _count(args.instance_count) if args.instance_count is not None else None
+    count = count_flag("--instance-count", args.instance_count)
     runtime = _runtime(args.max_runtime_seconds) if args.max_runtime_seconds is not None else None
     plan = (check_training_plan_arn(args.training_plan_arn, setting="--training-plan-arn")
             if args.training_plan_arn is not None else None)

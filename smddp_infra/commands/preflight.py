@@ -13,7 +13,6 @@ import json
 import sys
 from pathlib import Path
 
-from smddp_infra.commands._output import pipe_safe_stdout
 
 HELP = ("Check a SageMaker training job (a notebook, a launcher script, CreateTrainingJob/DescribeTrainingJob "
         "JSON, or a job file) and its training scripts against the SMDDP troubleshooting guide.")
@@ -41,12 +40,11 @@ def run(args: argparse.Namespace) -> int:
         report = run_preflight(args.job_file, args.scripts, outputs=args.outputs)
     except PreflightInputError as exc:
         raise PreflightInputError(in_words(str(exc))) from None
-    with pipe_safe_stdout():  # `... --json | head -1`: stop quietly, keep the exit code
-        if args.json:
-            json.dump(report.to_json(), sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            print_human(report)
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_human(report)
     return report.exit_code
 
 

@@ -15,7 +15,8 @@ import math
 import sys
 from typing import Any, Optional
 
-from smddp_infra.errors import ConfigError, SizingError
+from smddp_infra.commands import count_flag
+from smddp_infra.errors import SizingError
 
 #: What ``--deployment-type`` offers: the types the default price table prices (SCRATCH_1 has no
 #: default price). Written out so the parser needs no import; a test compares it with the table.
@@ -84,18 +85,6 @@ def _number(flag: str, text: Optional[str], *, allow_zero: bool = False) -> Opti
     return value
 
 
-def _count(flag: str, text: Optional[str]) -> Optional[int]:
-    if text is None:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConfigError(f"{flag} must be a whole number >= 1, got {text!r}")
-    return value
-
-
 def _required_mbps(args: argparse.Namespace, count: Optional[int], dataset_gib: Optional[float]) -> float:
     """The largest of the needs given: --required-mbps (which replaces the instance figures), the
     instance figures, and reading --dataset-gib once in --epoch-seconds."""
@@ -158,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.instance_type is not None:
         efa_instance(args.instance_type, setting="--instance-type")
-    count = _count("--instance-count", args.instance_count)
+    count = count_flag("--instance-count", args.instance_count)
     dataset_gib = _number("--dataset-gib", args.dataset_gib, allow_zero=True)
     max_capacity = _number("--max-capacity-gib", args.max_capacity_gib)
     required = _required_mbps(args, count, dataset_gib)

@@ -18,9 +18,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional, Sequence
 
 from smddp_infra.account import Account, AccountError, NotFoundError
+from smddp_infra.guardrails import TRAINING_LOG_GROUP
 from smddp_infra.rules.live_loader import Compute, LiveNetwork
 
-LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 #: Events read from each end of the job's log (FilterLogEvents pages of up to this many events).
 LOG_EVENTS_PER_PAGE = 1000
 LOG_PAGES = 2
@@ -237,7 +237,7 @@ def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tup
     try:
         for low, high in windows:
             for event in account.pages("logs", "FilterLogEvents", "events", f"--job {name}", max_pages=LOG_PAGES,
-                                       logGroupName=LOG_GROUP, logStreamNamePrefix=f"{name}/",
+                                       logGroupName=TRAINING_LOG_GROUP, logStreamNamePrefix=f"{name}/",
                                        startTime=_ms(low), endTime=_ms(high) + 1000, limit=LOG_EVENTS_PER_PAGE):
                 if not str(event.get("logStreamName", "")).startswith(f"{name}/"):
                     continue  # another job's stream (a prefix the service did not apply: moto 5.2.5 ignores it)
@@ -245,7 +245,7 @@ def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tup
                 key = (stamp, str(event.get("logStreamName", "")), str(event.get("message", "")))
                 events[key] = LogEvent(datetime.fromtimestamp(stamp / 1000, timezone.utc), key[1], key[2].rstrip())
     except NotFoundError:
-        return [], f"no log group {LOG_GROUP} (or no stream for {name}) in {account.region}"
+        return [], f"no log group {TRAINING_LOG_GROUP} (or no stream for {name}) in {account.region}"
     return sorted(events.values(), key=lambda e: e.timestamp, reverse=True), None
 
 

@@ -71,6 +71,8 @@ def _client_of(network: LiveNetwork) -> str:
 
 def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> tuple[Optional[str], Optional[str]]:
     """The fix as console steps and as one AWS CLI command, for the rules a console user can apply."""
+    from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT
+
     if rule_id in ("SMDDP-SG1", "SMDDP-SG2"):
         groups = _groups_of(resource, network)
         if not groups:
@@ -100,14 +102,13 @@ def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> t
         groups = list(network.file_system_groups.get(resource) or ())
         if not groups:
             return None, None
-        low, high = (988, 988) if rule_id == "SMDDP-FSX3" else (1018, 1023)
+        low, high = LUSTRE_PORT if rule_id == "SMDDP-FSX3" else LUSTRE_EXTRA_PORTS
         group = groups[0]
+        permission = f"'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={group}}}]'"
         return (f"VPC console > Security groups > {group} > Inbound rules and Outbound rules: add Custom TCP {low}-{high} "
                 f"with {group} as source / destination",
-                f"aws ec2 authorize-security-group-ingress --region {region} --group-id {group} "
-                f"--ip-permissions 'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={group}}}]' && "
-                f"aws ec2 authorize-security-group-egress --region {region} --group-id {group} "
-                f"--ip-permissions 'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={group}}}]'")
+                f"aws ec2 authorize-security-group-ingress --region {region} --group-id {group} --ip-permissions {permission} && "
+                f"aws ec2 authorize-security-group-egress --region {region} --group-id {group} --ip-permissions {permission}")
     if rule_id in ("SMDDP-FSX7", "SMDDP-FSX8"):
         groups = list(network.file_system_groups.get(resource) or ())
         clients = _groups_of(_client_of(network), network)
@@ -115,7 +116,7 @@ def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> t
             return None, None
         ports = "988 and 1018-1023"
         permissions = " ".join(f"'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={clients[0]}}}]'"
-                               for low, high in ((988, 988), (1018, 1023)))
+                               for low, high in (LUSTRE_PORT, LUSTRE_EXTRA_PORTS))
         return (f"VPC console > Security groups > {groups[0]} > Inbound rules > Edit inbound rules > Add rule: Custom TCP "
                 f"{ports}, Source Custom {clients[0]} > Save rules (and the same ports outbound on {clients[0]} if its "
                 "egress is restricted)",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from smddp_infra.preflight.extract import ExtractedJob, Partial, SdkObject, Site, Unknown, plain
+from smddp_infra.preflight.extract import ExtractedJob, Partial, SdkObject, Site, Unknown, contains_unknown, plain
 from smddp_infra.preflight.job import JobDescription, framework_from_image
 from smddp_infra.preflight.known_keys import (
     FROM_RECIPE_ARGS,
@@ -23,9 +23,6 @@ from smddp_infra.preflight.known_keys import (
     unknown_arguments,
 )
 
-#: Settings the rules read, as the user writes them in each shape.
-V2_SETTINGS = ("entry_point", "source_dir", "instance_type", "instance_count", "distribution",
-               "checkpoint_s3_uri", "checkpoint_local_path", "debugger_hook_config", "subnets")
 _MT_SECTIONS = {
     "instance_type": ("compute", "instance_type"),
     "instance_count": ("compute", "instance_count"),
@@ -129,7 +126,7 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
     if distribution is not None and not isinstance(distribution, Mapping):
         r.unknown["distribution"] = "distribution is not a dict preflight can read"
         distribution = None
-    if isinstance(distribution, Mapping) and _contains_unknown(distribution):
+    if isinstance(distribution, Mapping) and contains_unknown(distribution):
         r.unknown["distribution"] = "distribution holds a value preflight cannot resolve"
         distribution = None
     hook_raw, hook_site, hook_absent = arg("debugger_hook_config")
@@ -186,8 +183,8 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
         base_dir=path.parent,
         dependencies=_dependencies(kw.get("dependencies")),
         git_config="git_config" in kw,
-        **_hyperparameters(job, kw),
-        **_environment(job, kw),
+        **_known_mapping(job, kw, "hyperparameters"),
+        **_known_mapping(job, kw, "environment"),
     )
     if "instance_groups" in kw and "instance_type" not in kw:
         description = _with_unknown(description, "instance_type", "instance_groups is used (heterogeneous cluster)")
@@ -222,7 +219,7 @@ def _with_recipe(job: JobDescription, extracted: ExtractedJob, kw: Mapping[str, 
         count = facts.num_nodes
     backend, note = facts.backend, facts.note
     overrides = kw.get("recipe_overrides")
-    if isinstance(overrides, Unknown) or _contains_unknown(overrides):
+    if isinstance(overrides, Unknown) or contains_unknown(overrides):
         backend, note = None, note or "recipe_overrides holds a value preflight cannot resolve"
     else:
         override = _override(overrides, "distributed_backend")
@@ -312,8 +309,8 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
         base_dir=path.parent,
         distributed=_distributed(kw.get("distributed")),
         stopping_condition=_stopping_condition(job, kw),
-        **_hyperparameters(job, kw),
-        **_environment(job, kw),
+        **_known_mapping(job, kw, "hyperparameters"),
+        **_known_mapping(job, kw, "environment"),
     )
     if job.factory == "from_recipe":
         # the SDK clones its training adapter for the script and launches it with Torchrun(smp=SMP(...))
@@ -335,14 +332,6 @@ def _known_mapping(job: ExtractedJob, kw: Mapping[str, Any], name: str) -> dict[
         return {name: dict(raw), f"{name}_unknown": None}
     reason = raw.reason if isinstance(raw, Unknown) else "not a dict"
     return {name: {}, f"{name}_unknown": f"{name} is {reason}"}
-
-
-def _hyperparameters(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
-    return _known_mapping(job, kw, "hyperparameters")
-
-
-def _environment(job: ExtractedJob, kw: Mapping[str, Any]) -> dict[str, Any]:
-    return _known_mapping(job, kw, "environment")
 
 
 def _stopping_condition(job: ExtractedJob, kw: Mapping[str, Any]) -> Optional[bool]:
@@ -372,13 +361,3 @@ def _with_unknown(job: JobDescription, setting: str, reason: str) -> JobDescript
     from dataclasses import replace
 
     return replace(job, unknown={**job.unknown, setting: reason})
-
-
-def _contains_unknown(value: Any) -> bool:
-    if isinstance(value, Unknown):
-        return True
-    if isinstance(value, Mapping):
-        return any(_contains_unknown(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_contains_unknown(v) for v in value)
-    return False

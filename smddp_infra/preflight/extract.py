@@ -23,6 +23,8 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
+from smddp_infra.preflight.reading import is_main_guard
+
 #: SageMaker Python SDK v2 estimator classes (leaf names, under any ``sagemaker.*`` module).
 V2_ESTIMATORS = frozenset({"PyTorch", "HuggingFace", "TensorFlow", "Estimator", "MXNet", "Framework"})
 #: SDK v3 / ``sagemaker.modules`` trainer.
@@ -244,13 +246,14 @@ def _is_unknown(value: Any) -> bool:
     return isinstance(value, Unknown)
 
 
-def _contains_unknown(value: Any) -> bool:
+def contains_unknown(value: Any) -> bool:
+    """Whether an interpreted value is, or holds at any depth, an :class:`Unknown`."""
     if isinstance(value, Unknown):
         return True
     if isinstance(value, dict):
-        return any(_contains_unknown(v) for v in value.values())
+        return any(contains_unknown(v) for v in value.values())
     if isinstance(value, (list, tuple)):
-        return any(_contains_unknown(v) for v in value)
+        return any(contains_unknown(v) for v in value)
     return False
 
 
@@ -417,7 +420,7 @@ class Extractor:
         _merge_into(env, branches)
 
     def _if(self, stmt: ast.If, env: dict[str, Any]) -> None:
-        if _is_main_guard(stmt.test):
+        if is_main_guard(stmt.test):
             self._block(stmt.body, env)
             self._block(stmt.orelse, env)
             return
@@ -561,7 +564,7 @@ class Extractor:
             body, orelse = self._eval(node.body, env), self._eval(node.orelse, env)
             if not _is_unknown(test) and _scalar(test):
                 return body if test else orelse
-            if not _contains_unknown(body) and _same(body, orelse):
+            if not contains_unknown(body) and _same(body, orelse):
                 return body
             return Unknown(f"a conditional expression at line {node.lineno} (its branches differ)")
         if isinstance(node, ast.Dict):
@@ -650,7 +653,7 @@ class Extractor:
                 merged.sites = {**getattr(left, "sites", {}), **getattr(right, "sites", {})}
                 return merged
             if isinstance(op, ast.Mod) and isinstance(left, str):
-                if _contains_unknown(right):
+                if contains_unknown(right):
                     return Unknown("%-formatting with an unknown value")
                 return left % (tuple(right) if isinstance(right, list) else right)
             if isinstance(left, (int, float)) and isinstance(right, (int, float)) and not isinstance(left, bool):
@@ -864,7 +867,7 @@ class Extractor:
                 return PathText(posixpath.join(owner, *args) if name == "joinpath" else posixpath.normpath(owner))
         if isinstance(owner, str):
             try:
-                if name == "format" and not _contains_unknown(args) and not _contains_unknown(kwargs):
+                if name == "format" and not contains_unknown(args) and not contains_unknown(kwargs):
                     return owner.format(*args, **kwargs)
                 if name == "join" and len(args) == 1 and isinstance(args[0], (list, tuple)) and all(isinstance(a, str) for a in args[0]):
                     return owner.join(args[0])
@@ -954,13 +957,7 @@ def _scalar(value: Any) -> bool:
 
 
 def _formattable(value: Any) -> bool:
-    return _scalar(value) or (isinstance(value, (list, tuple, dict)) and not _contains_unknown(value))
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")
+    return _scalar(value) or (isinstance(value, (list, tuple, dict)) and not contains_unknown(value))
 
 
 def _builds_job(node: ast.AST) -> bool:

@@ -21,7 +21,7 @@ import posixpath
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
-from smddp_infra.preflight.job import JobDescription
+from smddp_infra.preflight.job import SMDDPRUN_LAUNCHERS, JobDescription
 from smddp_infra.preflight.program import Program
 from smddp_infra.preflight.script import (
     NO_DEFAULT,
@@ -445,7 +445,7 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
         else:
             unknown = (where, "the program initialises no process group preflight can see (a library may ask for smddp)")
     hf = [(f, t) for f in files for t in f.trainers if t.startswith(("transformers", "trl", "setfit"))]
-    if unknown is None and hf and sites == 0 and launcher is not None and launcher[0] in ("smdistributed", "pytorchddp"):
+    if unknown is None and hf and sites == 0 and launcher is not None and launcher[0] in SMDDPRUN_LAUNCHERS:
         unknown = (f"{hf[0][0].name} ({hf[0][1]})",
                    "the Hugging Face Trainer, which may start the smddp backend itself when SageMaker's "
                    "smdistributed launcher is on (UNCONFIRMED for this transformers version)")

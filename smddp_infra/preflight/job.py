@@ -56,6 +56,9 @@ SDK_V2_P5_REFUSAL = "SMModelParallel and SMDataParallel currently do not support
 SDK_V2_P5_MARKER = "p5.48xlarge"
 SDK_V2_SOURCE = "sagemaker 2.257.7 sagemaker/estimator.py, Framework._distribution_configuration"
 SDK_V2_DISTRIBUTING_ESTIMATORS = frozenset({"PyTorch", "TensorFlow", "HuggingFace"})
+#: Launchers (:attr:`JobDescription.launcher`) that start the processes with mpirun and smddprun
+#: (sagemaker 2.257.7 rewrites ``pytorchddp`` into ``smdistributed.dataparallel``).
+SMDDPRUN_LAUNCHERS = ("smdistributed", "pytorchddp")
 
 V2_KEYS = frozenset({"entry_point", "instance_type", "instance_count", "checkpoint_s3_uri",
                      "checkpoint_local_path", "debugger_hook_config", "distribution"})
@@ -269,8 +272,8 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         sharding=_opt_choice(doc, "sharding", SHARDING_VALUES),
         subnet_availability_zones=_str_map(doc, "subnet_availability_zones"),
         unknown_keys=unknown_keys(doc, model_trainer=True if mt else False if v2 else None),
-        hyperparameters=_hyperparameters(doc),
-        environment=_environment(doc),
+        hyperparameters=_named_values(doc, "hyperparameters", "a mapping such as {epochs: 3, backend: nccl}"),
+        environment=_named_values(doc, "environment", "a mapping of variable names to values such as {NCCL_DEBUG: INFO}"),
     )
     if mt:
         compute = _section(doc, "compute")
@@ -417,21 +420,14 @@ def _str_list(doc: Mapping[str, Any], key: str, *, prefix: str = "",
     return tuple(value)
 
 
-def _hyperparameters(doc: Mapping[str, Any]) -> dict[str, Any]:
-    value = doc.get("hyperparameters")
+def _named_values(doc: Mapping[str, Any], key: str, what: str) -> dict[str, Any]:
+    """A mapping keyed by names (hyperparameters, environment variables), {} when absent;
+    ``what`` is the example the error shows."""
+    value = doc.get(key)
     if value is None:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        raise PreflightInputError(f"hyperparameters must be a mapping such as {{epochs: 3, backend: nccl}}, got {value!r}")
-    return dict(value)
-
-
-def _environment(doc: Mapping[str, Any]) -> dict[str, Any]:
-    value = doc.get("environment")
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        raise PreflightInputError(f"environment must be a mapping of variable names to values such as {{NCCL_DEBUG: INFO}}, got {value!r}")
+        raise PreflightInputError(f"{key} must be {what}, got {value!r}")
     return dict(value)
 
 

@@ -82,3 +82,11 @@ def too_deep(where: str, what: str, exc: BaseException) -> PreflightInputError:
         f"{what} {where} nests an expression too deeply for preflight to read ({type(exc).__name__}); "
         "CPython itself may refuse to compile it"
     )
+
+
+def is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``: the test of a script's main block (code that runs when the
+    file is executed, as SageMaker runs an entry point, and not when it is imported)."""
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")

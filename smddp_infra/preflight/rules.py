@@ -19,6 +19,7 @@ from smddp_infra.preflight.job import (
     DEFAULT_CHECKPOINT_LOCAL_PATH,
     SDK_V2_P5_REFUSAL,
     SDK_V2_SOURCE,
+    SMDDPRUN_LAUNCHERS,
     JobDescription,
     sdk_v2_p5_refusal,
 )
@@ -51,7 +52,7 @@ def world_size(job: JobDescription) -> Optional[int]:
 def smddp_job(facts: JobFacts) -> Optional[str]:
     """What makes this an SMDDP job for the Debugger conflict: the smdistributed launcher
     (which SageMaker configures as an SMDDP job) or the smddp backend the program starts."""
-    if facts.launcher and facts.launcher[0] in ("smdistributed", "pytorchddp"):
+    if facts.launcher and facts.launcher[0] in SMDDPRUN_LAUNCHERS:
         return facts.launcher[1]
     if facts.smddp.state == YES:
         return facts.smddp.evidence
@@ -455,7 +456,7 @@ def check_smddp_launcher(facts: JobFacts) -> list[Finding]:
     from smddp_infra.sizing.catalog import smddp_support
 
     job, launcher = facts.job, facts.launcher
-    if launcher is None or launcher[0] not in ("smdistributed", "pytorchddp") or facts.smddp.state in (YES, UNKNOWN):
+    if launcher is None or launcher[0] not in SMDDPRUN_LAUNCHERS or facts.smddp.state in (YES, UNKNOWN):
         return []  # in use or maybe: PF-SMDDP-INSTANCE says so
     if sdk_v2_p5_refusal(job):
         return []  # PF-SDK-REFUSES: the SDK refuses the job before the launcher matters
@@ -487,7 +488,7 @@ _LEVELS = {"legacy": "a legacy SMDDP instance type that gets no new optimisation
 def _smdistributed_launcher(facts: JobFacts) -> Optional[str]:
     """The distribution as written when it starts the processes with smddprun, else None."""
     launcher = facts.launcher
-    if launcher is None or launcher[0] not in ("smdistributed", "pytorchddp"):
+    if launcher is None or launcher[0] not in SMDDPRUN_LAUNCHERS:
         return None
     if facts.job.instance_type is None or "instance_type" in facts.job.unknown:
         return None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from smddp_infra.preflight.errors import PreflightInputError
-from smddp_infra.preflight.reading import read_python, too_deep
+from smddp_infra.preflight.reading import is_main_guard, read_python, too_deep
 
 #: APIs replaced in SMDDP v1.4.0 by the ``smddp`` backend of ``torch.distributed``. The
 #: library's warning names ``smdistributed.dataparallel.torch.dist``; the modules scripts
@@ -406,7 +406,7 @@ class _Analyser:
         optional = False
         child, parent = node, self.parents.get(node)
         while parent is not None:
-            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and not _is_main_guard(parent.test):
+            if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and not is_main_guard(parent.test):
                 holds = child in parent.body if isinstance(parent, ast.If) else child is parent.body
                 guards.append(Guard(self._inline(parent.test, parent), holds, _unparse(parent.test)))
             if isinstance(parent, ast.Try) and child in parent.body:
@@ -1148,12 +1148,6 @@ def _unparse(node: ast.AST) -> str:
         return ast.unparse(node)
     except (RecursionError, ValueError):
         return "..."
-
-
-def _is_main_guard(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
-            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value == "__main__")
 
 
 def _path_value(node: ast.AST, dotted: Callable[[ast.AST], Optional[str]], *, here: str, cwd: str, file: str,

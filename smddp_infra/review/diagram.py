@@ -62,6 +62,18 @@ class Graph:
                 return
         self.edges.append(Edge(src, dst, [label], dashed))
 
+    def nesting(self) -> tuple[dict[Optional[str], list[Cluster]], dict[Optional[str], list[Node]]]:
+        """(clusters, nodes) by the cluster that holds them, None for the top level (also where the
+        parent is not a cluster of the graph): what both renderers nest."""
+        ids = {c.id for c in self.clusters}
+        children: dict[Optional[str], list[Cluster]] = {}
+        for cluster in self.clusters:
+            children.setdefault(cluster.parent if cluster.parent in ids else None, []).append(cluster)
+        nodes_in: dict[Optional[str], list[Node]] = {}
+        for node in self.nodes:
+            nodes_in.setdefault(node.cluster if node.cluster in ids else None, []).append(node)
+        return children, nodes_in
+
 
 def build_graph(view: TemplateView) -> Graph:
     graph = Graph()
@@ -215,12 +227,7 @@ def build_graph(view: TemplateView) -> Graph:
 
 def to_mermaid(graph: Graph) -> str:
     lines = ["flowchart LR"]
-    children: dict[Optional[str], list[Cluster]] = {}
-    for cluster in graph.clusters:
-        children.setdefault(cluster.parent if cluster.parent in {c.id for c in graph.clusters} else None, []).append(cluster)
-    nodes_in: dict[Optional[str], list[Node]] = {}
-    for node in graph.nodes:
-        nodes_in.setdefault(node.cluster if node.cluster in {c.id for c in graph.clusters} else None, []).append(node)
+    children, nodes_in = graph.nesting()
 
     def emit(parent: Optional[str], indent: str) -> None:
         for node in nodes_in.get(parent, []):
@@ -246,13 +253,7 @@ def to_dot(graph: Graph, *, title: str) -> str:
         f'  label="{_dot_text(title)}"; labelloc=t; fontname="Helvetica"; rankdir=LR; compound=true;',
         '  node [fontname="Helvetica" fontsize=10]; edge [fontname="Helvetica" fontsize=9];',
     ]
-    ids = {c.id for c in graph.clusters}
-    children: dict[Optional[str], list[Cluster]] = {}
-    for cluster in graph.clusters:
-        children.setdefault(cluster.parent if cluster.parent in ids else None, []).append(cluster)
-    nodes_in: dict[Optional[str], list[Node]] = {}
-    for node in graph.nodes:
-        nodes_in.setdefault(node.cluster if node.cluster in ids else None, []).append(node)
+    children, nodes_in = graph.nesting()
     shapes = {"box": "box", "cylinder": "cylinder", "stadium": "box"}
 
     def emit(parent: Optional[str], indent: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
 from smddp_infra.review.template import TemplateView
 from smddp_infra.sizing.lustre_rules import find_tier
-from smddp_infra.sizing.prices import DEFAULT_PRICES, PRICE_TABLE_NOTE
+from smddp_infra.sizing.prices import DEFAULT_PRICES
 
 REQUIREMENT_TAG = TAG_REQUIRED_THROUGHPUT  # written by constructs/filesystem.py
 
@@ -94,17 +94,6 @@ def file_system_sizing(view: TemplateView) -> list[FileSystemSizing]:
             )
         )
     return found
-
-
-def price_note() -> str:
-    return PRICE_TABLE_NOTE
-
-
-def _int(value: Any) -> Optional[int]:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _float(value: Any) -> Optional[float]:

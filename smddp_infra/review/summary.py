@@ -14,10 +14,11 @@ from typing import Any, Mapping, Optional
 
 from smddp_infra.review.assembly import CloudAssembly, StackArtifact
 from smddp_infra.review.diagram import build_graph, to_mermaid
-from smddp_infra.review.filesystems import file_system_sizing, price_note
+from smddp_infra.review.filesystems import file_system_sizing
 from smddp_infra.review.network import endpoints, security_group_rules
 from smddp_infra.review.permissions import launch_guardrails, role_permissions, role_trusts
 from smddp_infra.review.template import TemplateView
+from smddp_infra.sizing.prices import PRICE_TABLE_NOTE
 
 #: The one summary line that depends on the machine (is Graphviz installed?).
 IMAGE_LINE_PREFIX = "Image: "
@@ -187,7 +188,7 @@ def _stack_section(stack: StackArtifact, assembly: CloudAssembly, image_line: st
         out += [
             "",
             "Baseline throughput = capacity in TiB (GiB / 1024) x MB/s per TiB; burst and compression are not counted. "
-            f"Requirement: the file system's `smddp:requiredThroughputMBps` tag. Prices: {price_note()}.",
+            f"Requirement: the file system's `smddp:requiredThroughputMBps` tag. Prices: {PRICE_TABLE_NOTE}.",
         ]
         for s in sizings:
             if s.note:

@@ -21,19 +21,11 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.model import NO_VALUE, Resource, ResourceRef, World, to_bool
+from smddp_infra.rules.model import NO_VALUE, Resource, World, to_bool
 from smddp_infra.rules.training import lustre_file_systems
 from smddp_infra.rules.vpc import ENDPOINT, service_name
 
 VPC = "AWS::EC2::VPC"
-
-
-def _vpc_of(world: World, value: Any) -> Optional[Resource]:
-    resolved = world.resolve(value)
-    if isinstance(resolved, ResourceRef):
-        resource = world.resources.get(resolved.logical_id)
-        return resource if resource is not None and resource.type == VPC else None
-    return None
 
 
 def _attribute(world: World, vpc: Resource, name: str, default: Optional[bool]) -> Any:
@@ -46,14 +38,14 @@ def check_dns(world: World) -> list[Finding]:
     for fs in lustre_file_systems(world):
         subnets = world.get(fs, "SubnetIds")
         subnet = world.resource_of(subnets[0], "AWS::EC2::Subnet") if isinstance(subnets, list) and subnets else None
-        vpc = _vpc_of(world, world.raw(subnet, "VpcId")) if subnet is not None and world.exists(fs) is True else None
+        vpc = world.resource_of(world.raw(subnet, "VpcId"), VPC) if subnet is not None and world.exists(fs) is True else None
         if vpc is not None:
             needs.setdefault(vpc.logical_id, []).append((f"file system {fs.logical_id}'s DNS name (its clients mount by it)", False))
     for endpoint in world.of_type(ENDPOINT):
         kind = world.get(endpoint, "VpcEndpointType")
         if kind != "Interface" or to_bool(world.get(endpoint, "PrivateDnsEnabled")) is not True or world.exists(endpoint) is not True:
             continue
-        vpc = _vpc_of(world, world.raw(endpoint, "VpcId"))
+        vpc = world.resource_of(world.raw(endpoint, "VpcId"), VPC)
         if vpc is not None:
             service = service_name(world, endpoint) or "?"
             needs.setdefault(vpc.logical_id, []).append((f"interface endpoint {endpoint.logical_id} ({service}) with private DNS", True))

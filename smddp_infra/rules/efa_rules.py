@@ -61,14 +61,26 @@ def self_verdict(groups: SecurityGroups, attachment: Attachment, direction: str)
     return FAIL, ""
 
 
-def _fix(direction: str, group: str) -> str:
+def self_rule(direction: str) -> str:
+    """The self rule a group lacks in ``direction``, in words (SG3 and SG4 name it the same way)."""
+    return "all-traffic ingress from itself" if direction == "ingress" else "all-traffic egress to itself"
+
+
+def self_rule_fix(direction: str, group: str) -> str:
+    """The rule resource that adds ``group``'s self rule in ``direction`` (SG1-SG4 give the same fix)."""
     if direction == "ingress":
         return f"add an {INGRESS} with GroupId and SourceSecurityGroupId both !GetAtt {group}.GroupId and IpProtocol -1"
     return f"add an {EGRESS} with GroupId and DestinationSecurityGroupId both !GetAtt {group}.GroupId and IpProtocol -1"
 
 
+def egresses_anywhere(groups: SecurityGroups, names: tuple[str, ...]) -> bool:
+    """Some group of ``names`` allows all traffic out to 0.0.0.0/0 or ::/0, which SG1-SG4 point
+    out because it does not count for EFA (the destination must be a group)."""
+    return any(p.all_traffic and p.cidr in ("0.0.0.0/0", "::/0") for g in names for p in groups.of(g, "egress"))
+
+
 def _egress_note(groups: SecurityGroups, attachment: Attachment) -> str:
-    if any(p.all_traffic and p.cidr in ("0.0.0.0/0", "::/0") for g in attachment.template_groups for p in groups.of(g, "egress")):
+    if egresses_anywhere(groups, attachment.template_groups):
         return " (egress to 0.0.0.0/0 does not count: EFA needs a security group as destination)"
     return ""
 
@@ -100,7 +112,7 @@ def _check(world: World, direction: str, rule: Rule) -> list[Finding]:
             rule.finding(
                 resource,
                 f"{carried}, and none of them allows all-traffic {word} a group on it{note}: "
-                f"{_fix(direction, target)} (one EFA group with both self rules is enough)",
+                f"{self_rule_fix(direction, target)} (one EFA group with both self rules is enough)",
                 *failed[0].path,
             )
         )
@@ -125,13 +137,13 @@ def check_named_groups(world: World) -> list[Finding]:
         missing = [d for d in ("ingress", "egress") if self_verdict(groups, attachment, d)[0] == FAIL]
         if missing:
             group = attachment.template_groups[0]
-            wording = " and ".join(("all-traffic ingress from itself" if d == "ingress" else "all-traffic egress to itself") for d in missing)
+            wording = " and ".join(self_rule(d) for d in missing)
             findings.append(
                 NAMED_GROUP.finding(
                     group,
                     f"{attachment.what} has no {wording}; nothing in this template carries it, so only its name suggests "
                     f"it is for EFA instances: if EFA instances elsewhere use it, "
-                    + "; ".join(_fix(d, group) for d in missing),
+                    + "; ".join(self_rule_fix(d, group) for d in missing),
                     "Properties",
                 )
             )

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Optional, Sequence
 from smddp_infra.rules import (dns_rules, efa_rules, eks_rules, fsx_client_rules, fsx_key_rules, fsx_rules, launch_rules,
                                nacl_rules, network_rules, retention_rules, unresolved)
 from smddp_infra.rules.findings import Finding, Rule
-from smddp_infra.rules.model import TemplateModel, is_known
+from smddp_infra.rules.model import TemplateModel, is_known, mappings_in
 
 #: Every rule, in report order. Ids are stable: they are what users acknowledge.
 RULES: tuple[Rule, ...] = (
@@ -77,18 +77,9 @@ def relevant_parameters(model: TemplateModel) -> set[str]:
 
 
 def _mentions_training_job(node: Any) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, Mapping):
-            if "VpcConfig" in current and ("ResourceConfig" in current or "AlgorithmSpecification" in current):
-                return True
-            if "ClusterConfiguration" in current:  # a ParallelCluster custom resource (rules/pcluster.py)
-                return True
-            stack.extend(current.values())
-        elif isinstance(current, list):
-            stack.extend(current)
-    return False
+    """A CreateTrainingJob-shaped mapping, or a ParallelCluster configuration (rules/pcluster.py), at any depth."""
+    return any(("VpcConfig" in m and ("ResourceConfig" in m or "AlgorithmSpecification" in m)) or "ClusterConfiguration" in m
+               for m in mappings_in(node))
 
 
 @dataclass

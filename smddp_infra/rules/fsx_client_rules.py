@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT, port_verdict, subnet_ranges
+from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT, describe_ports, port_verdict, subnet_ranges
 from smddp_infra.rules.groups import SECURITY_GROUP, GroupRef, group_list, resources_mentioned, security_groups
 from smddp_infra.rules.handoff import launch_targets
-from smddp_infra.rules.model import Resource, ResourceRef, World
+from smddp_infra.rules.model import Resource, ResourceRef, World, list_or_empty
 from smddp_infra.rules.training import FILE_SYSTEM, hyperpod_groups, is_training_tagged, lustre_file_systems
 from smddp_infra.rules.training import _training_job_configs  # the one finder of CreateTrainingJob shapes
 from smddp_infra.rules.unresolved import UNRESOLVED
@@ -51,10 +51,6 @@ class Mount:
     subnets: Any  # resolved subnet list, or None when the template does not say
     fs: Resource
     named: bool  # the client names the file system (else: handed out together)
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _file_system(world: World, value: Any, by_dns: Mapping[str, Resource]) -> Optional[Resource]:
@@ -91,7 +87,7 @@ def mounts(world: World) -> list[Mount]:
     unnamed: list[tuple[str, str, Optional[tuple[GroupRef, ...]], Any]] = []
     for resource, job, vpc, _path in _training_job_configs(world):
         named = []
-        for channel in _as_list(world.resolve(job.get("InputDataConfig"), shallow=True)):
+        for channel in list_or_empty(world.resolve(job.get("InputDataConfig"), shallow=True)):
             channel = world.resolve(channel, shallow=True)
             source = world.resolve(channel.get("DataSource"), shallow=True) if isinstance(channel, Mapping) else None
             fsds = world.resolve(source.get("FileSystemDataSource"), shallow=True) if isinstance(source, Mapping) else None
@@ -114,7 +110,7 @@ def mounts(world: World) -> list[Mount]:
         refs = group_list(world, vpc.get("SecurityGroupIds"))
         groups = tuple(refs) if refs is not None else None
         named = []
-        for storage in _as_list(world.resolve(spec.get("InstanceStorageConfigs"), shallow=True)):
+        for storage in list_or_empty(world.resolve(spec.get("InstanceStorageConfigs"), shallow=True)):
             storage = world.resolve(storage, shallow=True)
             config = world.resolve(storage.get("FsxLustreConfig"), shallow=True) if isinstance(storage, Mapping) else None
             if isinstance(config, Mapping):
@@ -155,10 +151,6 @@ def _vpc_of(world: World, resource: Resource, subnets: Any) -> Any:
     return value.logical_id if isinstance(value, ResourceRef) else value if isinstance(value, str) else repr(raw)
 
 
-def _describe(ports: tuple[int, int]) -> str:
-    return f"TCP {ports[0]}" if ports[0] == ports[1] else f"TCP {ports[0]}-{ports[1]}"
-
-
 def _judge(world: World, mount: Mount, ports: tuple[int, int]) -> Optional[tuple[str, list[str], str]]:
     """("fail" | "unknown", what is missing, why unknown) for one mount and one port range; None: passes or not ours."""
     fs_refs = group_list(world, mount.fs.properties.get("SecurityGroupIds")) if "SecurityGroupIds" in mount.fs.properties else []
@@ -179,13 +171,13 @@ def _judge(world: World, mount: Mount, ports: tuple[int, int]) -> Optional[tuple
     client_names = ", ".join(r.describe() for r in mount.groups) or "no security group"
     verdict, why = port_verdict(world, fs_refs, list(mount.groups), client_required, client_known, ports, "ingress")
     if verdict == "fail":
-        missing.append(f"the file system's group(s) {fs_names} admit no inbound {_describe(ports)} from {client_names}"
+        missing.append(f"the file system's group(s) {fs_names} admit no inbound {describe_ports(ports)} from {client_names}"
                        + (" or its subnets' CIDRs" if mount.subnets is not None else ""))
     elif verdict == "unknown":
         unknown.append(f"ingress: {why}")
     verdict, why = port_verdict(world, list(mount.groups), fs_refs, fs_required, fs_known, ports, "egress")
     if verdict == "fail":
-        missing.append(f"the client's group(s) {client_names} restrict egress and allow no {_describe(ports)} to {fs_names} "
+        missing.append(f"the client's group(s) {client_names} restrict egress and allow no {describe_ports(ports)} to {fs_names} "
                        "or the file system's subnet")
     elif verdict == "unknown":
         unknown.append(f"egress: {why}")
@@ -218,7 +210,7 @@ def _findings(world: World, rule: Rule, port_sets: tuple[tuple[int, int], ...], 
                                                    "Properties", "SecurityGroupIds"))
         if not failed:
             continue
-        ports_text = " and ".join(_describe(p) for p in failed)
+        ports_text = " and ".join(describe_ports(p) for p in failed)
         depends = "" if mount.named else (f" if it mounts it (the template holds both and names no file system for "
                                           f"{mount.what}: its lifecycle scripts or jobs decide)")
         fix_group = next((r.describe() for r in group_list(world, mount.fs.properties.get("SecurityGroupIds")) or []), "?")

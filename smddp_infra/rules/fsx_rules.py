@@ -228,11 +228,13 @@ def check_throughput(world: World) -> list[Finding]:
     return findings
 
 
-def _describe(ports: tuple[int, int]) -> str:
+def describe_ports(ports: tuple[int, int]) -> str:
+    """``TCP 988`` / ``TCP 1018-1023``: how every Lustre rule (FSX3/4/7/8, NET6/9) names a port range."""
     return f"TCP {ports[0]}" if ports[0] == ports[1] else f"TCP {ports[0]}-{ports[1]}"
 
 
-def _network(value: Any) -> Optional["ipaddress.IPv4Network | ipaddress.IPv6Network"]:
+def cidr_network(value: Any) -> Optional["ipaddress.IPv4Network | ipaddress.IPv6Network"]:
+    """The network a CIDR written in the template denotes (host bits allowed), None if it is not one."""
     import ipaddress  # only templates with CIDR peers pay for it (the CLI's start-up counts)
 
     try:
@@ -254,13 +256,13 @@ def subnet_ranges(world: World, subnet_refs: Any) -> tuple[list[list[Any]], bool
             known = False
             continue
         ranges: list[Any] = []
-        cidr = _network(world.get(subnet, "CidrBlock"))
+        cidr = cidr_network(world.get(subnet, "CidrBlock"))
         if cidr is None:
             known = False
         else:
             ranges.append(cidr)
         vpc = world.resource_of(world.raw(subnet, "VpcId"), "AWS::EC2::VPC")
-        vpc_cidr = _network(world.get(vpc, "CidrBlock")) if vpc is not None else None
+        vpc_cidr = cidr_network(world.get(vpc, "CidrBlock")) if vpc is not None else None
         if vpc_cidr is not None:
             ranges.append(vpc_cidr)
         required.append(ranges)
@@ -291,7 +293,7 @@ def port_verdict(
         if p.peer_group is not None:
             return p.peer_group in peer_members
         if p.cidr is not None:
-            net = _network(p.cidr)
+            net = cidr_network(p.cidr)
             if net is None:
                 return None
             if net.prefixlen == 0 and net.version == 4:
@@ -330,51 +332,50 @@ def _port_verdict(
 
 
 def check_lustre_ports(world: World) -> list[Finding]:
-    return _lustre_ports(world, (LUSTRE_PORT, LUSTRE_PORTS_RULE))
+    return _lustre_ports(world, LUSTRE_PORT, LUSTRE_PORTS_RULE)
 
 
 def check_lustre_extra_ports(world: World) -> list[Finding]:
-    return _lustre_ports(world, (LUSTRE_EXTRA_PORTS, LUSTRE_EXTRA_PORTS_RULE))
+    return _lustre_ports(world, LUSTRE_EXTRA_PORTS, LUSTRE_EXTRA_PORTS_RULE)
 
 
-def _lustre_ports(world: World, checked: tuple[tuple[int, int], Rule]) -> list[Finding]:
+def _lustre_ports(world: World, ports: tuple[int, int], rule: Rule) -> list[Finding]:
     findings: list[Finding] = []
     for fs in lustre_file_systems(world):
         raw = fs.properties.get("SecurityGroupIds")
         refs = group_list(world, raw) if raw is not None else []
         if refs is None or world.exists(fs) is not True:
-            findings.append(UNRESOLVED.finding(fs.logical_id, f"{checked[1].id} not judged for file system {fs.logical_id}: its security groups or its Condition are not decided by the template", "Properties", "SecurityGroupIds"))
+            findings.append(UNRESOLVED.finding(fs.logical_id, f"{rule.id} not judged for file system {fs.logical_id}: its security groups or its Condition are not decided by the template", "Properties", "SecurityGroupIds"))
             continue
         if not refs:  # no SecurityGroupIds: FSx uses the VPC's default group, whose rules are not in the template
             findings.append(UNRESOLVED.finding(
                 fs.logical_id,
-                f"{checked[1].id} not judged for file system {fs.logical_id}: it lists no SecurityGroupIds, so the VPC's default "
-                f"security group applies, and its rules are not in the template (check that it allows {_describe(checked[0])} "
+                f"{rule.id} not judged for file system {fs.logical_id}: it lists no SecurityGroupIds, so the VPC's default "
+                f"security group applies, and its rules are not in the template (check that it allows {describe_ports(ports)} "
                 f"from itself in and out)",
                 "Properties"))
             continue
         names = ", ".join(r.describe() for r in refs)
-        for ports, rule in (checked,):
-            missing, unknown = [], []
-            for direction in ("ingress", "egress"):
-                verdict, why = _port_verdict(world, fs, refs, ports, direction)
-                if verdict == "fail":
-                    missing.append(direction)
-                elif verdict == "unknown":
-                    unknown.append(f"{direction}: {why}")
-            if missing:
-                findings.append(
-                    rule.finding(
-                        fs.logical_id,
-                        f"file system {fs.logical_id} with security group(s) {names}: none allows {' or '.join(missing)} on "
-                        f"{_describe(ports)} between the file system's own groups (or from a CIDR covering its subnet): "
-                        f"add self rules for {_describe(ports)} (an all-traffic self rule also covers it)",
-                        "Properties",
-                        "SecurityGroupIds",
-                    )
+        missing, unknown = [], []
+        for direction in ("ingress", "egress"):
+            verdict, why = _port_verdict(world, fs, refs, ports, direction)
+            if verdict == "fail":
+                missing.append(direction)
+            elif verdict == "unknown":
+                unknown.append(f"{direction}: {why}")
+        if missing:
+            findings.append(
+                rule.finding(
+                    fs.logical_id,
+                    f"file system {fs.logical_id} with security group(s) {names}: none allows {' or '.join(missing)} on "
+                    f"{describe_ports(ports)} between the file system's own groups (or from a CIDR covering its subnet): "
+                    f"add self rules for {describe_ports(ports)} (an all-traffic self rule also covers it)",
+                    "Properties",
+                    "SecurityGroupIds",
                 )
-            elif unknown:
-                findings.append(UNRESOLVED.finding(fs.logical_id, f"{rule.id} not judged for file system {fs.logical_id}: " + "; ".join(unknown), "Properties", "SecurityGroupIds"))
+            )
+        elif unknown:
+            findings.append(UNRESOLVED.finding(fs.logical_id, f"{rule.id} not judged for file system {fs.logical_id}: " + "; ".join(unknown), "Properties", "SecurityGroupIds"))
     return findings
 
 

@@ -22,14 +22,14 @@ SMDDP-INFO1 note, never a pass.
 
 from __future__ import annotations
 
-from smddp_infra.rules.efa_rules import FAIL, UNKNOWN_VERDICT, self_verdict
+from smddp_infra.rules.efa_rules import FAIL, UNKNOWN_VERDICT, egresses_anywhere, self_rule, self_rule_fix, self_verdict
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.groups import EGRESS, INGRESS, SECURITY_GROUP, GroupRef, security_groups
+from smddp_infra.rules.groups import SECURITY_GROUP, GroupRef, security_groups
 from smddp_infra.rules.handoff import SUBNET, launch_targets
 from smddp_infra.rules.model import World
 from smddp_infra.rules.training import Attachment, attachments, training_subnets
 from smddp_infra.rules.unresolved import UNRESOLVED
-from smddp_infra.rules.vpc import Network
+from smddp_infra.rules.vpc import network_of
 
 
 def _carried(world: World) -> set[str]:
@@ -49,14 +49,10 @@ def check_launch_groups(world: World) -> list[Finding]:
         missing = [d for d, (verdict, _) in verdicts.items() if verdict == FAIL]
         unknown = [f"{d}: {why}" for d, (verdict, why) in verdicts.items() if verdict == UNKNOWN_VERDICT]
         if missing:
-            wording = " and no ".join("all-traffic ingress from itself" if d == "ingress" else "all-traffic egress to itself" for d in missing)
-            fixes = "; ".join(
-                f"add an {INGRESS if d == 'ingress' else EGRESS} with GroupId and "
-                f"{'SourceSecurityGroupId' if d == 'ingress' else 'DestinationSecurityGroupId'} both !GetAtt {name}.GroupId and IpProtocol -1"
-                for d in missing
-            )
+            wording = " and no ".join(self_rule(d) for d in missing)
+            fixes = "; ".join(self_rule_fix(d, name) for d in missing)
             egress_note = ""
-            if "egress" in missing and any(p.all_traffic and p.cidr in ("0.0.0.0/0", "::/0") for p in groups.of(name, "egress")):
+            if "egress" in missing and egresses_anywhere(groups, (name,)):
                 egress_note = " (its egress to 0.0.0.0/0 does not count for EFA: the destination must be the group)"
             findings.append(
                 LAUNCH_GROUP.finding(
@@ -75,7 +71,7 @@ def check_launch_groups(world: World) -> list[Finding]:
 
 
 def check_launch_subnets(world: World) -> list[Finding]:
-    network: Network = world.memo("network", Network)
+    network = network_of(world)
     findings: list[Finding] = []
     judged = training_subnets(world)  # NET2/NET3 judge subnets that training resources use
     for name, target in launch_targets(world).items():

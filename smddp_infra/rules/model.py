@@ -54,6 +54,8 @@ __all__ = [
     "World",
     "describe_value",
     "is_known",
+    "list_or_empty",
+    "mappings_in",
     "to_bool",
     "to_int",
 ]
@@ -163,6 +165,25 @@ def to_int(value: Any) -> Any:
             return UNKNOWN
         return int(number) if number.is_integer() else UNKNOWN
     return UNKNOWN
+
+
+def mappings_in(node: Any) -> Iterator[Mapping[str, Any]]:
+    """Every mapping inside a template value, at any depth (the value itself included): for
+    questions asked of a template's shape ("does this resource hold a training job?")."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Mapping):
+            yield current
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """A list value as is; [] for anything else (a mapping, a scalar, an undecided intrinsic),
+    so a rule walking the entries of a property never guesses what a non-list holds."""
+    return value if isinstance(value, list) else []
 
 
 def _convert_parameter_value(param_type: str, value: Any) -> Any:

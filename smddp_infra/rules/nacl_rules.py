@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS
+from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT, cidr_network, describe_ports
 from smddp_infra.rules.model import Resource, ResourceRef, World, to_bool, to_int
 from smddp_infra.rules.network_rules import _subnet
 from smddp_infra.rules.training import lustre_file_systems, placements, training_subnets
@@ -57,7 +57,6 @@ ENTRY = "AWS::EC2::NetworkAclEntry"
 ASSOCIATION = "AWS::EC2::SubnetNetworkAclAssociation"
 _ALL = "-1"
 _TCP = "6"
-LUSTRE_PORT = 988
 
 
 @dataclass(frozen=True)
@@ -77,13 +76,6 @@ def _protocol(value: Any) -> str:
     return {"all": _ALL, "tcp": _TCP, "udp": "17", "icmp": "1"}.get(text, text)
 
 
-def _network(value: Any) -> Optional[Any]:
-    try:
-        return ipaddress.ip_network(str(value), strict=False)
-    except ValueError:
-        return None
-
-
 class Acls:
     """Entries per ACL and the ACL of each subnet (only what the template states)."""
 
@@ -97,7 +89,7 @@ class Acls:
                 continue
             number, action = to_int(world.get(entry, "RuleNumber")), world.get(entry, "RuleAction")
             egress = to_bool(world.get(entry, "Egress"))
-            cidr = _network(world.get(entry, "CidrBlock")) if world.has(entry, "CidrBlock") else _network(world.get(entry, "Ipv6CidrBlock"))
+            cidr = cidr_network(world.get(entry, "CidrBlock" if world.has(entry, "CidrBlock") else "Ipv6CidrBlock"))
             if not isinstance(number, int) or action not in ("allow", "deny") or egress not in (True, False) or cidr is None \
                     or world.exists(entry) is not True:
                 self.unknown_entries.add(acl_id)
@@ -156,7 +148,7 @@ def _acls(world: World) -> Acls:
 
 
 def _cidr(world: World, subnet: Resource) -> Optional[Any]:
-    return _network(world.get(subnet, "CidrBlock"))
+    return cidr_network(world.get(subnet, "CidrBlock"))
 
 
 def _denied(acls: Acls, sender: str, sender_cidr: Any, receiver: str, receiver_cidr: Any, protocol: str,
@@ -229,8 +221,8 @@ def lustre_paths(world: World) -> list[LustrePath]:
     return out
 
 
-def _ports(ports: int | tuple[int, int]) -> str:
-    return f"port {ports}" if isinstance(ports, int) else f"ports {ports[0]}-{ports[1]}"
+def _ports(ports: tuple[int, int]) -> str:
+    return f"port {ports[0]}" if ports[0] == ports[1] else f"ports {ports[0]}-{ports[1]}"
 
 
 def check_file_system_path(world: World) -> list[Finding]:
@@ -242,8 +234,8 @@ def check_file_system_path(world: World) -> list[Finding]:
             findings.append(ACL_DENIES.finding(
                 path.fs.logical_id,
                 f"file system {path.fs.logical_id} is in subnet {path.subnet}, another subnet than its training clients, "
-                f"and Lustre's TCP {LUSTRE_PORT} is blocked at the subnet boundary: " + "; ".join(dict.fromkeys(problems))
-                + f": allow TCP {LUSTRE_PORT} (and the return traffic) between the two subnets' CIDRs in both ACLs",
+                f"and Lustre's {describe_ports(LUSTRE_PORT)} is blocked at the subnet boundary: " + "; ".join(dict.fromkeys(problems))
+                + f": allow {describe_ports(LUSTRE_PORT)} (and the return traffic) between the two subnets' CIDRs in both ACLs",
                 "Properties", "SubnetIds"))
     return findings
 

@@ -32,12 +32,7 @@ from typing import Any, Optional
 from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.model import Resource, ResourceRef, World, is_known, to_bool
 from smddp_infra.rules.training import SUBNET, TrainingSubnet, lustre_file_systems, placements, training_subnets
-from smddp_infra.rules.vpc import CALLER_SERVICES, Network, Zone, subnet_zone
-
-
-def _network(world: World) -> Network:
-    result: Network = world.memo("network", Network)
-    return result
+from smddp_infra.rules.vpc import CALLER_SERVICES, Zone, network_of, subnet_zone
 
 
 def _subnet(world: World, ref: Any) -> Optional[Resource]:
@@ -123,7 +118,7 @@ def check_file_system_zone(world: World) -> list[Finding]:
 
 
 def _judged_subnets(world: World) -> dict[str, TrainingSubnet]:
-    network = _network(world)
+    network = network_of(world)
     if network.unresolved_routes:
         return {}
     return {
@@ -134,7 +129,7 @@ def _judged_subnets(world: World) -> dict[str, TrainingSubnet]:
 
 
 def check_s3_route(world: World) -> list[Finding]:
-    network = _network(world)
+    network = network_of(world)
     findings = []
     for name, subnet in _judged_subnets(world).items():
         if subnet.sagemaker and not network.has_nat(name) and not network.has_s3_gateway(name):
@@ -153,7 +148,7 @@ def check_s3_route(world: World) -> list[Finding]:
 
 def check_interface_endpoints(world: World) -> list[Finding]:
     """One finding per VPC and gap: endpoints belong to the VPC, so one fix serves every subnet."""
-    network = _network(world)
+    network = network_of(world)
     gaps: dict[tuple[Any, tuple[str, ...], tuple[str, ...]], list[tuple[str, TrainingSubnet]]] = {}
     for name, subnet in _judged_subnets(world).items():
         if network.has_nat(name):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any, Iterator, Optional
 
-from smddp_infra.rules.model import UNKNOWN, Resource, World, describe_value, to_bool
+from smddp_infra.rules.model import UNKNOWN, Resource, World, describe_value, list_or_empty, to_bool
 
 CUSTOM_RESOURCE = "AWS::CloudFormation::CustomResource"
 #: What an attachment lists when ParallelCluster creates the queue's group itself.
@@ -78,10 +78,6 @@ def unread_configuration(world: World, resource: Resource) -> Optional[str]:
     return None
 
 
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def queues(world: World) -> Iterator[Queue]:
     """Every Slurm queue of every ParallelCluster custom resource that may exist."""
     for resource in world.model.resources.values():
@@ -93,7 +89,7 @@ def queues(world: World) -> Iterator[Queue]:
         scheduling = world.resolve(config.get("Scheduling"), shallow=True)
         if not isinstance(scheduling, Mapping):
             continue
-        for index, queue in enumerate(_as_list(world.resolve(scheduling.get("SlurmQueues"), shallow=True))):
+        for index, queue in enumerate(list_or_empty(world.resolve(scheduling.get("SlurmQueues"), shallow=True))):
             queue = world.resolve(queue, shallow=True)
             if not isinstance(queue, Mapping):
                 continue
@@ -101,7 +97,7 @@ def queues(world: World) -> Iterator[Queue]:
             networking = world.resolve(queue.get("Networking"), shallow=True)
             efa: Any = False
             types: list[Any] = []
-            for compute in _as_list(world.resolve(queue.get("ComputeResources"), shallow=True)):
+            for compute in list_or_empty(world.resolve(queue.get("ComputeResources"), shallow=True)):
                 compute = world.resolve(compute, shallow=True)
                 if not isinstance(compute, Mapping):
                     continue
@@ -112,7 +108,7 @@ def queues(world: World) -> Iterator[Queue]:
                 elif enabled is UNKNOWN and efa is False:
                     efa = UNKNOWN
                 types.append(world.resolve(compute.get("InstanceType")))
-                for instance in _as_list(world.resolve(compute.get("Instances"))):
+                for instance in list_or_empty(world.resolve(compute.get("Instances"))):
                     if isinstance(instance, Mapping):
                         types.append(instance.get("InstanceType"))
             yield Queue(resource, name if isinstance(name, str) else f"#{index}", index,

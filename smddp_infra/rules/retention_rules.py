@@ -22,13 +22,13 @@ A key only SNS topics use (the alarm topic's key) is left out: topics hold no da
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
+from smddp_infra.rules.groups import resources_mentioned
 from smddp_infra.rules.model import World
 
 STATEFUL_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::KMS::Key")
-RETAINING = ("Retain", "RetainExceptOnCreate", "Snapshot")
 _MARK = "smddp:"
 _WHAT = {"AWS::FSx::FileSystem": "the file system and every file on it", "AWS::S3::Bucket": "the bucket and its objects",
          "AWS::KMS::Key": "the key (data encrypted under it becomes unreadable)"}
@@ -46,25 +46,9 @@ def _ours(world: World, body: Mapping[str, Any], resource: Any) -> bool:
     return any(str(k).startswith(_MARK) for k in world.tags(resource))
 
 
-def _references(value: Any) -> Iterable[str]:
-    if isinstance(value, Mapping):
-        if "Ref" in value and isinstance(value["Ref"], str):
-            yield value["Ref"]
-        if "Fn::GetAtt" in value:
-            target = value["Fn::GetAtt"]
-            if isinstance(target, list) and target and isinstance(target[0], str):
-                yield target[0]
-            elif isinstance(target, str):
-                yield target.split(".", 1)[0]
-        for item in value.values():
-            yield from _references(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _references(item)
-
-
 def _only_topics_use(world: World, key_id: str) -> bool:
-    users = {r.type for r in world.resources.values() if r.logical_id != key_id and key_id in set(_references(r.properties))}
+    users = {r.type for r in world.resources.values()
+             if r.logical_id != key_id and key_id in resources_mentioned(world, r.properties, ("AWS::KMS::Key",))}
     return users == {"AWS::SNS::Topic"}
 
 

@@ -35,10 +35,10 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from collections.abc import Mapping
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding
-from smddp_infra.rules.model import TemplateModel
+from smddp_infra.rules.model import TemplateModel, mappings_in
 
 NESTED_STACK = "AWS::CloudFormation::Stack"
 SSM_PARAMETER = "AWS::SSM::Parameter"
@@ -129,17 +129,6 @@ def _pattern(text: str) -> Optional[re.Pattern[str]]:
     return re.compile("^" + ".+".join(re.escape(part) for part in text.split("*")) + "$")
 
 
-def _walk(node: Any) -> Iterable[Mapping[str, Any]]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, Mapping):
-            yield current
-            stack.extend(current.values())
-        elif isinstance(current, list):
-            stack.extend(current)
-
-
 def _exports(member: _Member) -> list[tuple[str, Optional[re.Pattern[str]], str]]:
     """(name as resolved, its pattern, output key) of every export of one template."""
     world = member.model.world()
@@ -216,7 +205,7 @@ def link_templates(
         exports += [(name, pattern, key, member.path) for name, pattern, key in _exports(member)]
     for member in members.values():
         world = member.model.world()
-        for node in _walk(member.template.get("Resources")):
+        for node in mappings_in(member.template.get("Resources")):
             if len(node) == 1 and "Fn::ImportValue" in node:
                 key = _canonical(node["Fn::ImportValue"])
                 if key in member.imports:

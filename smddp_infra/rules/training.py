@@ -51,7 +51,7 @@ from smddp_infra.rules.groups import (
     security_groups,
     template_groups_mentioned,
 )
-from smddp_infra.rules.model import UNKNOWN, Resource, ResourceRef, TemplateModel, World, describe_value, to_bool
+from smddp_infra.rules.model import UNKNOWN, Resource, ResourceRef, TemplateModel, World, describe_value, list_or_empty, to_bool
 from smddp_infra.rules import pcluster
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
@@ -135,10 +135,6 @@ class Placement:
     sagemaker: bool = True  # SageMaker places it (a training job, HyperPod); False: ParallelCluster
 
 
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _groups_at(world: World, raw: Any) -> tuple[Optional[tuple[GroupRef, ...]], Optional[str]]:
     refs = group_list(world, raw)
     return (tuple(refs), None) if refs is not None else (None, describe_value(raw))
@@ -147,7 +143,7 @@ def _groups_at(world: World, raw: Any) -> tuple[Optional[tuple[GroupRef, ...]], 
 def _interfaces(world: World, raw_list: Any) -> Iterator[tuple[int, Mapping[str, Any], Any]]:
     """(index, interface as written, InterfaceType resolved) for each network interface."""
     entries = world.resolve(raw_list, shallow=True)
-    for index, entry in enumerate(_as_list(entries)):
+    for index, entry in enumerate(list_or_empty(entries)):
         entry = world.resolve(entry, shallow=True)
         if isinstance(entry, Mapping):
             yield index, entry, world.resolve(entry.get("InterfaceType"))
@@ -186,7 +182,7 @@ def hyperpod_groups(
     for cluster in world.of_type(CLUSTER):
         cluster_vpc = world.resolve(cluster.properties.get("VpcConfig"), shallow=True)
         for key in ("InstanceGroups", "RestrictedInstanceGroups"):
-            for index, group in enumerate(_as_list(world.resolve(cluster.properties.get(key), shallow=True))):
+            for index, group in enumerate(list_or_empty(world.resolve(cluster.properties.get(key), shallow=True))):
                 group = world.resolve(group, shallow=True)
                 if not isinstance(group, Mapping):
                     continue

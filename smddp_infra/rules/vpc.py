@@ -162,3 +162,9 @@ class Network:
             elif not any(candidates):
                 no_dns.append(service)
         return missing, no_dns
+
+
+def network_of(world: World) -> Network:
+    """The world's one :class:`Network`, built once and shared by the rules that ask it (NET2/NET3, NET5)."""
+    result: Network = world.memo("network", Network)
+    return result
