@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from aws_cdk import aws_eks as eks_v1
 
 _MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
-#: Synth-info id when the subnet's size cannot be checked.
-INFO_NOT_EVALUATED = "smddp:hyperpodNotEvaluated"
 
 
 class HyperPodCluster(Construct):

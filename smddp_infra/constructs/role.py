@@ -30,9 +30,6 @@ from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS, acknowledg
 from smddp_infra.errors import ConfigError
 from smddp_infra.partitions import DLC_ACCOUNTS, DLC_ACCOUNTS_SOURCE
 
-#: AWS Deep Learning Containers registry account of the commercial regions that share one
-#: (PyTorch + SMDDP images); every region's account is in :data:`smddp_infra.partitions.DLC_ACCOUNTS`.
-DLC_ACCOUNT = "763104351884"
 #: The stack-level mapping (region -> DLC account) an environment-agnostic stack reads with
 #: ``Fn::FindInMap`` on ``AWS::Region``.
 DLC_MAPPING_ID = "SmddpDlcAccounts"
