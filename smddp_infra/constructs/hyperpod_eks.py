@@ -36,6 +36,7 @@ from constructs import Construct
 
 from smddp_infra.constructs.acknowledgements import (acknowledge, acknowledge_generated_role,
                                                       acknowledge_wildcard_resources)
+from smddp_infra.constructs.network import pin_subnet_zone
 from smddp_infra.constructs.network_interface import ITrainingNetwork, add_missing_endpoints
 from smddp_infra.errors import ConfigError
 from smddp_infra.hyperpod import eks as facts
@@ -114,12 +115,7 @@ class HyperPodEksCluster(Construct):
         az = settings.control_plane_availability_zone
         subnet = ec2.PrivateSubnet(self, "ControlPlaneSubnet", vpc_id=vpc.vpc_id, cidr_block=cidr,
                                    availability_zone=az if "-az" not in az else "placeholder")
-        if "-az" in az:  # an AZ ID (use1-az6), as capacity is named
-            cfn = subnet.node.default_child
-            assert isinstance(cfn, ec2.CfnSubnet)
-            cfn.add_property_deletion_override("AvailabilityZone")
-            cfn.add_property_override("AvailabilityZoneId", az)
-        _ignore_cfn_lint(subnet.node.default_child, "W3010")
+        pin_subnet_zone(subnet, az if "-az" in az else None)  # an AZ ID (use1-az6), as capacity is named
         self.control_plane_subnet = subnet
         options = None
         if kubectl_layer is not None:
