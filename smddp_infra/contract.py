@@ -217,28 +217,20 @@ class JobDocument:
         if self.subnet_availability_zones:
             doc["subnetAvailabilityZones"] = list(self.subnet_availability_zones)
         doc["encryptInterContainerTraffic"] = self.encrypt_inter_container_traffic
-        if self.enable_network_isolation is not None:
-            doc["enableNetworkIsolation"] = self.enable_network_isolation
-        if self.required_throughput_mbps is not None:
-            doc["requiredThroughputMBps"] = self.required_throughput_mbps
-        if self.output_s3_uri is not None:
-            doc["output"] = {"s3Uri": self.output_s3_uri}
-        if self.code_s3_uri is not None:
-            doc["code"] = {"s3Uri": self.code_s3_uri}
-        if self.kms_key_arn is not None:
-            doc["kmsKeyArn"] = self.kms_key_arn
-        if self.sizing is not None:
-            doc["sizing"] = self.sizing.to_json()
-        if self.monitoring is not None:
-            doc["monitoring"] = self.monitoring.to_json()
-        if self.max_runtime_seconds is not None:
-            doc["maxRuntimeInSeconds"] = self.max_runtime_seconds
-        if self.availability_zone_id is not None:
-            doc["availabilityZoneId"] = self.availability_zone_id
-        if self.training_plan_arn is not None:
-            doc["trainingPlanArn"] = self.training_plan_arn
-        if self.training_plan_availability_zone_id is not None:
-            doc["trainingPlanAvailabilityZoneId"] = self.training_plan_availability_zone_id
+        optional = {
+            "enableNetworkIsolation": self.enable_network_isolation,
+            "requiredThroughputMBps": self.required_throughput_mbps,
+            "output": None if self.output_s3_uri is None else {"s3Uri": self.output_s3_uri},
+            "code": None if self.code_s3_uri is None else {"s3Uri": self.code_s3_uri},
+            "kmsKeyArn": self.kms_key_arn,
+            "sizing": None if self.sizing is None else self.sizing.to_json(),
+            "monitoring": None if self.monitoring is None else self.monitoring.to_json(),
+            "maxRuntimeInSeconds": self.max_runtime_seconds,
+            "availabilityZoneId": self.availability_zone_id,
+            "trainingPlanArn": self.training_plan_arn,
+            "trainingPlanAvailabilityZoneId": self.training_plan_availability_zone_id,
+        }
+        doc.update({key: value for key, value in optional.items() if value is not None})
         return doc
 
     def zone_of(self, subnet: str) -> str:
@@ -553,18 +545,10 @@ class DeployedNetwork:
                                   "unknown: pass --instance-type and --instance-count")
             doc = _from_individual_outputs(self.outputs, stack=self.stack, instance_type=instance_type,
                                            instance_count=instance_count)
-        overrides: dict[str, Any] = {}
-        if instance_type is not None:
-            overrides["instance_type"] = instance_type
-        if instance_count is not None:
-            overrides["instance_count"] = instance_count
-        if max_runtime_seconds is not None:
-            overrides["max_runtime_seconds"] = max_runtime_seconds
-        if training_plan_arn is not None:
-            overrides["training_plan_arn"] = training_plan_arn
-        if training_plan_availability_zone_id is not None:
-            overrides["training_plan_availability_zone_id"] = training_plan_availability_zone_id
-        return replace(doc, **overrides)
+        overrides: dict[str, Any] = {"instance_type": instance_type, "instance_count": instance_count,
+                                     "max_runtime_seconds": max_runtime_seconds, "training_plan_arn": training_plan_arn,
+                                     "training_plan_availability_zone_id": training_plan_availability_zone_id}
+        return replace(doc, **{name: value for name, value in overrides.items() if value is not None})
 
 
 def load_outputs_file(path: "str | Path") -> dict[str, Any]:
@@ -669,9 +653,7 @@ def select_network(networks: Sequence[DeployedNetwork], *, network: Optional[str
 # --- the individual outputs -------------------------------------------------------------------
 
 def _text(value: Any, *, key: str, stack: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"stack {stack!r}: output {key} must be a non-empty string, got {value!r}")
-    return value.strip()
+    return _str(value, f"stack {stack!r}: output {key}")
 
 
 def _split_ids(value: Any, *, key: str, stack: str) -> tuple[str, ...]:

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsii
-from aws_cdk import Annotations, Aspects, IAspect
-from constructs import IConstruct
-
+from smddp_infra.constructs._synth_hint import warn_at_synth_unless
 from smddp_infra.errors import ConfigError
 from smddp_infra.sizing.guards import EFA_OVER_TCP_FOR_TRAINING_JOBS, EFA_TRAINING_JOBS_ALERT_ID
 
@@ -24,27 +21,12 @@ from smddp_infra.sizing.guards import EFA_OVER_TCP_FOR_TRAINING_JOBS, EFA_TRAINI
 _CLIENTS = "_smddp_efa_clients"
 
 
-@jsii.implements(IAspect)
-class _TrainingJobsOnlyHint:
-    def __init__(self, network: Any) -> None:
-        self._network = network
-
-    def visit(self, node: IConstruct) -> None:
-        network = self._network
-        if node.node.path != network.node.path or efa_clients(network):
-            return
-        Annotations.of(network).add_warning_v2(
-            EFA_TRAINING_JOBS_ALERT_ID,
-            f"efa_file_system=True on {network.node.path}: {EFA_OVER_TCP_FOR_TRAINING_JOBS}; drop efa_file_system "
-            "(smddp:efaFileSystem), or attach the EFA clients (a HyperPod cluster: network.add_efa_client(...))",
-        )
-
-
 def watch_efa_clients(network: Any) -> None:
     """Warn at synth unless an EFA client was attached to ``network`` by then."""
-    if not hasattr(network, _CLIENTS):
-        setattr(network, _CLIENTS, [])
-    Aspects.of(network).add(_TrainingJobsOnlyHint(network))
+    warn_at_synth_unless(
+        network, lambda: efa_clients(network), EFA_TRAINING_JOBS_ALERT_ID,
+        f"efa_file_system=True on {network.node.path}: {EFA_OVER_TCP_FOR_TRAINING_JOBS}; drop efa_file_system "
+        "(smddp:efaFileSystem), or attach the EFA clients (a HyperPod cluster: network.add_efa_client(...))")
 
 
 def add_efa_client(network: Any, description: str) -> None:

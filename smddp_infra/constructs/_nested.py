@@ -10,30 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsii
-from aws_cdk import Annotations, Aspects, IAspect, Stack
-from constructs import IConstruct
+from aws_cdk import Stack
+
+from smddp_infra.constructs._synth_hint import warn_at_synth_unless
 
 #: Synth-warning id (acknowledgeable): the document sits in a nested stack, not re-exported.
 WARN_NESTED_DOCUMENT = "smddp:jobConfigInNestedStack"
 
 
-@jsii.implements(IAspect)
-class _NestedDocumentHint:
-    def __init__(self, network: Any) -> None:
-        self._network = network
-
-    def visit(self, node: IConstruct) -> None:
-        network = self._network
-        if node.node.path != network.node.path or network.exported_job_config is not None:
-            return
-        Annotations.of(network).add_warning_v2(
-            WARN_NESTED_DOCUMENT,
-            f"the job document output of {network.node.path} is in nested stack {Stack.of(network).node.path}: "
-            "cdk deploy --outputs-file writes top-level outputs only, so smddp-infra job-config would find no "
-            "document; re-export it from the parent: network.export_job_config() (docs/embedding.md)")
-
-
 def warn_unless_exported(network: Any) -> None:
     """Warn at synth unless ``network.exported_job_config`` is set by then."""
-    Aspects.of(network).add(_NestedDocumentHint(network))
+    warn_at_synth_unless(
+        network, lambda: network.exported_job_config is not None, WARN_NESTED_DOCUMENT,
+        f"the job document output of {network.node.path} is in nested stack {Stack.of(network).node.path}: "
+        "cdk deploy --outputs-file writes top-level outputs only, so smddp-infra job-config would find no "
+        "document; re-export it from the parent: network.export_job_config() (docs/embedding.md)")

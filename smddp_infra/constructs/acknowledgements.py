@@ -14,11 +14,12 @@ writes.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
-from aws_cdk import Acknowledgment, CfnResource, Validations
+from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from constructs import IConstruct
 
 
@@ -183,6 +184,22 @@ def acknowledge_wildcards(construct: IConstruct, reasons: Mapping[str, Sequence[
                                   for finding, why in reasons.items()])
 
 
+def acknowledge_statement_wildcards(policy: IConstruct, statements: Iterable[tuple[Optional[str], Sequence[str]]],
+                                    reasons: Mapping[str, str]) -> None:
+    """``AwsSolutions-IAM5`` on each wildcard resource of ``policy``'s ``(sid, resources)`` statements,
+    with the reason :data:`reasons` gives the sid (a resource several statements share gets each
+    reason once); the one loop the execution role, the HyperPod roles and the launch policy share."""
+    stack = Stack.of(policy)
+    found: dict[str, list[str]] = {}
+    for sid, resources in statements:
+        reason = reasons.get(sid or "")
+        for resource in resources:
+            finding = nag_text(stack.resolve(resource))
+            if "*" in finding and reason and reason not in found.setdefault(finding, []):
+                found[finding].append(reason)
+    acknowledge_wildcards(policy, found)
+
+
 def acknowledge_rules(construct: IConstruct, pairs: Iterable[tuple[str, str]]) -> None:
     """Acknowledge ``(rule id, reason)`` pairs on the CfnResource for both cdk-nag majors."""
     target = construct if CfnResource.is_cfn_resource(construct) else construct.node.default_child
@@ -204,13 +221,11 @@ def acknowledge_rules(construct: IConstruct, pairs: Iterable[tuple[str, str]]) -
 def acknowledge_generated_role(role: IConstruct, key: str) -> None:
     """``key``'s rules on a role aws-cdk-lib wrote (and its inline DefaultPolicy): cdk-nag 3 names each
     AWS managed policy and wildcard in the finding, so the role's own are listed here."""
-    from aws_cdk import Stack
-
     entry = ACKNOWLEDGEMENTS[key]
     cfn = role.node.default_child
     assert isinstance(cfn, CfnResource)
     arns = Stack.of(role).resolve(getattr(cfn, "managed_policy_arns", None)) or []
-    pairs = [(f"AwsSolutions-IAM4[Policy::{_nag_text(arn)}]", entry.reason) for arn in arns]
+    pairs = [(f"AwsSolutions-IAM4[Policy::{nag_text(arn)}]", entry.reason) for arn in arns]
     pairs += [(r, entry.reason) for r in entry.rule_ids if not r.startswith(("AwsSolutions-IAM4", "AwsSolutions-IAM5"))]
     acknowledge_rules(cfn, [p for p in pairs if "IAMNoInlinePolicy" not in p[0]])
     policy = role.node.try_find_child("DefaultPolicy")
@@ -221,13 +236,11 @@ def acknowledge_generated_role(role: IConstruct, key: str) -> None:
 def acknowledge_wildcard_resources(policy: IConstruct, key: str) -> None:
     """``key``'s reason on each wildcard resource of a policy (cdk-nag 3 names each in its finding),
     plus ``key``'s inline-policy rules."""
-    from aws_cdk import Stack
-
     entry = ACKNOWLEDGEMENTS[key]
     cfn = policy if CfnResource.is_cfn_resource(policy) else policy.node.default_child
     document = Stack.of(policy).resolve(cfn.policy_document)  # type: ignore[union-attr]
-    wildcards = sorted({_nag_text(r) for st in document["Statement"] for r in _as_list(st.get("Resource"))
-                        if "*" in _nag_text(r)})
+    wildcards = sorted({nag_text(r) for st in document["Statement"] for r in _as_list(st.get("Resource"))
+                        if "*" in nag_text(r)})
     acknowledge_rules(policy, [(f"AwsSolutions-IAM5[Resource::{w}]", entry.reason) for w in wildcards]
                       + [(r, entry.reason) for r in entry.rule_ids if "IAMNoInlinePolicy" in r])
 
@@ -236,17 +249,15 @@ def _as_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _nag_text(value: object) -> str:
-    """How cdk-nag writes a policy or resource in a finding: ``Fn::Join`` joined, ``Ref`` of a pseudo
-    parameter as ``<AWS::Partition>``, ``Fn::GetAtt`` as ``<Id.Attr>``, anything else as compact JSON."""
-    import json
-
+def nag_text(value: object) -> str:
+    """How cdk-nag writes a resolved policy or resource in a finding: ``Fn::Join`` joined, ``Ref`` as
+    ``<AWS::Partition>``/``<LogicalId>``, ``Fn::GetAtt`` as ``<Id.Attr>``, anything else as compact JSON."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
         if "Fn::Join" in value:
             sep, parts = value["Fn::Join"]
-            return str(sep).join(_nag_text(p) for p in parts)
+            return str(sep).join(nag_text(p) for p in parts)
         if "Ref" in value:
             return f"<{value['Ref']}>"
         if "Fn::GetAtt" in value:

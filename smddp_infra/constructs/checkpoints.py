@@ -26,29 +26,28 @@ CODE_PREFIX = "code"
 ACCESS_LOG_PREFIX = "checkpoint-bucket/"
 
 
+def _private_bucket(scope: Construct, id: str, lifecycle_rule: s3.LifecycleRule,
+                    encryption_key: Optional[kms.IKey] = None) -> s3.Bucket:
+    """What every bucket this library creates is: SSE-KMS with ``encryption_key`` (and a bucket
+    key), else SSE-S3; versioned, BLOCK_ALL, TLS only, retained, and without ACLs whatever the app's
+    feature flags (S3 server access logs are granted by a bucket-policy statement for
+    logging.s3.amazonaws.com, :func:`grant_access_log_delivery`; VPC flow logs by one for
+    delivery.logs.amazonaws.com, TrainingVpc pins that flag on)."""
+    return s3.Bucket(scope, id, encryption=s3.BucketEncryption.KMS if encryption_key else s3.BucketEncryption.S3_MANAGED,
+                     encryption_key=encryption_key, bucket_key_enabled=True if encryption_key else None,
+                     versioned=True, block_public_access=s3.BlockPublicAccess.BLOCK_ALL, enforce_ssl=True,
+                     object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED, removal_policy=RemovalPolicy.RETAIN,
+                     lifecycle_rules=[lifecycle_rule])
+
+
 def secure_log_bucket(scope: Construct, id: str, *, retention_days: int = 365) -> s3.Bucket:
     """A bucket for S3 server access logs and VPC flow logs (SSE-S3: log delivery needs it)."""
-    bucket = s3.Bucket(
-        scope,
-        id,
-        encryption=s3.BucketEncryption.S3_MANAGED,
-        block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-        enforce_ssl=True,
-        versioned=True,
-        # ACLs off whatever the app's feature flags: S3 server access logs are granted by a
-        # bucket-policy statement for logging.s3.amazonaws.com (grant_access_log_delivery), VPC
-        # flow logs by one for delivery.logs.amazonaws.com (TrainingVpc pins that flag on).
-        object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-        removal_policy=RemovalPolicy.RETAIN,
-        lifecycle_rules=[
-            s3.LifecycleRule(
-                id="ExpireLogs",
-                expiration=Duration.days(retention_days),
-                noncurrent_version_expiration=Duration.days(30),
-                abort_incomplete_multipart_upload_after=Duration.days(7),
-            )
-        ],
-    )
+    bucket = _private_bucket(scope, id, s3.LifecycleRule(
+        id="ExpireLogs",
+        expiration=Duration.days(retention_days),
+        noncurrent_version_expiration=Duration.days(30),
+        abort_incomplete_multipart_upload_after=Duration.days(7),
+    ))
     acknowledge(bucket, "log-replication")
     acknowledge(bucket, "log-bucket-kms")
     return bucket
@@ -125,27 +124,13 @@ class CheckpointBucket(Construct):
         self.log_bucket: Optional[s3.IBucket] = None
         if bucket is None:
             self.log_bucket = log_bucket or secure_log_bucket(self, "LogBucket")
-            bucket = s3.Bucket(
-                self,
-                "Bucket",
-                encryption=s3.BucketEncryption.KMS if encryption_key else s3.BucketEncryption.S3_MANAGED,
-                encryption_key=encryption_key,
-                bucket_key_enabled=True if encryption_key else None,
-                versioned=True,
-                block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-                enforce_ssl=True,
-                object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-                # Server access logs are wired below, not through server_access_logs_bucket:
-                # that prop's grant depends on a feature flag (ACLs without it).
-                removal_policy=RemovalPolicy.RETAIN,
-                lifecycle_rules=[
-                    s3.LifecycleRule(
-                        id="ExpireOldCheckpointVersions",
-                        noncurrent_version_expiration=Duration.days(noncurrent_version_expiration_days),
-                        abort_incomplete_multipart_upload_after=Duration.days(7),
-                    )
-                ],
-            )
+            # Server access logs are wired below, not through server_access_logs_bucket: that prop's
+            # grant depends on a feature flag (ACLs without it).
+            bucket = _private_bucket(self, "Bucket", s3.LifecycleRule(
+                id="ExpireOldCheckpointVersions",
+                noncurrent_version_expiration=Duration.days(noncurrent_version_expiration_days),
+                abort_incomplete_multipart_upload_after=Duration.days(7),
+            ), encryption_key)
             cfn = bucket.node.default_child
             assert isinstance(cfn, s3.CfnBucket)
             cfn.logging_configuration = s3.CfnBucket.LoggingConfigurationProperty(

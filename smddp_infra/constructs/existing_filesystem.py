@@ -106,7 +106,7 @@ class AttachedFileSystem(Construct):
     except the alarms when a baseline is stated."""
 
     def __init__(self, scope: Construct, id: str, *, existing: ExistingFileSystem, monitoring: Any) -> None:
-        from smddp_infra.constructs.monitoring import FileSystemMonitoring, monitoring_options, validate_options
+        from smddp_infra.constructs.monitoring import FileSystemMonitoring, monitoring_options
 
         super().__init__(scope, id)
         self.existing = existing
@@ -124,8 +124,7 @@ class AttachedFileSystem(Construct):
             Annotations.of(self).add_info(
                 "monitoring is off for the existing file system: state file_system.deployment_type, storage_capacity_gib "
                 "and baseline_throughput_mbps to get its throughput and capacity alarms")
-        elif options is not None and record is not None:
-            validate_options(options, capacity_gib=record.storage_capacity_gib)
+        elif options is not None and record is not None:  # FileSystemMonitoring checks the options against it
             self.monitoring = FileSystemMonitoring(self, "Monitoring", file_system_id=existing.file_system_id,
                                                    sizing=record, options=options)
 

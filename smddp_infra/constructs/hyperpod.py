@@ -27,7 +27,7 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.hyperpod_role import HyperPodAutoscalingRole, HyperPodClusterRole
-from smddp_infra.constructs.network_interface import ITrainingNetwork
+from smddp_infra.constructs.network_interface import ITrainingNetwork, add_missing_endpoints, missing_endpoints
 from smddp_infra.constructs.training_network import TrainingNetwork
 from smddp_infra.errors import ConfigError
 from smddp_infra.hyperpod import eks as hyperpod_eks, validation as hv
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from aws_cdk import aws_eks as eks_v1
 
 _MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
-#: Synth-info id when the subnet's size cannot be checked.
-INFO_NOT_EVALUATED = "smddp:hyperpodNotEvaluated"
 
 
 class HyperPodCluster(Construct):
@@ -193,6 +191,7 @@ class HyperPodCluster(Construct):
         if not isinstance(mount_path, str) or not _MOUNT_PATH.fullmatch(mount_path):
             raise ConfigError(f"mount_path must be an absolute path like /fsx (FsxLustreConfig.MountPath), got {mount_path!r}")
         v.text_list("interface_endpoints", interface_endpoints)
+        endpoints = HYPERPOD_INTERFACE_ENDPOINTS if interface_endpoints is None else tuple(interface_endpoints)
         v.require("role", role, "IRole")
         v.require("lifecycle_bucket", lifecycle_bucket, "IBucket")
         if lifecycle_bucket is not None and lifecycle_script is None:
@@ -246,10 +245,11 @@ class HyperPodCluster(Construct):
         self.instance_groups = groups
         self.mount_path = mount_path
         self.cluster_name = cluster_name or _default_name(self)
-        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
 
-        self._check_subnet(network, training_subnet, groups, ips_per_node, interface_endpoints, eks=eks_wanted)
-        self._add_endpoints(network, interface_endpoints)
+        self._check_subnet(network, training_subnet, groups, ips_per_node, endpoints, eks=eks_wanted)
+        #: The endpoints HyperPod nodes use without a NAT gateway that the network lacked, placed as
+        #: the network places its own: the training subnet, private DNS, HTTPS from that subnet.
+        self.interface_endpoints = add_missing_endpoints(network, endpoints)
         #: The EKS cluster (built here or imported), and what HyperPod needs on it.
         self.eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = eks_cluster
         self.eks: Optional[Any] = None
@@ -381,15 +381,15 @@ class HyperPodCluster(Construct):
                                           region, partition_of(region))
 
     def _check_subnet(self, network: ITrainingNetwork, subnet: ec2.ISubnet, groups: Sequence[InstanceGroup],
-                      ips_per_node: Optional[int], endpoints: Optional[Sequence[str]], *, eks: bool) -> None:
+                      ips_per_node: Optional[int], endpoints: Sequence[str], *, eks: bool) -> None:
         """The nodes' addresses must fit the training subnet beside the file system and the
         endpoints: the network's, the ones HyperPod adds, and on EKS the ones its nodes need
         (``EKS_INTERFACE_ENDPOINTS``, added by :class:`HyperPodEksCluster`), one address each."""
         mask = network.training_subnet_mask
         if mask is not None:
-            adding = set(self._missing_endpoints(network, endpoints))
-            if eks and network.endpoint_services() is not None:
-                adding |= {s for s in hyperpod_eks.EKS_INTERFACE_ENDPOINTS if s not in (network.endpoint_services() or ())}
+            adding = set(missing_endpoints(network, endpoints))
+            if eks:
+                adding |= set(missing_endpoints(network, hyperpod_eks.EKS_INTERFACE_ENDPOINTS))
             other = FILE_SYSTEM_IPS + len(network.endpoint_services() or ()) + len(adding)
             hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=mask,
                                  other_ips=other, subnet=f"the training subnet of {network.node.path}")
@@ -402,20 +402,6 @@ class HyperPodCluster(Construct):
             return
         hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=int(cidr.rsplit("/", 1)[1]),
                              other_ips=FILE_SYSTEM_IPS, subnet=f"training_subnet {subnet.node.path} ({cidr})")
-
-    @staticmethod
-    def _missing_endpoints(network: ITrainingNetwork, endpoints: Optional[Sequence[str]]) -> list[str]:
-        placed = network.endpoint_services()
-        if placed is None:
-            return []  # a NAT gateway (AWS APIs through it) or a VPC the platform owns
-        wanted = HYPERPOD_INTERFACE_ENDPOINTS if endpoints is None else tuple(endpoints)
-        return [s for s in wanted if s not in placed]
-
-    def _add_endpoints(self, network: ITrainingNetwork, endpoints: Optional[Sequence[str]]) -> None:
-        """The endpoints HyperPod nodes use without a NAT gateway that the network lacks, placed as
-        the network places its own: the training subnet, private DNS, HTTPS from that subnet."""
-        for service in self._missing_endpoints(network, endpoints):
-            self.interface_endpoints[service] = network.add_interface_endpoint(service)
 
 
 def _check_eks_props(orchestrator: str, arn: Optional[str], settings: Any, cluster: Any, layer: Any) -> None:

@@ -36,7 +36,8 @@ from constructs import Construct
 
 from smddp_infra.constructs.acknowledgements import (acknowledge, acknowledge_generated_role,
                                                       acknowledge_wildcard_resources)
-from smddp_infra.constructs.network_interface import ITrainingNetwork
+from smddp_infra.constructs.network import pin_subnet_zone
+from smddp_infra.constructs.network_interface import ITrainingNetwork, add_missing_endpoints
 from smddp_infra.errors import ConfigError
 from smddp_infra.hyperpod import eks as facts
 
@@ -67,7 +68,6 @@ class HyperPodEksCluster(Construct):
         self.settings = settings
         self.built = imported is None and imported_arn is None
         self.control_plane_subnet: Optional[ec2.ISubnet] = None
-        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = {}
         self.addons: dict[str, eks_l1.CfnAddon] = {}
         self.access_entries: list[eks_l1.CfnAccessEntry] = []
         self.training_operator_role: Optional[iam.Role] = None
@@ -92,11 +92,8 @@ class HyperPodEksCluster(Construct):
             if name is None:
                 raise ConfigError(f"eks_cluster_arn must be an EKS cluster ARN to install add-ons on it, got {imported_arn!r}")
             self.cluster_name, self.cluster_arn = name, imported_arn
-        placed = network.endpoint_services()  # None: a NAT gateway, or a VPC the platform owns
-        if placed is not None:
-            for service in facts.EKS_INTERFACE_ENDPOINTS:
-                if service not in placed:
-                    self.interface_endpoints[service] = network.add_interface_endpoint(service)
+        self.interface_endpoints: dict[str, ec2.InterfaceVpcEndpoint] = add_missing_endpoints(
+            network, facts.EKS_INTERFACE_ENDPOINTS)
         self._access_entries()
         self._addons()
         self._chart()
@@ -118,12 +115,7 @@ class HyperPodEksCluster(Construct):
         az = settings.control_plane_availability_zone
         subnet = ec2.PrivateSubnet(self, "ControlPlaneSubnet", vpc_id=vpc.vpc_id, cidr_block=cidr,
                                    availability_zone=az if "-az" not in az else "placeholder")
-        if "-az" in az:  # an AZ ID (use1-az6), as capacity is named
-            cfn = subnet.node.default_child
-            assert isinstance(cfn, ec2.CfnSubnet)
-            cfn.add_property_deletion_override("AvailabilityZone")
-            cfn.add_property_override("AvailabilityZoneId", az)
-        subnet.node.default_child.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"]}})  # type: ignore[union-attr]
+        pin_subnet_zone(subnet, az if "-az" in az else None)  # an AZ ID (use1-az6), as capacity is named
         self.control_plane_subnet = subnet
         options = None
         if kubectl_layer is not None:

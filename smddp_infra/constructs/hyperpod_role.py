@@ -25,26 +25,22 @@ reason through :data:`~smddp_infra.constructs.acknowledgements.HYPERPOD_WILDCARD
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
-from aws_cdk import ArnFormat, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
+from aws_cdk import Stack, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
-from smddp_infra.constructs.acknowledgements import HYPERPOD_WILDCARD_REASONS, acknowledge_wildcards
-from smddp_infra.constructs.role import nag_resource_finding, service_role
+from smddp_infra.constructs.acknowledgements import HYPERPOD_WILDCARD_REASONS, acknowledge_statement_wildcards
+from smddp_infra.constructs.role import (DESCRIBE_NETWORK_ACTIONS, KEY_USE_ACTIONS, objects_under, scoped_arn,
+                                         service_role)
 
 #: CloudWatch namespace and log group prefix HyperPod writes under (managed instance policy).
 CLUSTER_LOG_PREFIX = "/aws/sagemaker/Clusters"
 CLUSTER_METRIC_NAMESPACE = "/aws/sagemaker/Clusters"
 
 
-def _objects(prefix: str) -> str:
-    prefix = prefix.strip("/")
-    return f"{prefix}/*" if prefix else "*"
-
-
-def _eks_node_statements(arn: Callable[..., str], eks_cluster_arn: str) -> list[iam.PolicyStatement]:
+def _eks_node_statements(stack: Stack, eks_cluster_arn: str) -> list[iam.PolicyStatement]:
     """What an EKS node's agents call with the instance role: the VPC CNI (describe, attach and
     manage the pods' interfaces and addresses), the kubelet's image pulls, the Pod Identity Agent."""
     return [
@@ -56,20 +52,20 @@ def _eks_node_statements(arn: Callable[..., str], eks_cluster_arn: str) -> list[
         iam.PolicyStatement(
             sid="EksPodInterfaces",
             actions=["ec2:ModifyNetworkInterfaceAttribute", "ec2:UnassignPrivateIpAddresses"],
-            resources=[arn("ec2", "network-interface", "*")],
+            resources=[scoped_arn(stack, "ec2", "network-interface")],
         ),
         iam.PolicyStatement(
             sid="EksAttachPodInterfaces",
             actions=["ec2:AttachNetworkInterface"],
             # IAM authorizes an attach on the interface AND the instance it joins.
-            resources=[arn("ec2", "network-interface", "*"), arn("ec2", "instance", "*")],
+            resources=[scoped_arn(stack, "ec2", "network-interface"), scoped_arn(stack, "ec2", "instance")],
         ),
         iam.PolicyStatement(sid="EksImageRegistryToken", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
         iam.PolicyStatement(
             sid="EksImagePull",
             actions=["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
             # the add-ons' images are in AWS-owned accounts' repositories of the Region
-            resources=[arn("ecr", "repository", "*", account="*")],
+            resources=[scoped_arn(stack, "ecr", "repository", account="*")],
         ),
         iam.PolicyStatement(sid="EksPodIdentity", actions=["eks-auth:AssumeRoleForPodIdentity"], resources=[eks_cluster_arn]),
     ]
@@ -125,25 +121,21 @@ class HyperPodClusterRole(Construct):
         stack = v.stack_of(self)
         self.role: iam.IRole = service_role(self, "sagemaker.amazonaws.com", "SageMaker HyperPod cluster instances (one cluster)")
 
-        def arn(service: str, resource: str, name: str, sep: str = "/", account: Optional[str] = None) -> str:
-            return stack.format_arn(service=service, resource=resource, resource_name=name, account=account,
-                                    arn_format=ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME)
-
         group = f"{CLUSTER_LOG_PREFIX}/{cluster_name}"
-        interface_scope = [arn("ec2", "network-interface", "*")]
+        interface_scope = [scoped_arn(stack, "ec2", "network-interface")]
         if training_subnet is not None:
-            interface_scope.append(arn("ec2", "subnet", training_subnet.subnet_id))
-        interface_scope += [arn("ec2", "security-group", g.security_group_id) for g in security_groups]
+            interface_scope.append(scoped_arn(stack, "ec2", "subnet", training_subnet.subnet_id))
+        interface_scope += [scoped_arn(stack, "ec2", "security-group", g.security_group_id) for g in security_groups]
         statements = [
             iam.PolicyStatement(
                 sid="ClusterLogGroup",
                 actions=["logs:CreateLogGroup"],
-                resources=[arn("logs", "log-group", f"{group}/*", sep=":")],
+                resources=[scoped_arn(stack, "logs", "log-group", f"{group}/*", sep=":")],
             ),
             iam.PolicyStatement(
                 sid="ClusterLogStreams",
                 actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=[arn("logs", "log-group", f"{group}/*:log-stream:*", sep=":")],
+                resources=[scoped_arn(stack, "logs", "log-group", f"{group}/*:log-stream:*", sep=":")],
             ),
             iam.PolicyStatement(
                 sid="ClusterMetrics",
@@ -159,8 +151,7 @@ class HyperPodClusterRole(Construct):
             ),
             iam.PolicyStatement(
                 sid="DescribeNetwork",
-                actions=["ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs", "ec2:DescribeDhcpOptions",
-                         "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"],
+                actions=DESCRIBE_NETWORK_ACTIONS,
                 resources=["*"],
             ),
             iam.PolicyStatement(
@@ -172,23 +163,23 @@ class HyperPodClusterRole(Construct):
                 sid="ManageNodeInterfaces",
                 actions=["ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
                          "ec2:DeleteNetworkInterfacePermission", "ec2:AssignPrivateIpAddresses"],
-                resources=[arn("ec2", "network-interface", "*")],
+                resources=[scoped_arn(stack, "ec2", "network-interface")],
             ),
             iam.PolicyStatement(
                 sid="DetachNodeInterfaces",
                 actions=["ec2:DetachNetworkInterface"],
                 # IAM authorizes a detach on the interface AND the instance it leaves.
-                resources=[arn("ec2", "network-interface", "*"), arn("ec2", "instance", "*")],
+                resources=[scoped_arn(stack, "ec2", "network-interface"), scoped_arn(stack, "ec2", "instance")],
             ),
             iam.PolicyStatement(
                 sid="TagNodeInterfaces",
                 actions=["ec2:CreateTags"],
-                resources=[arn("ec2", "network-interface", "*")],
+                resources=[scoped_arn(stack, "ec2", "network-interface")],
                 conditions={"StringEquals": {"ec2:CreateAction": "CreateNetworkInterface"}},
             ),
         ]
         if eks_cluster_arn is not None:
-            statements += _eks_node_statements(arn, eks_cluster_arn)
+            statements += _eks_node_statements(stack, eks_cluster_arn)
         script_bucket = lifecycle_bucket or job_bucket
         listed = [(b, p) for b, p in ((script_bucket, lifecycle_prefix), (job_bucket, checkpoint_prefix)) if p is not None]
         for bucket in dict.fromkeys(b for b, _ in listed):
@@ -197,19 +188,19 @@ class HyperPodClusterRole(Construct):
                 sid="JobBucketList" if bucket is job_bucket else "LifecycleBucketList",
                 actions=["s3:ListBucket"],
                 resources=[bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [x for p in prefixes for x in (p.strip("/"), _objects(p))]}},
+                conditions={"StringLike": {"s3:prefix": [x for p in prefixes for x in (p.strip("/"), objects_under(p))]}},
             ))
         if lifecycle_prefix is not None:
             statements.append(iam.PolicyStatement(
                 sid="LifecycleScriptRead",
                 actions=["s3:GetObject"],
-                resources=[script_bucket.arn_for_objects(_objects(lifecycle_prefix))],
+                resources=[script_bucket.arn_for_objects(objects_under(lifecycle_prefix))],
             ))
         if checkpoint_prefix is not None:
             statements.append(iam.PolicyStatement(
                 sid="ClusterCheckpoints",
                 actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
-                resources=[job_bucket.arn_for_objects(_objects(checkpoint_prefix))],
+                resources=[job_bucket.arn_for_objects(objects_under(checkpoint_prefix))],
             ))
         if file_system_id is not None:
             statements.append(iam.PolicyStatement(
@@ -222,20 +213,13 @@ class HyperPodClusterRole(Construct):
         if encryption_keys:
             statements.append(iam.PolicyStatement(
                 sid="UseEncryptionKeys",
-                actions=["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"],
+                actions=KEY_USE_ACTIONS,
                 resources=[k.key_arn for k in encryption_keys],
             ))
         self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[self.role],
                                         description="SageMaker HyperPod cluster instances: logs, metrics, node "
                                                     "sessions, network interfaces, lifecycle script, checkpoints")
-        reasons: dict[str, list[str]] = {}
-        for statement in statements:
-            reason = HYPERPOD_WILDCARD_REASONS.get(statement.sid or "")
-            for resource in statement.resources:
-                finding = nag_resource_finding(stack, resource)
-                if "*" in finding and reason and reason not in reasons.setdefault(finding, []):
-                    reasons[finding].append(reason)
-        acknowledge_wildcards(self.policy, {k: w for k, w in reasons.items() if w})
+        acknowledge_statement_wildcards(self.policy, [(s.sid, s.resources) for s in statements], HYPERPOD_WILDCARD_REASONS)
 
     @property
     def role_arn(self) -> str:
@@ -263,16 +247,13 @@ class HyperPodAutoscalingRole(Construct):
         stack = v.stack_of(self)
         self.role: iam.IRole = service_role(self, "hyperpod.sagemaker.amazonaws.com",
                                             "SageMaker HyperPod Karpenter autoscaling (one cluster)")
-        clusters = stack.format_arn(service="sagemaker", resource="cluster", resource_name="*",
-                                    arn_format=ArnFormat.SLASH_RESOURCE_NAME)
         statement = iam.PolicyStatement(sid="AutoscaleClusterNodes",
                                         actions=["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
-                                        resources=[clusters])
+                                        resources=[scoped_arn(stack, "sagemaker", "cluster")])
         self.policy = iam.ManagedPolicy(self, "Policy", statements=[statement], roles=[self.role],
                                         description="SageMaker HyperPod autoscaling: add and delete this account's "
                                                     "cluster nodes in this Region")
-        reason = HYPERPOD_WILDCARD_REASONS[statement.sid or ""]
-        acknowledge_wildcards(self.policy, {nag_resource_finding(stack, clusters): [reason]})
+        acknowledge_statement_wildcards(self.policy, [(statement.sid, statement.resources)], HYPERPOD_WILDCARD_REASONS)
 
     @property
     def role_arn(self) -> str:

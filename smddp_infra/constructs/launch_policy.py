@@ -24,9 +24,8 @@ from typing import Any, Mapping, Optional, Sequence
 from aws_cdk import Aws, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
-from smddp_infra.constructs.acknowledgements import LAUNCH_WILDCARD_REASONS, acknowledge_wildcards
+from smddp_infra.constructs.acknowledgements import LAUNCH_WILDCARD_REASONS, acknowledge_statement_wildcards
 from smddp_infra.constructs.network_interface import ITrainingNetwork
-from smddp_infra.constructs.role import nag_resource_finding
 from smddp_infra.errors import ConfigError
 from smddp_infra.guardrails import LaunchScope, launch_policy_document
 from smddp_infra.sizing.catalog import efa_instance
@@ -174,21 +173,9 @@ class TrainingLaunchPolicy(Construct):
             description="Start SageMaker training jobs only inside the SMDDP training network (smddp_infra guardrail)",
             document=iam.PolicyDocument.from_json(document),
         )
-        self._acknowledge_wildcards(stack, document)
-
-    def _acknowledge_wildcards(self, stack: Stack, document: Mapping[str, Any]) -> None:
-        """IAM5, one resource at a time, with the reason of the statement that needs it."""
-        reasons: dict[str, list[str]] = {}
-        for statement in document["Statement"]:
-            reason = LAUNCH_WILDCARD_REASONS.get(statement["Sid"])
-            resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
-            for resource in resources:
-                finding = nag_resource_finding(stack, resource)
-                if "*" in finding and reason and reason not in reasons.setdefault(finding, []):
-                    reasons[finding].append(reason)
-        cfn_policy = self.policy.node.default_child
-        assert cfn_policy is not None  # ManagedPolicy always has its CfnManagedPolicy
-        acknowledge_wildcards(cfn_policy, reasons)
+        acknowledge_statement_wildcards(
+            self.policy, [(st["Sid"], st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]])
+                          for st in document["Statement"]], LAUNCH_WILDCARD_REASONS)
 
     @property
     def managed_policy_arn(self) -> str:

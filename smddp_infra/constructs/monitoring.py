@@ -160,21 +160,17 @@ class FileSystemMonitoring(Construct):
             sizing.storage_capacity_gib, checkpoint_gib=options.checkpoint_gib, fraction=options.free_capacity_fraction)
         period = Duration.seconds(options.period_seconds)
 
-        def fsx(metric: str, statistic: str) -> cw.Metric:
-            return cw.Metric(namespace=FSX_NAMESPACE, metric_name=metric, dimensions_map={FSX_DIMENSION: file_system_id},
-                             statistic=statistic, period=period)
+        def fsx(name: str, expression: str, metric: str, statistic: str, label: str) -> cw.MathExpression:
+            """One ``AWS/FSx`` metric of this file system (``name`` in ``expression``) in the unit shown."""
+            return cw.MathExpression(expression=expression, label=label, period=period, using_metrics={name: cw.Metric(
+                namespace=FSX_NAMESPACE, metric_name=metric, dimensions_map={FSX_DIMENSION: file_system_id},
+                statistic=statistic, period=period)})
 
-        self.read_mbps = cw.MathExpression(expression=m.mbps_expression("read"), using_metrics={"read": fsx(options.read_metric, "Sum")},
-                                           label="read MB/s", period=period)
-        self.write_mbps = cw.MathExpression(expression=m.mbps_expression("write"),
-                                            using_metrics={"write": fsx(options.write_metric, "Sum")},
-                                            label="write MB/s", period=period)
-        self.free_gib = cw.MathExpression(expression=m.gib_expression("free"),
-                                          using_metrics={"free": fsx(options.free_capacity_metric, "Minimum")},
-                                          label="free GiB", period=period)
-        self.metadata_ops = cw.MathExpression(expression=m.per_second_expression("metadata"),
-                                              using_metrics={"metadata": fsx(options.metadata_metric, "Sum")},
-                                              label="metadata operations/s", period=period)
+        self.read_mbps = fsx("read", m.mbps_expression("read"), options.read_metric, "Sum", "read MB/s")
+        self.write_mbps = fsx("write", m.mbps_expression("write"), options.write_metric, "Sum", "write MB/s")
+        self.free_gib = fsx("free", m.gib_expression("free"), options.free_capacity_metric, "Minimum", "free GiB")
+        self.metadata_ops = fsx("metadata", m.per_second_expression("metadata"), options.metadata_metric, "Sum",
+                                "metadata operations/s")
 
         baseline = sizing.baseline_throughput_mbps
         self.throughput_alarm = cw.Alarm(

@@ -157,14 +157,7 @@ class TrainingVpc(Construct):
         self.cfn_training_subnet = cfn_subnet
         self.availability_zone: str = cfn_subnet.attr_availability_zone if availability_zone_id else str(availability_zone)
         for subnet in (*self.vpc.private_subnets, *self.vpc.isolated_subnets, *self.vpc.public_subnets):
-            cfn = subnet.node.default_child
-            assert isinstance(cfn, ec2.CfnSubnet)
-            if availability_zone_id is not None:  # every subnet, the NAT's public one included
-                cfn.add_property_deletion_override("AvailabilityZone")
-                cfn.add_property_override("AvailabilityZoneId", availability_zone_id)
-            # The AZ is pinned on purpose (EFA, FSx and capacity live in one AZ): cfn-lint's
-            # W3010 ("don't hardcode AZs") does not apply to this VPC's subnets.
-            cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"]}})
+            pin_subnet_zone(subnet, availability_zone_id)  # every subnet, the NAT's public one included
 
         if flow_log_bucket is None:
             flow_log_bucket = secure_log_bucket(self, "FlowLogBucket")
@@ -213,6 +206,18 @@ class TrainingVpc(Construct):
         )
         self.interface_endpoints[service] = endpoint
         return endpoint
+
+
+def pin_subnet_zone(subnet: ec2.ISubnet, availability_zone_id: Optional[str]) -> None:
+    """Place ``subnet`` by AZ ID when one is given (``AvailabilityZoneId`` in place of the name
+    aws-cdk-lib writes), and tell cfn-lint its AZ is pinned on purpose (EFA, FSx and capacity live
+    in one AZ): W3010, "don't hardcode AZs", does not apply."""
+    cfn = subnet.node.default_child
+    assert isinstance(cfn, ec2.CfnSubnet)
+    if availability_zone_id is not None:
+        cfn.add_property_deletion_override("AvailabilityZone")
+        cfn.add_property_override("AvailabilityZoneId", availability_zone_id)
+    cfn.add_metadata("cfn-lint", {"config": {"ignore_checks": ["W3010"]}})
 
 
 def _warn_endpoint_names_without_region(network: Construct) -> None:

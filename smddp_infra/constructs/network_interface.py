@@ -9,7 +9,7 @@ import the interface without the L3 that builds a network; the imported network 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from aws_cdk import aws_ec2 as ec2, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
@@ -83,6 +83,18 @@ class ITrainingNetwork:
         """Let ``principal`` start training jobs, only inside this network: the network's
         :class:`~smddp_infra.constructs.launch_policy.TrainingLaunchPolicy`."""
         raise NotImplementedError
+
+
+def add_missing_endpoints(network: ITrainingNetwork, wanted: Sequence[str]) -> dict[str, ec2.InterfaceVpcEndpoint]:
+    """The interface endpoints of ``wanted`` that ``network`` places but lacks, added to it (service ->
+    endpoint); none when it places none (a NAT gateway, or a VPC the platform owns)."""
+    return {service: network.add_interface_endpoint(service) for service in missing_endpoints(network, wanted)}
+
+
+def missing_endpoints(network: ITrainingNetwork, wanted: Sequence[str]) -> list[str]:
+    """The services of ``wanted`` :func:`add_missing_endpoints` would add to ``network``."""
+    placed = network.endpoint_services()
+    return [] if placed is None else [service for service in wanted if service not in placed]
 
 
 __all__ = ["FileSystemMount", "ITrainingNetwork"]

@@ -26,22 +26,34 @@ from aws_cdk import Annotations, ArnFormat, Aws, CfnMapping, Fn, Stack, Token, a
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
-from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS, acknowledge_wildcards
+from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS, acknowledge_statement_wildcards, nag_text
 from smddp_infra.errors import ConfigError
 from smddp_infra.partitions import DLC_ACCOUNTS, DLC_ACCOUNTS_SOURCE
 
-#: AWS Deep Learning Containers registry account of the commercial regions that share one
-#: (PyTorch + SMDDP images); every region's account is in :data:`smddp_infra.partitions.DLC_ACCOUNTS`.
-DLC_ACCOUNT = "763104351884"
 #: The stack-level mapping (region -> DLC account) an environment-agnostic stack reads with
 #: ``Fn::FindInMap`` on ``AWS::Region``.
 DLC_MAPPING_ID = "SmddpDlcAccounts"
 
 
-def _objects(prefix: str) -> str:
+def objects_under(prefix: str) -> str:
     """``checkpoints`` -> ``checkpoints/*``; an empty prefix means the whole bucket (``*``)."""
     prefix = prefix.strip("/")
     return f"{prefix}/*" if prefix else "*"
+
+
+def scoped_arn(stack: Stack, service: str, resource: str, name: str = "*", *, sep: str = "/",
+               account: Optional[str] = None) -> str:
+    """``arn:<partition>:<service>:<region>:<account>:<resource><sep><name>`` in ``stack``'s Region and
+    account (or ``account``): the ARN every role here scopes a grant with."""
+    return stack.format_arn(service=service, resource=resource, resource_name=name, account=account,
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME)
+
+
+#: What SageMaker and HyperPod read to attach an interface to the subnet (no resource-level permissions).
+DESCRIBE_NETWORK_ACTIONS = ["ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs", "ec2:DescribeDhcpOptions",
+                            "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"]
+#: What a role needs to encrypt and decrypt with the network's keys.
+KEY_USE_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
 
 
 def service_role(scope: Construct, service: str, description: str) -> iam.Role:
@@ -49,26 +61,6 @@ def service_role(scope: Construct, service: str, description: str) -> iam.Role:
     guard: ``aws:SourceAccount`` is the stack's account)."""
     return iam.Role(scope, "Role", description=description, assumed_by=iam.ServicePrincipal(
         service, conditions={"StringEquals": {"aws:SourceAccount": Stack.of(scope).account}}))
-
-
-def nag_resource_finding(stack: Stack, value: str) -> str:
-    """Render an ARN the way cdk-nag names an IAM5 finding (``<LogicalId.Arn>/x/*``)."""
-    return _render(stack.resolve(value))
-
-
-def _render(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict) and "Fn::Join" in value:
-        sep, parts = value["Fn::Join"]
-        return str(sep).join(_render(p) for p in parts)
-    if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return "<" + ".".join(str(part) for part in value["Fn::GetAtt"]) + ">"
-    if isinstance(value, dict) and "Ref" in value:
-        return f"<{value['Ref']}>"
-    if isinstance(value, dict):  # other intrinsics (Fn::FindInMap): cdk-nag writes them as compact JSON
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)
 
 
 class TrainingExecutionRole(Construct):
@@ -146,21 +138,11 @@ class TrainingExecutionRole(Construct):
         self.training_subnet = training_subnet
         self.security_groups = tuple(security_groups)
 
-        def arn(service: str, resource: str, name: str = "*", sep: str = "/") -> str:
-            return stack.format_arn(service=service, resource=resource, resource_name=name,
-                                    arn_format=_arn_format(sep))
-
         prefixes = [p for p in (checkpoint_prefix, output_prefix, code_prefix) if p is not None]
         statements = [
             iam.PolicyStatement(
                 sid="DescribeNetwork",
-                actions=[
-                    "ec2:DescribeNetworkInterfaces",
-                    "ec2:DescribeVpcs",
-                    "ec2:DescribeDhcpOptions",
-                    "ec2:DescribeSubnets",
-                    "ec2:DescribeSecurityGroups",
-                ],
+                actions=DESCRIBE_NETWORK_ACTIONS,
                 resources=["*"],  # EC2 Describe* actions have no resource-level permissions
             ),
             iam.PolicyStatement(
@@ -181,8 +163,8 @@ class TrainingExecutionRole(Construct):
                 sid="TrainingLogs",
                 actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
                 # the group itself (CreateLogGroup) and its streams
-                resources=[arn("logs", "log-group", "/aws/sagemaker/TrainingJobs", sep=":"),
-                           arn("logs", "log-group", "/aws/sagemaker/TrainingJobs:*", sep=":")],
+                resources=[scoped_arn(stack, "logs", "log-group", "/aws/sagemaker/TrainingJobs", sep=":"),
+                           scoped_arn(stack, "logs", "log-group", "/aws/sagemaker/TrainingJobs:*", sep=":")],
             ),
             iam.PolicyStatement(
                 sid="TrainingMetrics",
@@ -197,38 +179,37 @@ class TrainingExecutionRole(Construct):
                 actions=["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"],
                 resources=list(ecr_repository_arns)
                 if ecr_repository_arns is not None
-                else [stack.format_arn(service="ecr", account=_image_account(self, image_account),
-                                       resource="repository", resource_name="*")],
+                else [scoped_arn(stack, "ecr", "repository", account=_image_account(self, image_account))],
             ),
             iam.PolicyStatement(
                 sid="CheckpointList",
                 actions=["s3:ListBucket"],
                 resources=[checkpoint_bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [p for prefix in prefixes for p in (prefix, _objects(prefix))]}},
+                conditions={"StringLike": {"s3:prefix": [p for prefix in prefixes for p in (prefix, objects_under(prefix))]}},
             ),
             iam.PolicyStatement(
                 sid="CheckpointReadWrite",
                 actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
-                resources=[checkpoint_bucket.arn_for_objects(_objects(checkpoint_prefix))],
+                resources=[checkpoint_bucket.arn_for_objects(objects_under(checkpoint_prefix))],
             ),
         ]
         if output_prefix is not None:
             statements.append(iam.PolicyStatement(
                 sid="ModelOutputWrite",
                 actions=["s3:PutObject", "s3:AbortMultipartUpload"],
-                resources=[checkpoint_bucket.arn_for_objects(_objects(output_prefix))],
+                resources=[checkpoint_bucket.arn_for_objects(objects_under(output_prefix))],
             ))
         if code_prefix is not None:
             statements.append(iam.PolicyStatement(
                 sid="TrainingCodeRead",
                 actions=["s3:GetObject"],
-                resources=[checkpoint_bucket.arn_for_objects(_objects(code_prefix))],
+                resources=[checkpoint_bucket.arn_for_objects(objects_under(code_prefix))],
             ))
         if output_prefix and output_prefix.strip("/") and code_prefix and code_prefix.strip("/"):
             # SDK v3 stages code and drivers under OutputDataConfig's prefix when the CALLER can
             # simulate and the role cannot write the whole session bucket (ModelTrainer's
             # _resolve_staging_bucket): <output>/<default_bucket_prefix = code prefix>/...
-            staged = _objects(f"{output_prefix.strip('/')}/{code_prefix.strip('/')}".strip("/"))
+            staged = objects_under(f"{output_prefix.strip('/')}/{code_prefix.strip('/')}".strip("/"))
             statements += [
                 iam.PolicyStatement(sid="StagedCodeRead", actions=["s3:GetObject"],
                                     resources=[checkpoint_bucket.arn_for_objects(staged)]),
@@ -254,14 +235,14 @@ class TrainingExecutionRole(Construct):
                 iam.PolicyStatement(
                     sid="DatasetRead",
                     actions=["s3:GetObject"],
-                    resources=[dataset_bucket.arn_for_objects(_objects(dataset_prefix))],
+                    resources=[dataset_bucket.arn_for_objects(objects_under(dataset_prefix))],
                 ),
             ]
         if encryption_keys:
             statements.append(
                 iam.PolicyStatement(
                     sid="UseEncryptionKeys",
-                    actions=["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"],
+                    actions=KEY_USE_ACTIONS,
                     resources=[k.key_arn for k in encryption_keys],
                 )
             )
@@ -277,25 +258,11 @@ class TrainingExecutionRole(Construct):
         # AWS managed one (AwsSolutions-IAM4).
         self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[role],
                                         description="SMDDP training job: network, FSx, checkpoints, logs, images")
-        cfn_policy = self.policy.node.default_child
-        assert cfn_policy is not None
-        reasons: dict[str, list[str]] = {}
-        for statement in statements:
-            reason = WILDCARD_REASONS.get(statement.sid or "")
-            for resource in statement.resources:
-                finding = nag_resource_finding(stack, resource)
-                if "*" in finding and reason and reason not in reasons.setdefault(finding, []):
-                    reasons[finding].append(reason)
-        acknowledge_wildcards(cfn_policy, reasons)
+        acknowledge_statement_wildcards(self.policy, [(s.sid, s.resources) for s in statements], WILDCARD_REASONS)
 
     @property
     def role_arn(self) -> str:
         return self.role.role_arn
-
-
-def _arn_format(sep: str) -> ArnFormat:
-
-    return ArnFormat.COLON_RESOURCE_NAME if sep == ":" else ArnFormat.SLASH_RESOURCE_NAME
 
 
 def _check_image_account(image_account: Any, ecr_repository_arns: Any) -> None:
@@ -363,7 +330,7 @@ def role_is_immutable(role: Any) -> bool:
 def _readable(value: Any) -> Any:
     """A resolved policy document with intrinsics written the way cdk-nag names them."""
     if isinstance(value, dict) and ({"Fn::Join", "Fn::GetAtt", "Ref"} & set(value)):
-        return _render(value)
+        return nag_text(value)
     if isinstance(value, dict):
         return {k: _readable(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -41,8 +41,6 @@ from smddp_infra.errors import ConfigError, PropTypeError
 #: HyperPod's supported authentication modes (prerequisites page) and EKS's API enum.
 HYPERPOD_AUTHENTICATION_MODES: tuple[str, ...] = ("API", "API_AND_CONFIG_MAP")
 EKS_AUTHENTICATION_MODES: tuple[str, ...] = ("API", "API_AND_CONFIG_MAP", "CONFIG_MAP")
-#: What CreateCluster (and CloudFormation) uses when the request names no mode (botocore's text).
-DEFAULT_EKS_AUTHENTICATION_MODE = "CONFIG_MAP"
 #: Kubernetes versions HyperPod supports (prerequisites page, 2026 copies).
 HYPERPOD_KUBERNETES_VERSIONS: tuple[str, ...] = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
 #: The pinned default: the newest version HyperPod lists (older versions leave EKS standard
@@ -58,7 +56,6 @@ VPC_CNI_ADDON = "vpc-cni"
 VPC_CNI_MINIMUM = (1, 18, 3)
 #: UNCONFIRMED names (see the module docstring); each is a setting of :class:`HyperPodEks`.
 TRAINING_OPERATOR_ADDON = "amazon-sagemaker-hyperpod-training-operator"
-TRAINING_OPERATOR_NAMESPACE = "aws-hyperpod"
 TRAINING_OPERATOR_SERVICE_ACCOUNT = "hp-training-operator-controller-manager"
 CERT_MANAGER_ADDON = "cert-manager"
 OBSERVABILITY_ADDON = "amazon-sagemaker-hyperpod-observability"

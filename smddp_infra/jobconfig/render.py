@@ -81,13 +81,7 @@ def sdk_v2_kwargs(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
     })
     if doc.enable_network_isolation is not None:
         estimator["enable_network_isolation"] = doc.enable_network_isolation
-    fs = doc.file_system
-    inputs = {_channel(channel): {
-        "file_system_id": fs.id,
-        "file_system_type": fs.type,
-        "directory_path": fs.directory_path,
-        "file_system_access_mode": fs.access_mode,
-    }}
+    inputs = {_channel(channel): _file_system_source(doc)}
     return {"estimator": estimator, "fit": {"inputs": inputs},
             "notes": [launcher.reason, runtime_note(doc), icte_note(doc), *plan_notes(doc)]}
 
@@ -116,7 +110,6 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
     }
     if doc.enable_network_isolation is not None:
         networking["enable_network_isolation"] = doc.enable_network_isolation
-    fs = doc.file_system
     compute: dict[str, Any] = {"instance_type": doc.instance_type, "instance_count": doc.instance_count}
     if doc.training_plan_arn is not None:
         compute["training_plan_arn"] = doc.training_plan_arn
@@ -135,18 +128,21 @@ def sdk_v3_pieces(doc: JobDocument, *, channel: str = DEFAULT_CHANNEL) -> dict[s
         "training_input_mode": FILE_SYSTEM_INPUT_MODE,
         "input_data_config": [{
             "channel_name": _channel(channel),
-            "data_source": {
-                "file_system_id": fs.id,
-                "file_system_type": fs.type,
-                "directory_path": fs.directory_path,
-                "file_system_access_mode": fs.access_mode,
-            },
+            "data_source": _file_system_source(doc),
         }],
         "distributed": {launcher.v3_distributed: {}},
         "notes": [*SDK_V3_NOTES, launcher.reason, runtime_note(doc, sdk_default=SDK_V3_DEFAULT_MAX_RUNTIME),
                   icte_note(doc), *plan_notes(doc)],
     })
     return pieces
+
+
+def _file_system_source(doc: JobDocument) -> dict[str, Any]:
+    """The FSx channel in both SDKs' snake_case (v2 ``FileSystemInput`` arguments, v3
+    ``FileSystemDataSource`` fields: the same four names)."""
+    fs = doc.file_system
+    return {"file_system_id": fs.id, "file_system_type": fs.type, "directory_path": fs.directory_path,
+            "file_system_access_mode": fs.access_mode}
 
 
 def v3_session(code_s3_uri: str) -> dict[str, Any]:

@@ -114,9 +114,6 @@ def efa_instance(name: str, *, setting: str = "instance type") -> InstanceType:
         raise ConfigError(f"{setting} must be a SageMaker EFA training instance type ({known}), got {name!r}{why}") from None
 
 
-SMDDP_SUPPORT_LEVELS = ("current", "legacy", "older-releases")
-
-
 def smddp_support(instance_type: str) -> str | None:
     """How SMDDP runs on ``instance_type``, from the three sets above: ``current``
     (:data:`SMDDP_INSTANCE_TYPES`), ``legacy``, ``older-releases``; None where it has no SMDDP

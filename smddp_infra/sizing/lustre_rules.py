@@ -30,7 +30,6 @@ SCRATCH_BASELINE_MBPS_PER_TIB = 200
 
 #: FileSystemTypeVersion we always set; 2.10 is rejected for PERSISTENT_2.
 FILE_SYSTEM_TYPE_VERSION = "2.15"
-VERSIONS_REJECTED_BY_TYPE = {PERSISTENT_2: ("2.10",)}
 
 #: FileSystemTypeVersion rules (FSx CreateFileSystem API reference): 2.10 is supported by
 #: SCRATCH_1, SCRATCH_2 and PERSISTENT_1 only; 2.12 by every type EXCEPT PERSISTENT_2 with a
@@ -48,7 +47,6 @@ SSD, HDD, INTELLIGENT_TIERING = "SSD", "HDD", "INTELLIGENT_TIERING"
 STORAGE_TYPES = (SSD, HDD, INTELLIGENT_TIERING)
 INTELLIGENT_TIERING_THROUGHPUT_STEP_MBPS = 4000
 INTELLIGENT_TIERING_MAX_THROUGHPUT_MBPS = 2_000_000
-READ_CACHE_SIZING_MODES = ("NO_CACHE", "USER_PROVISIONED", "PROPORTIONAL_TO_THROUGHPUT_CAPACITY")
 
 #: Default regional quota for total Lustre storage (a warning, not a hard limit).
 DEFAULT_REGIONAL_QUOTA_GIB = 100_800
@@ -60,9 +58,6 @@ MAX_STORAGE_CAPACITY_GIB = 2_147_483_647
 
 #: AutomaticBackupRetentionDays bounds; scratch types require 0.
 MAX_BACKUP_RETENTION_DAYS = 90
-
-#: Metadata IOPS values allowed with MetadataConfiguration Mode USER_PROVISIONED.
-METADATA_IOPS = (1500, 3000, 6000, 12000) + tuple(range(24000, 192001, 12000))
 
 
 @dataclass(frozen=True)
