@@ -285,3 +285,16 @@ def test_yaml_templates_with_short_form_tags_are_read():
     text = "Resources:\n  A:\n    Type: AWS::EC2::Subnet\n    Properties:\n      VpcId: !Ref Vpc\n      X: !GetAtt B.Arn\n      Y: !Sub 'a-${B}'\n"
     props = parse_template_text(text, where="t")["Resources"]["A"]["Properties"]
     assert props == {"VpcId": {"Ref": "Vpc"}, "X": {"Fn::GetAtt": ["B", "Arn"]}, "Y": {"Fn::Sub": "a-${B}"}}
+
+
+def test_the_guard_reads_templates_with_the_rules_reader() -> None:
+    """One reader for templates: ``!Condition`` is CloudFormation's ``Condition`` (as the rules read it)
+    and a key written twice is refused, not silently overwritten by its second value."""
+    from smddp_infra.errors import ConfigError
+    from smddp_infra.review.replacement import parse_template_text
+
+    template = parse_template_text("Resources:\n  A:\n    Type: AWS::S3::Bucket\n    Condition: C\n"
+                                   "Conditions:\n  C: !And [!Condition D, !Condition E]\n", where="t.yaml")
+    assert template["Conditions"]["C"] == {"Fn::And": [{"Condition": "D"}, {"Condition": "E"}]}
+    with pytest.raises(ConfigError, match=r"^t.yaml is neither JSON nor YAML: key 'A' appears twice in one mapping"):
+        parse_template_text("Resources:\n  A: {Type: AWS::S3::Bucket}\n  A: {Type: AWS::SNS::Topic}\n", where="t.yaml")

@@ -786,45 +786,19 @@ def _unreadable_reason(exc: Exception) -> str:
 
 
 def parse_template_text(text: str, *, where: str) -> dict[str, Any]:
-    """JSON or YAML (CloudFormation short-form tags such as ``!Ref`` included) -> template dict."""
+    """JSON or YAML (CloudFormation short-form tags such as ``!Ref`` included) -> template dict,
+    read by the rules' reader (:mod:`smddp_infra.rules.loader`): the guard and the checks see the
+    same template (``!Condition`` is ``Condition``, a key written twice is refused)."""
     from smddp_infra.errors import ConfigError
+    from smddp_infra.rules.loader import TemplateSyntaxError, load_template_text
 
     try:
-        value: Any = json.loads(text)
-    except json.JSONDecodeError:
-        value = _load_cfn_yaml(text, where)
+        value: Any = load_template_text(text)
+    except TemplateSyntaxError as exc:
+        raise ConfigError(f"{where} is neither JSON nor YAML: {exc}") from None
     if not isinstance(value, dict) or not isinstance(value.get("Resources"), dict):
         raise ConfigError(f"{where} is not a CloudFormation template (no Resources mapping)")
     return value
-
-
-def _load_cfn_yaml(text: str, where: str) -> Any:
-    import yaml
-
-    from smddp_infra.errors import ConfigError
-
-    class _Loader(yaml.SafeLoader):
-        pass
-
-    def construct(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-        name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
-        if isinstance(node, yaml.ScalarNode):
-            value: Any = loader.construct_scalar(node)
-            if suffix == "GetAtt" and isinstance(value, str):
-                value = value.split(".", 1)
-        elif isinstance(node, yaml.SequenceNode):
-            value = loader.construct_sequence(node, deep=True)
-        elif isinstance(node, yaml.MappingNode):
-            value = loader.construct_mapping(node, deep=True)
-        else:  # pragma: no cover - PyYAML has no other node kinds
-            raise ConfigError(f"{where}: unexpected YAML node {type(node).__name__} after !{suffix}")
-        return {name: value}
-
-    _Loader.add_multi_constructor("!", construct)  # type: ignore[no-untyped-call]  # PyYAML's stubs leave it untyped
-    try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{where} is neither JSON nor YAML: {str(exc).splitlines()[0]}") from None
 
 
 def replacement_accepted(artifact: Any) -> bool:

@@ -82,16 +82,12 @@ def load_template_text(text: str) -> Any:
     JSON is tried first when the text starts like JSON (``{`` or ``[``): it is the common
     case for cdk.out and much faster through ``json``; YAML is a superset for the rest.
     """
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
+    json_error = ""
+    if text.lstrip()[:1] in ("{", "["):
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             json_error = f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
-        else:  # pragma: no cover - returned above
-            json_error = ""
-    else:
-        json_error = ""
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except TemplateSyntaxError:
