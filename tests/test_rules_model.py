@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 from smddp_infra.rules.model import NO_VALUE, UNKNOWN, AzIndex, ResourceRef, TemplateModel, to_bool, to_int
 
 TEMPLATE = {
@@ -16,7 +18,11 @@ TEMPLATE = {
     "Resources": {"Sg": {"Type": "AWS::EC2::SecurityGroup", "Properties": {"GroupDescription": "x"}}},
 }
 MODEL = TemplateModel(TEMPLATE)
-r = MODEL.resolve
+
+
+def r(value: Any, assignment: Optional[dict[str, Any]] = None, *, partial: bool = False) -> Any:
+    """Resolve ``value`` in MODEL under ``assignment`` (the defaults when None)."""
+    return MODEL.world(assignment).resolve(value, partial=partial)
 
 
 def test_parameters_resolve_to_their_typed_default() -> None:
@@ -53,7 +59,7 @@ def test_strings_built_with_sub_and_join() -> None:
     assert r({"Fn::Sub": "com.amazonaws.${AWS::Region}.sts"}, partial=True) == "com.amazonaws.*.sts"
     join = {"Fn::Join": ["", ["com.amazonaws.", {"Ref": "AWS::Region"}, ".s3"]]}
     assert r(join, partial=True) == "com.amazonaws.*.s3"
-    assert TemplateModel(TEMPLATE, region="eu-west-1").resolve(join) == "com.amazonaws.eu-west-1.s3"
+    assert TemplateModel(TEMPLATE, region="eu-west-1").world().resolve(join) == "com.amazonaws.eu-west-1.s3"
     assert r({"Fn::Sub": "${!Literal}"}) == "${Literal}"
 
 

@@ -32,7 +32,9 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
-from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT, describe_ports, port_verdict, subnet_ranges
+from smddp_infra.rules.fsx_rules import (
+    LUSTRE_EXTRA_PORTS, LUSTRE_PORT, describe_ports, file_system_groups, file_system_ranges, port_verdict, subnet_ranges,
+)
 from smddp_infra.rules.groups import SECURITY_GROUP, GroupRef, group_list, resources_mentioned, security_groups
 from smddp_infra.rules.handoff import launch_targets
 from smddp_infra.rules.model import Resource, ResourceRef, World, list_or_empty
@@ -153,7 +155,7 @@ def _vpc_of(world: World, resource: Resource, subnets: Any) -> Any:
 
 def _judge(world: World, mount: Mount, ports: tuple[int, int]) -> Optional[tuple[str, list[str], str]]:
     """("fail" | "unknown", what is missing, why unknown) for one mount and one port range; None: passes or not ours."""
-    fs_refs = group_list(world, mount.fs.properties.get("SecurityGroupIds")) if "SecurityGroupIds" in mount.fs.properties else []
+    fs_refs = file_system_groups(world, mount.fs)
     if not fs_refs:
         return None  # the VPC's default group: FSX3/FSX4 say it is not judged
     if mount.groups is None:
@@ -162,9 +164,8 @@ def _judge(world: World, mount: Mount, ports: tuple[int, int]) -> Optional[tuple
     client = {g.group for g in mount.groups if g.group in groups.groups}
     if client & {g.group for g in fs_refs if g.group in groups.groups}:
         return None  # a shared group: its self rules are FSX3/FSX4's
-    fs_subnets = world.get(mount.fs, "SubnetIds")
     client_required, client_known = subnet_ranges(world, mount.subnets) if mount.subnets is not None else ([], False)
-    fs_required, fs_known = subnet_ranges(world, fs_subnets[:1] if isinstance(fs_subnets, list) else ())
+    fs_required, fs_known = file_system_ranges(world, mount.fs)
     missing: list[str] = []
     unknown: list[str] = []
     fs_names = ", ".join(r.describe() for r in fs_refs)
@@ -213,7 +214,7 @@ def _findings(world: World, rule: Rule, port_sets: tuple[tuple[int, int], ...], 
         ports_text = " and ".join(describe_ports(p) for p in failed)
         depends = "" if mount.named else (f" if it mounts it (the template holds both and names no file system for "
                                           f"{mount.what}: its lifecycle scripts or jobs decide)")
-        fix_group = next((r.describe() for r in group_list(world, mount.fs.properties.get("SecurityGroupIds")) or []), "?")
+        fix_group = next((r.describe() for r in file_system_groups(world, mount.fs) or []), "?")
         client_group = next((g.describe() for g in mount.groups or ()), "?")
         findings.append(rule.finding(
             fs, f"{mount.what} cannot reach file system {fs} on {ports_text}{depends}: " + "; ".join(missing)

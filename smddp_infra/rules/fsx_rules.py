@@ -38,7 +38,6 @@ from smddp_infra.rules.training import lustre_file_systems
 from smddp_infra.rules.unresolved import UNRESOLVED
 from smddp_infra.sizing import lustre_rules as lr
 
-REQUIRED_THROUGHPUT_TAG = TAG_REQUIRED_THROUGHPUT
 #: Lustre's TCP ports (FSx for Lustre user guide, "File system access control with Amazon VPC").
 LUSTRE_PORT = (988, 988)
 LUSTRE_EXTRA_PORTS = (1018, 1023)
@@ -195,14 +194,14 @@ def check_throughput(world: World) -> list[Finding]:
     findings: list[Finding] = []
     for fs in lustre_file_systems(world):
         tags = world.tags(fs)
-        if REQUIRED_THROUGHPUT_TAG not in tags:
+        if TAG_REQUIRED_THROUGHPUT not in tags:
             continue
-        raw = tags[REQUIRED_THROUGHPUT_TAG]
+        raw = tags[TAG_REQUIRED_THROUGHPUT]
         try:
             required = float(raw)
         except (TypeError, ValueError):
             if raw is not UNKNOWN:
-                findings.append(THROUGHPUT.finding(fs.logical_id, f"file system {fs.logical_id}: tag {REQUIRED_THROUGHPUT_TAG} must be a number of MB/s, got {raw!r}", "Properties", "Tags"))
+                findings.append(THROUGHPUT.finding(fs.logical_id, f"file system {fs.logical_id}: tag {TAG_REQUIRED_THROUGHPUT} must be a number of MB/s, got {raw!r}", "Properties", "Tags"))
             continue
         settings = read_settings(world, fs)
         baseline = settings.baseline_mbps() if settings is not None else None
@@ -269,10 +268,17 @@ def subnet_ranges(world: World, subnet_refs: Any) -> tuple[list[list[Any]], bool
     return required, known and bool(required)
 
 
-def _client_ranges(world: World, fs: Resource) -> tuple[list[list[Any]], bool]:
-    """The networks the file system's interfaces sit in (its first subnet: FSx for Lustre has one)."""
+def file_system_ranges(world: World, fs: Resource) -> tuple[list[list[Any]], bool]:
+    """The networks the file system's interfaces sit in (its first subnet: FSx for Lustre has one),
+    as :func:`subnet_ranges` gives them: the peers FSX3/FSX4 and FSX7/FSX8 judge against."""
     subnets = world.get(fs, "SubnetIds")
     return subnet_ranges(world, subnets[:1] if isinstance(subnets, list) else ())
+
+
+def file_system_groups(world: World, fs: Resource) -> Optional[list[GroupRef]]:
+    """The file system's ``SecurityGroupIds`` (None: undecided; []: it lists none, so the VPC's
+    default group applies, whose rules are not in the template)."""
+    return group_list(world, fs.properties.get("SecurityGroupIds"))
 
 
 def port_verdict(
@@ -323,14 +329,6 @@ def port_verdict(
     return "fail", ""
 
 
-def _port_verdict(
-    world: World, fs: Resource, refs: list[GroupRef], ports: tuple[int, int], direction: str
-) -> tuple[str, str]:
-    """Lustre between the file system's own interfaces: its groups, from and to themselves."""
-    required, known = _client_ranges(world, fs)
-    return port_verdict(world, refs, refs, required, known, ports, direction)
-
-
 def check_lustre_ports(world: World) -> list[Finding]:
     return _lustre_ports(world, LUSTRE_PORT, LUSTRE_PORTS_RULE)
 
@@ -342,8 +340,7 @@ def check_lustre_extra_ports(world: World) -> list[Finding]:
 def _lustre_ports(world: World, ports: tuple[int, int], rule: Rule) -> list[Finding]:
     findings: list[Finding] = []
     for fs in lustre_file_systems(world):
-        raw = fs.properties.get("SecurityGroupIds")
-        refs = group_list(world, raw) if raw is not None else []
+        refs = file_system_groups(world, fs)
         if refs is None or world.exists(fs) is not True:
             findings.append(UNRESOLVED.finding(fs.logical_id, f"{rule.id} not judged for file system {fs.logical_id}: its security groups or its Condition are not decided by the template", "Properties", "SecurityGroupIds"))
             continue
@@ -356,9 +353,10 @@ def _lustre_ports(world: World, ports: tuple[int, int], rule: Rule) -> list[Find
                 "Properties"))
             continue
         names = ", ".join(r.describe() for r in refs)
+        required, known = file_system_ranges(world, fs)
         missing, unknown = [], []
-        for direction in ("ingress", "egress"):
-            verdict, why = _port_verdict(world, fs, refs, ports, direction)
+        for direction in ("ingress", "egress"):  # between the file system's own interfaces: its groups, both ends
+            verdict, why = port_verdict(world, refs, refs, required, known, ports, direction)
             if verdict == "fail":
                 missing.append(direction)
             elif verdict == "unknown":

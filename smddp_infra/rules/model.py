@@ -424,23 +424,6 @@ class TemplateModel:
             world = self._worlds[key] = World(self, dict(key))
         return world
 
-    # -- compatibility shortcuts (default assignment) ----------------------------------
-
-    def resolve(self, value: Any, assignment: Optional[Mapping[str, Any]] = None, *, partial: bool = False, shallow: bool = False) -> Any:
-        return self.world(assignment).resolve(value, partial=partial, shallow=shallow)
-
-    def get(self, resource: Resource, *path: str, assignment: Optional[Mapping[str, Any]] = None) -> Any:
-        return self.world(assignment).get(resource, *path)
-
-    def has(self, resource: Resource, *path: str) -> bool:
-        return self.world().get(resource, *path) is not NO_VALUE
-
-    def tags(self, resource: Resource) -> dict[str, Any]:
-        return self.world().tags(resource)
-
-    def resource_of(self, value: Any, *types: str, assignment: Optional[Mapping[str, Any]] = None) -> Optional[Resource]:
-        return self.world(assignment).resource_of(value, *types)
-
 
 @dataclass(frozen=True)
 class Scenarios:

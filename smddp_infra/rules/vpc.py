@@ -39,8 +39,6 @@ CALLER_SERVICES: dict[str, str] = {
     "ecr.dkr": "ECR image layers (the same pulls)",
     "monitoring": "CloudWatch metrics (PutMetricData from training code or an agent)",
 }
-#: Kept for callers of the earlier name: the services a no-NAT subnet is checked for.
-REQUIRED_INTERFACE_SERVICES = tuple(CALLER_SERVICES)
 _EGRESS_TARGETS = ("NatGatewayId", "InstanceId", "NetworkInterfaceId", "TransitGatewayId", "VpcPeeringConnectionId")
 #: ``cn.com.amazonaws.`` is how China names most interface endpoint services (sts, ecr.*, ...).
 _SERVICE = re.compile(r"^(?:aws\.sagemaker\.|(?:cn\.)?com\.amazonaws\.)[^.]+\.(.+)$")
@@ -155,7 +153,7 @@ class Network:
         """(services with no endpoint, services whose endpoint lacks private DNS) for the subnet's VPC."""
         vpc = _ref_name(self.model.get(subnet, "VpcId"))
         missing, no_dns = [], []
-        for service in REQUIRED_INTERFACE_SERVICES:
+        for service in CALLER_SERVICES:
             candidates = [dns for svc, ep_vpc, dns in self.interface_endpoints if svc == service and (vpc is None or ep_vpc in (None, vpc))]
             if not candidates:
                 missing.append(service)
