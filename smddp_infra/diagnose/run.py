@@ -16,6 +16,7 @@ from typing import Any, Mapping, Optional, Sequence
 from smddp_infra.account import Account, NotFoundError
 from smddp_infra.diagnose import collect, symptoms as sy
 from smddp_infra.diagnose.report import FOUND, NOT_EVALUATED, NOT_FOUND, Diagnosis, Item, Verdict
+from smddp_infra.observe.metrics import DEFAULT_HEADROOM, DEFAULT_PERIOD_SECONDS  # observe's window and re-plan defaults
 from smddp_infra.rules.live_loader import Compute, LiveNetwork, live_template
 
 #: Rules a live network is judged by: every template rule (network ACLs: SMDDP-NET6). FSX1/FSX6
@@ -23,8 +24,6 @@ from smddp_infra.rules.live_loader import Compute, LiveNetwork, live_template
 SKIPPED_ON_LIVE = ("SMDDP-FSX1", "SMDDP-FSX6")
 INIT_RULES = ("SMDDP-SG1", "SMDDP-SG2", "SMDDP-NET1", "SMDDP-NET6")
 DEFAULT_QUIET_MINUTES = 15
-DEFAULT_PERIOD_SECONDS = 300
-DEFAULT_HEADROOM = 1.25
 
 
 def live_rules() -> tuple[Any, ...]:

@@ -50,8 +50,6 @@ SECURITY_GROUP_TYPE = "AWS::EC2::SecurityGroup"
 
 #: Construct metadata (cloud assembly, not template) that ``-c smddp:allowReplacement=true`` writes.
 ALLOW_REPLACEMENT_METADATA = "smddp:allowReplacement"
-#: Template Metadata key of the file system's sizing record (one place: the contract).
-SIZING_METADATA = METADATA_SIZING
 
 #: Environment variable that points at a CDK service-spec database (db.json.gz).
 SERVICE_SPEC_ENV = "SMDDP_CDK_SERVICE_SPEC"
@@ -579,7 +577,7 @@ def _as_int(value: Any) -> Optional[int]:
 
 def _retained(resource: Mapping[str, Any], kind: str) -> bool:
     policy = resource.get("DeletionPolicy" if kind == "delete" else "UpdateReplacePolicy")
-    return policy in ("Retain", "RetainExceptOnCreate", "Snapshot")
+    return policy in RETAINING_POLICIES
 
 
 def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
@@ -693,9 +691,9 @@ def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any
         context.append(f"-c smddp:perUnitStorageThroughput={per_unit}")
     if efa:
         context.append("-c smddp:efaFileSystem=true")
-    record = (after.get("Metadata") or {}).get(SIZING_METADATA)
+    record = (after.get("Metadata") or {}).get(METADATA_SIZING)
     if not isinstance(record, Mapping) or not isinstance(record.get("requiredThroughputMBps"), (int, float)):
-        return [f"keep the deployed {tier}: {' '.join(context)} (the new template has no {SIZING_METADATA} record, "
+        return [f"keep the deployed {tier}: {' '.join(context)} (the new template has no {METADATA_SIZING} record, "
                 "so the pinned size is not computed here)"]
     required = float(record["requiredThroughputMBps"])
     deployed = DeployedFileSystem(deployment_type=deployed_type, storage_type="HDD" if hdd else "SSD",

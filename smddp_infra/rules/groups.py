@@ -274,29 +274,29 @@ class SecurityGroups:
         if has_cidr and not isinstance(cidr, str) and cidr is not NO_VALUE:
             peer_unresolved = peer_unresolved or describe_value(entry.get("CidrIp") or entry.get("CidrIpv6"))
         prefix = entry.get("SourcePrefixListId") or entry.get("DestinationPrefixListId")
+        resolved_prefix = resolve(prefix) if prefix is not None else None
         if prefix is not None:
-            resolved_prefix = resolve(prefix)
             peer_unresolved = peer_unresolved or f"prefix list {describe_value(prefix) if not isinstance(resolved_prefix, str) else resolved_prefix}"
         if "SourceSecurityGroupName" in entry and peer is None:
             peer_unresolved = peer_unresolved or f"group name {describe_value(entry['SourceSecurityGroupName'])}"
         from_port = to_int(resolve(entry.get("FromPort"))) if "FromPort" in entry else None
         to_port = to_int(resolve(entry.get("ToPort"))) if "ToPort" in entry else None
         description = resolve(entry.get("Description"))
-        protocol_raw = resolve(entry.get("IpProtocol"))
+        protocol = normalize_protocol(resolve(entry.get("IpProtocol")))
         self.permissions.setdefault(group, []).append(
             Permission(
                 group=group,
                 direction=direction,
-                protocol=normalize_protocol(protocol_raw),
+                protocol=protocol,
                 from_port=from_port if isinstance(from_port, int) else None,
                 to_port=to_port if isinstance(to_port, int) else None,
                 peer_group=peer,
                 cidr=cidr if isinstance(cidr, str) else None,
                 declared_in=declared_in,
-                certain=certain and normalize_protocol(protocol_raw) != "?",
+                certain=certain and protocol != "?",
                 peer_unresolved=peer_unresolved,
                 peer_candidates=candidates,
-                prefix_list=str(resolve(prefix)) if prefix is not None and isinstance(resolve(prefix), str) else None,
+                prefix_list=resolved_prefix if isinstance(resolved_prefix, str) else None,
                 description=description if isinstance(description, str) else None,
                 raw=entry,
             )

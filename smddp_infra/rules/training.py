@@ -55,8 +55,6 @@ from smddp_infra.rules.model import UNKNOWN, Resource, ResourceRef, TemplateMode
 from smddp_infra.rules import pcluster
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
-ROLE_TAG = TAG_ROLE
-ROLE_TRAINING = TAG_ROLE_TRAINING
 SUBNET = "AWS::EC2::Subnet"
 FILE_SYSTEM = "AWS::FSx::FileSystem"
 INSTANCE = "AWS::EC2::Instance"
@@ -299,14 +297,14 @@ def _pcluster_attachments(world: World) -> Iterator[Attachment]:
 
 
 def is_training_tagged(world: World, resource: Resource) -> bool:
-    value = world.tags(resource).get(ROLE_TAG)
-    return isinstance(value, str) and value.strip().lower() == ROLE_TRAINING
+    value = world.tags(resource).get(TAG_ROLE)
+    return isinstance(value, str) and value.strip().lower() == TAG_ROLE_TRAINING
 
 
 def _tagged_group_attachments(world: World) -> Iterator[Attachment]:
     for group in world.of_type(SECURITY_GROUP):
         if is_training_tagged(world, group):
-            yield Attachment(group.logical_id, f"group {group.logical_id} (tagged {ROLE_TAG}={ROLE_TRAINING})",
+            yield Attachment(group.logical_id, f"group {group.logical_id} (tagged {TAG_ROLE}={TAG_ROLE_TRAINING})",
                              (GroupRef(group.logical_id),), None, world.exists(group) is True, "strong")
 
 
@@ -577,7 +575,7 @@ def training_subnets(world: World, *, efa_only: bool = False) -> dict[str, Train
 
     for subnet in world.of_type(SUBNET):
         if is_training_tagged(world, subnet):
-            add(subnet, f"tagged {ROLE_TAG}={ROLE_TRAINING}", sagemaker=True, efa=True)
+            add(subnet, f"tagged {TAG_ROLE}={TAG_ROLE_TRAINING}", sagemaker=True, efa=True)
     for placement in placements(world):
         if efa_only and placement.efa is not True:
             continue
