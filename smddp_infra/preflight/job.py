@@ -24,7 +24,6 @@ known key, because the SDK v2 drops it silently and preflight would skip the rul
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,30 +226,6 @@ def sdk_v2_p5_refusal(job: JobDescription) -> Optional[str]:
     if isinstance(torch_distributed, Mapping) and torch_distributed.get("enabled"):
         return None
     return key
-
-
-def read_document(path: Path, *, what: str) -> Any:
-    """YAML or JSON by suffix (YAML reads JSON too); one-line errors with the position."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PreflightInputError(f"{what} {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PreflightInputError(f"{what} {path} cannot be read: {exc}") from None
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PreflightInputError(f"{what} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    import yaml  # PyYAML: a CLI dependency, imported only when a YAML file is read
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PreflightInputError(f"{what} {path} is not valid YAML: {problem}{where}") from None
 
 
 def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:

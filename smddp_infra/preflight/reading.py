@@ -16,6 +16,7 @@ import ast
 import io
 import tokenize
 from pathlib import Path
+from typing import Any
 
 from smddp_infra.preflight.errors import PreflightInputError
 
@@ -58,6 +59,20 @@ def decode_text(data: bytes, *, path: Path, what: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise PreflightInputError(f"{what} {path} is not UTF-8 text: {exc}") from None
+
+
+def parse_yaml(text: str, *, path: Path, what: str) -> Any:
+    """A YAML document (YAML reads JSON too), with a one-line error naming the position. The
+    text is the one :func:`read_bytes` and :func:`decode_text` read: the file is read once."""
+    import yaml  # PyYAML: a CLI dependency, imported only when a YAML file is read
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PreflightInputError(f"{what} {path} is not valid YAML: {problem}{where}") from None
 
 
 def read_python(path: Path, *, what: str = "training script") -> str:
