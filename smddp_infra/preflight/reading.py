@@ -79,13 +79,12 @@ def read_python(path: Path, *, what: str = "training script") -> str:
     return decode_python(read_bytes(path, what=what), path=path, what=what)
 
 
-def parse_python(source: str, *, where: str, what: str = "training script", line_offset: int = 0) -> ast.Module:
-    """``ast.parse`` with one-line errors; ``line_offset`` maps a cell's lines into the file."""
+def parse_python(source: str, *, where: str, what: str = "training script", hint: str = "") -> ast.Module:
+    """``ast.parse`` with one-line errors (launcher and training scripts); ``hint`` ends the syntax error's."""
     try:
         return ast.parse(source, filename=where)
     except SyntaxError as exc:
-        line = (exc.lineno or 0) + line_offset
-        raise PreflightInputError(f"{what} {where} is not valid Python: {exc.msg} at line {line}") from None
+        raise PreflightInputError(f"{what} {where} is not valid Python: {exc.msg} at line {exc.lineno}{hint}") from None
     except (RecursionError, MemoryError) as exc:
         raise too_deep(where, what, exc) from None
     except ValueError as exc:  # e.g. a NUL byte in a notebook cell's source string

@@ -14,8 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from smddp_infra.preflight.errors import PreflightInputError
-from smddp_infra.preflight.reading import is_main_guard, read_python, too_deep
+from smddp_infra.preflight.reading import is_main_guard, parse_python, read_python, too_deep
 
 #: APIs replaced in SMDDP v1.4.0 by the ``smddp`` backend of ``torch.distributed``. The
 #: library's warning names ``smdistributed.dataparallel.torch.dist``; the modules scripts
@@ -221,17 +220,7 @@ def analyse_script(path: Path, *, display: str = "", root: Optional[Path] = None
 
 def analyse_source(source: str, *, path: Path, display: str = "", origin: Optional[str] = None,
                    line_offset: int = 0, root: Optional[Path] = None) -> ScriptFacts:
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except SyntaxError as exc:
-        raise PreflightInputError(
-            f"training script {path} is not valid Python: {exc.msg} at line {exc.lineno}"
-            " (preflight reads Python training scripts)"
-        ) from None
-    except (RecursionError, MemoryError) as exc:
-        raise too_deep(str(path), "training script", exc) from None
-    except ValueError as exc:
-        raise PreflightInputError(f"training script {path} cannot be parsed: {exc}") from None
+    tree = parse_python(source, where=str(path), hint=" (preflight reads Python training scripts)")
     try:
         facts = _Analyser(source, path, tree, root=root).run()
     except (RecursionError, MemoryError) as exc:
