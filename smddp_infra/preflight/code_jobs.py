@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from smddp_infra.preflight.extract import ExtractedJob, Partial, SdkObject, Site, Unknown, contains_unknown, plain
-from smddp_infra.preflight.job import JobDescription, framework_from_image
+from smddp_infra.preflight.job import JobDescription, debugger_hook_state, framework_from_image
 from smddp_infra.preflight.known_keys import (
     FROM_RECIPE_ARGS,
     MODEL_TRAINER_ARGS,
@@ -138,12 +138,8 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
     elif isinstance(hook_raw, Unknown):
         hook = "absent"
         r.unknown["debugger_hook_config"] = f"debugger_hook_config is {hook_raw.reason}"
-    elif hook_raw is None or hook_raw == {}:
-        hook = "none"
-    elif hook_raw is False:
-        hook = "false"
     else:
-        hook = "configured"
+        hook = debugger_hook_state(hook_raw)
     framework = None
     version = kw.get("pytorch_version") if job.cls == "HuggingFace" else kw.get("framework_version")
     if isinstance(kw.get("image_uri"), str):

@@ -317,15 +317,20 @@ def _debugger_hook(doc: Mapping[str, Any]) -> str:
     value = doc.get("debugger_hook_config", _ABSENT)
     if value is _ABSENT:
         return "absent"
-    if value is None or value == {}:
-        return "none"  # the SDK treats None and {} like "not given": default hook ON
-    if value is False:
-        return "false"
-    if value is True or isinstance(value, Mapping):
-        return "configured"
+    if value is None or isinstance(value, (bool, Mapping)):
+        return debugger_hook_state(value)
     raise PreflightInputError(
         f"debugger_hook_config must be false, null or a DebuggerHookConfig mapping, got {value!r}"
     )
+
+
+def debugger_hook_state(value: Any) -> str:
+    """:attr:`JobDescription.debugger_hook` for a ``debugger_hook_config`` that is given (a job
+    file's, one in code, a live estimator's): the SDK treats None and {} like "not given" (its
+    default hook, the Debugger ON: "none"), False turns it off, anything else configures a hook."""
+    if value is None or value == {}:
+        return "none"
+    return "false" if value is False else "configured"
 
 
 def _section(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
