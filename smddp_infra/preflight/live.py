@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from smddp_infra.preflight.errors import PreflightInputError
+from smddp_infra.preflight.extract import V2_ESTIMATORS
 from smddp_infra.preflight.job import JobDescription, debugger_hook_state, framework_from_image
-
-_V2 = ("PyTorch", "HuggingFace", "TensorFlow", "MXNet", "Estimator", "Framework")
 
 
 def job_from_object(obj: Any) -> JobDescription:
@@ -26,7 +25,7 @@ def job_from_object(obj: Any) -> JobDescription:
             f"check_estimator() takes a SageMaker SDK estimator or ModelTrainer, got {module}.{cls}")
     if cls == "ModelTrainer":
         return _trainer(obj)
-    if cls in _V2 or hasattr(obj, "debugger_hook_config"):
+    if cls in V2_ESTIMATORS or hasattr(obj, "debugger_hook_config"):
         return _estimator(obj, cls)
     raise PreflightInputError(f"check_estimator() takes a SageMaker SDK estimator or ModelTrainer, got {module}.{cls}")
 
