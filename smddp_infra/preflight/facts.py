@@ -21,6 +21,7 @@ import posixpath
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
+from smddp_infra.preflight.api import SMDDP_HYPERPARAMETER
 from smddp_infra.preflight.job import SMDDPRUN_LAUNCHERS, JobDescription
 from smddp_infra.preflight.program import Program
 from smddp_infra.preflight.script import (
@@ -89,12 +90,6 @@ class JobFacts:
 
 
 # ---------------------------------------------------------------------------- evaluation
-
-
-#: SDK v2 ``_distribution_configuration`` puts this key in the hyperparameters, which SageMaker
-#: passes to the container in ``SM_FRAMEWORK_PARAMS``; transformers' ``is_sagemaker_dp_enabled()``
-#: reads it there (and needs ``smdistributed`` importable, which the smddprun launcher needs too).
-DP_FLAG = "sagemaker_distributed_dataparallel_enabled"
 
 
 class EnvText(str):
@@ -238,7 +233,7 @@ class Env:
                     return side
             op = node.ops[0]
             if isinstance(right, FrameworkParams) and isinstance(op, (ast.In, ast.NotIn)):
-                if left != DP_FLAG:
+                if left != SMDDP_HYPERPARAMETER:
                     return Unknown(f"whether SM_FRAMEWORK_PARAMS holds {left!r}")
                 return right.present if isinstance(op, ast.In) else not right.present
             try:
@@ -298,7 +293,7 @@ class Env:
         return Unknown(f"environment variable {key}")
 
     def _framework_param(self, params: FrameworkParams, key: Any, fallback: Any) -> Any:
-        if key != DP_FLAG:
+        if key != SMDDP_HYPERPARAMETER:
             return Unknown(f"SM_FRAMEWORK_PARAMS {key!r}")
         return params.dp if params.present else fallback
 
