@@ -23,6 +23,7 @@ from smddp_infra.preflight.errors import PreflightInputError
 from smddp_infra.preflight.facts import derive
 from smddp_infra.preflight.findings import RULES, Finding
 from smddp_infra.preflight.inputs import Input, read_input
+from smddp_infra.preflight.instance_types import training_instance_types
 from smddp_infra.preflight.job import JobDescription
 from smddp_infra.preflight.outputs import StackSubnets, read_outputs
 from smddp_infra.preflight.program import resolve_program
@@ -64,16 +65,6 @@ def check_api_document(document: Any, *, label: str, from_service: bool = False)
     return _judge(path, api_document_input(path, document, from_service=from_service), [], None)
 
 
-def _instance_type_unchecked(job: JobDescription) -> bool:
-    from smddp_infra.preflight.instance_types import training_instance_types
-    from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
-
-    value = job.instance_type
-    if value is None or value.startswith("local") or value in EFA_INSTANCE_TYPES or "instance_type" in job.unknown:
-        return False
-    return training_instance_types() is None
-
-
 def _judge(path: Path, found: Input, explicit: Sequence[Path], outputs: Optional[Path]) -> PreflightReport:
     stacks: tuple[StackSubnets, ...] = read_outputs(Path(outputs)) if outputs else ()
     reports = []
@@ -101,7 +92,7 @@ def _judge(path: Path, found: Input, explicit: Sequence[Path], outputs: Optional
         not_evaluated = [*rules.not_evaluated(job), *facts.program.notes]
         if job.recipe_note:
             not_evaluated.append(f"recipe rules not evaluated: {job.recipe_note}")
-        if _instance_type_unchecked(job):
+        if rules.instance_type_to_look_up(job) and training_instance_types() is None:
             not_evaluated.append("PF-INSTANCE-TYPE-UNKNOWN not evaluated: botocore is not installed (pip install 'smddp-infra[api]')")
         if job.shape == "api" and found.shape_problems is None:
             not_evaluated.append("PF-API-SHAPE not evaluated: botocore is not installed (pip install 'smddp-infra[api]')")

@@ -33,6 +33,9 @@ from smddp_infra.preflight.job import JobDescription, framework_from_image
 CREATE = "create_training_job"
 DESCRIBE = "describe_training_job"
 _RESPONSE_ONLY = ("TrainingJobStatus", "TrainingJobArn", "CreationTime", "SecondaryStatus", "ModelArtifacts")
+#: SDK v2 ``_distribution_configuration`` puts this key in the hyperparameters, which SageMaker
+#: passes to the container in ``SM_FRAMEWORK_PARAMS``; transformers' ``is_sagemaker_dp_enabled()``
+#: reads it there (and needs ``smdistributed`` importable, which the smddprun launcher needs too).
 SMDDP_HYPERPARAMETER = "sagemaker_distributed_dataparallel_enabled"
 
 

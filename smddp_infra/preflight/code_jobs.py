@@ -8,11 +8,12 @@ makes every setting not written explicitly unknown (the missing one may hide in 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from smddp_infra.preflight.extract import ExtractedJob, Partial, SdkObject, Site, Unknown, contains_unknown, plain
-from smddp_infra.preflight.job import JobDescription, framework_from_image
+from smddp_infra.preflight.job import JobDescription, debugger_hook_state, framework_from_image
 from smddp_infra.preflight.known_keys import (
     FROM_RECIPE_ARGS,
     MODEL_TRAINER_ARGS,
@@ -138,12 +139,8 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
     elif isinstance(hook_raw, Unknown):
         hook = "absent"
         r.unknown["debugger_hook_config"] = f"debugger_hook_config is {hook_raw.reason}"
-    elif hook_raw is None or hook_raw == {}:
-        hook = "none"
-    elif hook_raw is False:
-        hook = "false"
     else:
-        hook = "configured"
+        hook = debugger_hook_state(hook_raw)
     framework = None
     version = kw.get("pytorch_version") if job.cls == "HuggingFace" else kw.get("framework_version")
     if isinstance(kw.get("image_uri"), str):
@@ -187,7 +184,8 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
         **_known_mapping(job, kw, "environment"),
     )
     if "instance_groups" in kw and "instance_type" not in kw:
-        description = _with_unknown(description, "instance_type", "instance_groups is used (heterogeneous cluster)")
+        description = replace(description, unknown={**description.unknown,
+                                                     "instance_type": "instance_groups is used (heterogeneous cluster)"})
     if "training_recipe" in kw:
         description = _with_recipe(description, job, kw, path=path)
     return description
@@ -208,8 +206,6 @@ def _override(value: Any, key: str) -> Any:
 def _with_recipe(job: JobDescription, extracted: ExtractedJob, kw: Mapping[str, Any], *, path: Path) -> JobDescription:
     """What the recipe sets (the node count when the job gives none, its backend, as
     ``recipe_overrides`` leave them), or why it was not read."""
-    from dataclasses import replace
-
     from smddp_infra.preflight.recipe import read_recipe
 
     raw = kw.get("training_recipe")
@@ -314,8 +310,6 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
     )
     if job.factory == "from_recipe":
         # the SDK clones its training adapter for the script and launches it with Torchrun(smp=SMP(...))
-        from dataclasses import replace
-
         description = replace(description, distributed="Torchrun", hyperparameters={}, hyperparameters_unknown=None)
         description = _with_recipe(description, job, kw, path=path)
     return description
@@ -355,9 +349,3 @@ def _dependencies(raw: Any) -> tuple[str, ...]:
     if isinstance(raw, (list, tuple)):
         return tuple(v for v in raw if isinstance(v, str))
     return ()
-
-
-def _with_unknown(job: JobDescription, setting: str, reason: str) -> JobDescription:
-    from dataclasses import replace
-
-    return replace(job, unknown={**job.unknown, setting: reason})

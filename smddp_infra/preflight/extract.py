@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from smddp_infra.preflight.reading import is_main_guard
 
@@ -110,10 +110,6 @@ def _joined(parts: Sequence[Any], texts: Sequence[str], glue: Callable[[str, str
             return None
         result = combined
     return result
-
-
-def _path_glue(a: str, b: str) -> str:
-    return posixpath.join(a, b)
 
 
 @dataclass(frozen=True)
@@ -242,6 +238,14 @@ class _LocDict(dict):  # type: ignore[type-arg]
     sites: dict[str, Site]
 
 
+def _located(value: Mapping[Any, Any]) -> _LocDict:
+    """A new dict with ``value``'s items and where each key was written (nothing for a plain dict).
+    Every dict the interpreter changes is rebuilt this way: a value already bound never changes."""
+    copied = _LocDict(value)
+    copied.sites = dict(getattr(value, "sites", {}))
+    return copied
+
+
 def _is_unknown(value: Any) -> bool:
     return isinstance(value, Unknown)
 
@@ -294,7 +298,7 @@ class Extractor:
         # Functions that build a job but are never called from the code we read (a
         # `main()` run by a framework, a helper in a notebook): judged with unknown parameters.
         for function in list(self._functions):
-            if not function.called and _builds_job(function.node):
+            if not function.called and mentions_sagemaker_job(function.node):
                 self.unit = function.unit
                 self._call_function(function, [], {}, self.env, site_line=function.node.lineno)
         return self.jobs
@@ -387,8 +391,7 @@ class Extractor:
         if not isinstance(current, dict):
             return False
         args, kwargs, sites, opaque = self._arguments(node, env)
-        updated = _LocDict(current)
-        updated.sites = dict(getattr(current, "sites", {}))
+        updated = _located(current)
         if node.func.attr == "setdefault":
             if args and _scalar(args[0]):
                 if args[0] not in updated:
@@ -446,8 +449,7 @@ class Extractor:
             container = env.get(target.value.id)
             key = self._eval(target.slice, env)
             if isinstance(container, dict) and isinstance(key, str):
-                updated = _LocDict(container)
-                updated.sites = dict(getattr(container, "sites", {}))
+                updated = _located(container)
                 updated[key] = value
                 updated.sites[key] = Site(self.unit, target.lineno)
                 env[target.value.id] = updated
@@ -462,12 +464,10 @@ class Extractor:
             inner = outer.get(outer_key) if isinstance(outer, dict) and _scalar(outer_key) else None
             key = self._eval(target.slice, env)
             if isinstance(outer, dict) and isinstance(inner, dict) and isinstance(key, str):
-                new_inner = _LocDict(inner)
-                new_inner.sites = dict(getattr(inner, "sites", {}))
+                new_inner = _located(inner)
                 new_inner[key] = value
                 new_inner.sites[key] = Site(self.unit, target.lineno)
-                new_outer = _LocDict(outer)
-                new_outer.sites = dict(getattr(outer, "sites", {}))
+                new_outer = _located(outer)
                 new_outer[outer_key] = new_inner
                 env[outer_name] = new_outer
             elif outer_name in env:
@@ -568,8 +568,7 @@ class Extractor:
                 return body
             return Unknown(f"a conditional expression at line {node.lineno} (its branches differ)")
         if isinstance(node, ast.Dict):
-            result = _LocDict()
-            result.sites = {}
+            result = _located({})
             for key_node, value_node in zip(node.keys, node.values):
                 value = self._eval(value_node, env)
                 if key_node is None:  # {**other}
@@ -809,7 +808,7 @@ class Extractor:
         if dotted in {"os.path.join", "posixpath.join"}:
             if all(isinstance(a, str) for a in args) and args:
                 return PathText(posixpath.join(*args))
-            joined = _joined(args, [shown(a) for a in node.args], _path_glue)
+            joined = _joined(args, [shown(a) for a in node.args], posixpath.join)
             if joined is not None:
                 return joined
             return next((a for a in args if _is_unknown(a)), Unknown("os.path.join of a non-string"))
@@ -821,8 +820,8 @@ class Extractor:
             base = args[0] if args else {}
             if not isinstance(base, dict):
                 return Unknown("dict() of an unknown value")
-            merged = _LocDict(base)
-            merged.sites = {**getattr(base, "sites", {}), **sites}
+            merged = _located(base)
+            merged.sites.update(sites)
             merged.update(kwargs)
             return merged
         if dotted in {"str", "int", "float", "bool"} and len(args) == 1 and _scalar(args[0]) and not kwargs:
@@ -896,9 +895,7 @@ def _copied(value: Any) -> Any:
     """``copy.copy(x)`` / ``copy.deepcopy(x)`` / ``x.copy()``: the same value in a new container
     (preflight's values are never mutated in place, so a shallow copy is as good as a deep one)."""
     if isinstance(value, dict):
-        copied = _LocDict(value)
-        copied.sites = dict(getattr(value, "sites", {}))
-        return copied
+        return _located(value)
     if isinstance(value, list):
         return list(value)
     return value
@@ -960,7 +957,9 @@ def _formattable(value: Any) -> bool:
     return _scalar(value) or (isinstance(value, (list, tuple, dict)) and not contains_unknown(value))
 
 
-def _builds_job(node: ast.AST) -> bool:
+def mentions_sagemaker_job(node: ast.AST) -> bool:
+    """Cheap pre-check: does the code call anything named like an estimator or trainer? (A launcher
+    is told from a YAML file by it, and a function no code calls is judged when it is true.)"""
     for child in ast.walk(node):
         if isinstance(child, ast.Call):
             func = child.func
@@ -968,9 +967,3 @@ def _builds_job(node: ast.AST) -> bool:
             if name in V2_ESTIMATORS or name in TRAINERS or name == "from_recipe":
                 return True
     return False
-
-
-def mentions_sagemaker_job(tree: ast.AST) -> bool:
-    """Cheap pre-check: does the code call anything named like an estimator or trainer?"""
-    return _builds_job(tree)
-

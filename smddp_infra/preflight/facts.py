@@ -21,6 +21,8 @@ import posixpath
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
+from smddp_infra.preflight.api import SMDDP_HYPERPARAMETER
+from smddp_infra.preflight.extract import shown
 from smddp_infra.preflight.job import SMDDPRUN_LAUNCHERS, JobDescription
 from smddp_infra.preflight.program import Program
 from smddp_infra.preflight.script import (
@@ -89,12 +91,6 @@ class JobFacts:
 
 
 # ---------------------------------------------------------------------------- evaluation
-
-
-#: SDK v2 ``_distribution_configuration`` puts this key in the hyperparameters, which SageMaker
-#: passes to the container in ``SM_FRAMEWORK_PARAMS``; transformers' ``is_sagemaker_dp_enabled()``
-#: reads it there (and needs ``smdistributed`` importable, which the smddprun launcher needs too).
-DP_FLAG = "sagemaker_distributed_dataparallel_enabled"
 
 
 class EnvText(str):
@@ -170,7 +166,7 @@ class Env:
                 return owner[key]
             if isinstance(owner, Unknown):
                 return owner
-            return Unknown(f"{_text(node)}")
+            return Unknown(f"{shown(node)}")
         if isinstance(node, ast.Call):
             callee = _dotted(node.func)
             leaf = callee.rsplit(".", 1)[-1]
@@ -189,7 +185,7 @@ class Env:
             if callee == "len" and len(node.args) == 1:
                 value = self.evaluate(node.args[0])
                 return len(value) if isinstance(value, (list, tuple, str, dict)) else (
-                    value if isinstance(value, Unknown) else Unknown(f"len({_text(node.args[0])})"))
+                    value if isinstance(value, Unknown) else Unknown(f"len({shown(node.args[0])})"))
             if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
                 owner = self.evaluate(node.func.value)
                 if isinstance(owner, FrameworkParams):
@@ -213,7 +209,7 @@ class Env:
                     return {"str": str, "bool": bool, "int": int}[callee](value)
                 except (TypeError, ValueError):
                     return Unknown(f"{callee}({value!r})")
-            return Unknown(f"the result of {_text(node)}")
+            return Unknown(f"the result of {shown(node)}")
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             value = self.evaluate(node.operand)
             return value if isinstance(value, Unknown) else not _truthy(value)
@@ -238,7 +234,7 @@ class Env:
                     return side
             op = node.ops[0]
             if isinstance(right, FrameworkParams) and isinstance(op, (ast.In, ast.NotIn)):
-                if left != DP_FLAG:
+                if left != SMDDP_HYPERPARAMETER:
                     return Unknown(f"whether SM_FRAMEWORK_PARAMS holds {left!r}")
                 return right.present if isinstance(op, ast.In) else not right.present
             try:
@@ -256,7 +252,7 @@ class Env:
                             ast.LtE: left <= right}[type(op)]
             except TypeError:
                 pass
-            return Unknown(f"the comparison {_text(node)}")
+            return Unknown(f"the comparison {shown(node)}")
         if isinstance(node, ast.IfExp):
             test = self.evaluate(node.test)
             if isinstance(test, Unknown):
@@ -267,7 +263,7 @@ class Env:
             return next((i for i in items if isinstance(i, Unknown)), tuple(items))
         if isinstance(node, ast.Name):
             return Unknown(f"{node.id} (a value preflight cannot follow)")
-        return Unknown(f"{_text(node)}")
+        return Unknown(f"{shown(node)}")
 
     def _environment(self, key: Any, fallback: Any) -> Any:
         """A variable of the container: the job's ``environment``, or what SageMaker derives from the job."""
@@ -298,7 +294,7 @@ class Env:
         return Unknown(f"environment variable {key}")
 
     def _framework_param(self, params: FrameworkParams, key: Any, fallback: Any) -> Any:
-        if key != DP_FLAG:
+        if key != SMDDP_HYPERPARAMETER:
             return Unknown(f"SM_FRAMEWORK_PARAMS {key!r}")
         return params.dp if params.present else fallback
 
@@ -358,12 +354,6 @@ def _dotted(node: ast.AST) -> str:
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
     return ""
-
-
-def _text(node: ast.AST) -> str:
-    from smddp_infra.preflight.extract import shown
-
-    return shown(node)
 
 
 # ---------------------------------------------------------------------------- SMDDP in use

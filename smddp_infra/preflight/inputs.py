@@ -21,6 +21,7 @@ from typing import Any, Mapping, Optional
 
 from smddp_infra.preflight.errors import PreflightInputError
 from smddp_infra.preflight.job import JobDescription, parse_job
+from smddp_infra.preflight.reading import decode_python, decode_text, parse_python, parse_yaml, read_bytes, too_deep
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,6 @@ def _what(path: Path) -> str:
 
 def read_input(path: Path) -> Input:
     """Detect what ``path`` holds and read its jobs (any unreadable input raises)."""
-    from smddp_infra.preflight.reading import decode_text, read_bytes
-
     what = _what(path)
     data = read_bytes(path, what=what)
     suffix = path.suffix.lower()
@@ -58,15 +57,11 @@ def read_input(path: Path) -> Input:
                 raise PreflightInputError(
                     f"{what} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
         except RecursionError as exc:
-            from smddp_infra.preflight.reading import too_deep
-
             raise too_deep(str(path), what, exc) from None
     elif suffix not in (".yaml", ".yml") and _looks_like_launcher(text):
         return _code_input(path, data)
     if document is None:
-        from smddp_infra.preflight.job import read_document
-
-        document = read_document(path, what="job file")
+        document = parse_yaml(text, path=path, what="job file")
     from smddp_infra.preflight.api import api_kind
     from smddp_infra.preflight.notebook import is_notebook
 
@@ -100,7 +95,6 @@ def _looks_like_launcher(text: str) -> bool:
 
 def _code_input(path: Path, data: bytes) -> Input:
     from smddp_infra.preflight.extract import Unit
-    from smddp_infra.preflight.reading import decode_python, parse_python
 
     source = decode_python(data, path=path, what="launcher script")
     tree = parse_python(source, where=str(path), what="launcher script")
@@ -126,14 +120,13 @@ def _jobs_from_units(path: Path, kind: str, units: list[Any], files: Mapping[Pat
                      *, file: Optional[str] = None) -> Input:
     from smddp_infra.preflight.code_jobs import job_from_code
     from smddp_infra.preflight.extract import Extractor
-    from smddp_infra.preflight.reading import too_deep
 
+    what = "notebook" if kind == "notebook" else "launcher script"
     try:
         found = Extractor(cwd=str(_folder(path)), file=file).run(units)
     except (RecursionError, MemoryError) as exc:
-        raise too_deep(str(path), kind if kind == "notebook" else "launcher script", exc) from None
+        raise too_deep(str(path), what, exc) from None
     if not found:
-        what = "notebook" if kind == "notebook" else "launcher script"
         raise PreflightInputError(
             f"{what} {path} builds no SageMaker estimator or ModelTrainer (PyTorch(...), HuggingFace(...), "
             "TensorFlow(...), Estimator(...), ModelTrainer(...) from the sagemaker package): nothing to check; "
@@ -142,9 +135,7 @@ def _jobs_from_units(path: Path, kind: str, units: list[Any], files: Mapping[Pat
 
 
 def _api_input(path: Path, document: Mapping[str, Any], kind: str) -> Input:
-    from smddp_infra.preflight.api import job_from_api, shape_problems
-
-    from smddp_infra.preflight.api import CREATE, is_fragment
+    from smddp_infra.preflight.api import CREATE, is_fragment, job_from_api, shape_problems
 
     problems = shape_problems(document, kind)
     notes = (("a CreateTrainingJob request fragment: members it lacks (AlgorithmSpecification, TrainingJobName...) "

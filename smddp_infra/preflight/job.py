@@ -24,7 +24,6 @@ known key, because the SDK v2 drops it silently and preflight would skip the rul
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -229,30 +228,6 @@ def sdk_v2_p5_refusal(job: JobDescription) -> Optional[str]:
     return key
 
 
-def read_document(path: Path, *, what: str) -> Any:
-    """YAML or JSON by suffix (YAML reads JSON too); one-line errors with the position."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PreflightInputError(f"{what} {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PreflightInputError(f"{what} {path} cannot be read: {exc}") from None
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PreflightInputError(f"{what} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    import yaml  # PyYAML: a CLI dependency, imported only when a YAML file is read
-
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PreflightInputError(f"{what} {path} is not valid YAML: {problem}{where}") from None
-
-
 def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
     doc = _unnest_job_config(doc, path=path)
     v2 = sorted(V2_KEYS & doc.keys())
@@ -342,15 +317,20 @@ def _debugger_hook(doc: Mapping[str, Any]) -> str:
     value = doc.get("debugger_hook_config", _ABSENT)
     if value is _ABSENT:
         return "absent"
-    if value is None or value == {}:
-        return "none"  # the SDK treats None and {} like "not given": default hook ON
-    if value is False:
-        return "false"
-    if value is True or isinstance(value, Mapping):
-        return "configured"
+    if value is None or isinstance(value, (bool, Mapping)):
+        return debugger_hook_state(value)
     raise PreflightInputError(
         f"debugger_hook_config must be false, null or a DebuggerHookConfig mapping, got {value!r}"
     )
+
+
+def debugger_hook_state(value: Any) -> str:
+    """:attr:`JobDescription.debugger_hook` for a ``debugger_hook_config`` that is given (a job
+    file's, one in code, a live estimator's): the SDK treats None and {} like "not given" (its
+    default hook, the Debugger ON: "none"), False turns it off, anything else configures a hook."""
+    if value is None or value == {}:
+        return "none"
+    return "false" if value is False else "configured"
 
 
 def _section(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from smddp_infra.preflight.errors import PreflightInputError
-from smddp_infra.preflight.job import JobDescription, framework_from_image
-
-_V2 = ("PyTorch", "HuggingFace", "TensorFlow", "MXNet", "Estimator", "Framework")
+from smddp_infra.preflight.extract import V2_ESTIMATORS
+from smddp_infra.preflight.job import JobDescription, debugger_hook_state, framework_from_image
 
 
 def job_from_object(obj: Any) -> JobDescription:
@@ -26,7 +25,7 @@ def job_from_object(obj: Any) -> JobDescription:
             f"check_estimator() takes a SageMaker SDK estimator or ModelTrainer, got {module}.{cls}")
     if cls == "ModelTrainer":
         return _trainer(obj)
-    if cls in _V2 or hasattr(obj, "debugger_hook_config"):
+    if cls in V2_ESTIMATORS or hasattr(obj, "debugger_hook_config"):
         return _estimator(obj, cls)
     raise PreflightInputError(f"check_estimator() takes a SageMaker SDK estimator or ModelTrainer, got {module}.{cls}")
 
@@ -36,8 +35,6 @@ def _text(value: Any) -> Optional[str]:
 
 
 def _estimator(obj: Any, cls: str) -> JobDescription:
-    hook = getattr(obj, "debugger_hook_config", None)
-    debugger = "none" if hook is None or hook == {} else "false" if hook is False else "configured"
     source_dir = _text(getattr(obj, "source_dir", None))
     image = _text(getattr(obj, "image_uri", None))
     version = _text(getattr(obj, "framework_version", None))
@@ -56,7 +53,7 @@ def _estimator(obj: Any, cls: str) -> JobDescription:
         distribution=distribution if isinstance(distribution, dict) else None,
         checkpoint_s3_uri=_text(getattr(obj, "checkpoint_s3_uri", None)),
         checkpoint_local_path=_text(getattr(obj, "checkpoint_local_path", None)),
-        debugger_hook=debugger,
+        debugger_hook=debugger_hook_state(getattr(obj, "debugger_hook_config", None)),
         subnets=tuple(s for s in subnets if isinstance(s, str)),
         kind="live",
         label=f"{cls} object",

@@ -16,6 +16,7 @@ import ast
 import io
 import tokenize
 from pathlib import Path
+from typing import Any
 
 from smddp_infra.preflight.errors import PreflightInputError
 
@@ -60,17 +61,30 @@ def decode_text(data: bytes, *, path: Path, what: str) -> str:
         raise PreflightInputError(f"{what} {path} is not UTF-8 text: {exc}") from None
 
 
+def parse_yaml(text: str, *, path: Path, what: str) -> Any:
+    """A YAML document (YAML reads JSON too), with a one-line error naming the position. The
+    text is the one :func:`read_bytes` and :func:`decode_text` read: the file is read once."""
+    import yaml  # PyYAML: a CLI dependency, imported only when a YAML file is read
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PreflightInputError(f"{what} {path} is not valid YAML: {problem}{where}") from None
+
+
 def read_python(path: Path, *, what: str = "training script") -> str:
     return decode_python(read_bytes(path, what=what), path=path, what=what)
 
 
-def parse_python(source: str, *, where: str, what: str = "training script", line_offset: int = 0) -> ast.Module:
-    """``ast.parse`` with one-line errors; ``line_offset`` maps a cell's lines into the file."""
+def parse_python(source: str, *, where: str, what: str = "training script", hint: str = "") -> ast.Module:
+    """``ast.parse`` with one-line errors (launcher and training scripts); ``hint`` ends the syntax error's."""
     try:
         return ast.parse(source, filename=where)
     except SyntaxError as exc:
-        line = (exc.lineno or 0) + line_offset
-        raise PreflightInputError(f"{what} {where} is not valid Python: {exc.msg} at line {line}") from None
+        raise PreflightInputError(f"{what} {where} is not valid Python: {exc.msg} at line {exc.lineno}{hint}") from None
     except (RecursionError, MemoryError) as exc:
         raise too_deep(where, what, exc) from None
     except ValueError as exc:  # e.g. a NUL byte in a notebook cell's source string

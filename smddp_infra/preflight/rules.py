@@ -647,16 +647,23 @@ def check_entry_point(facts: JobFacts) -> list[Finding]:
     return out
 
 
-def check_instance_type(job: JobDescription) -> list[Finding]:
-    """An ``instance_type`` outside botocore's ``TrainingInstanceType`` enum
-    (:mod:`smddp_infra.preflight.instance_types`): CreateTrainingJob rejects it. Catalogued EFA
-    types are in the enum (tests/test_instance_catalog.py), so they never load the model."""
+def instance_type_to_look_up(job: JobDescription) -> Optional[str]:
+    """The ``instance_type`` only botocore's enum can judge, else None: it is known, not SDK local
+    mode and not a catalogued EFA type (those are in the enum: tests/test_instance_catalog.py, so
+    they never load the model). The rule looks it up; without botocore the report says it did not."""
     from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
     value = job.instance_type
-    if value is None or "instance_type" in job.unknown or job.kind == "describe_training_job":
-        return []
-    if value.startswith("local") or value in EFA_INSTANCE_TYPES:
+    if value is None or "instance_type" in job.unknown or value.startswith("local") or value in EFA_INSTANCE_TYPES:
+        return None
+    return value
+
+
+def check_instance_type(job: JobDescription) -> list[Finding]:
+    """An ``instance_type`` outside botocore's ``TrainingInstanceType`` enum
+    (:mod:`smddp_infra.preflight.instance_types`): CreateTrainingJob rejects it."""
+    value = instance_type_to_look_up(job)
+    if value is None or job.kind == "describe_training_job":
         return []
     from smddp_infra.preflight.instance_types import training_instance_types
 

@@ -9,13 +9,14 @@ else is evaluated, and anything it cannot resolve is given the benefit of the do
 from __future__ import annotations
 
 import ast
+import copy
 import posixpath
+import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from smddp_infra.preflight.errors import PreflightInputError
-from smddp_infra.preflight.reading import is_main_guard, read_python, too_deep
+from smddp_infra.preflight.reading import is_main_guard, parse_python, read_python, too_deep
 
 #: APIs replaced in SMDDP v1.4.0 by the ``smddp`` backend of ``torch.distributed``. The
 #: library's warning names ``smdistributed.dataparallel.torch.dist``; the modules scripts
@@ -30,10 +31,9 @@ DEPRECATED_MODULES = (
 #: ``broadcast_variables`` syncs the initial weights. Unlike the PyTorch modules above it is not
 #: deprecated: it is how TensorFlow scripts use the SMDDP collectives.
 TF_SMDDP_MODULE = "smdistributed.dataparallel.tensorflow"
-TF_SMDDP_CALLS = frozenset({"init", "DistributedGradientTape", "broadcast_variables", "DistributedOptimizer",
-                            "allreduce", "oob_allreduce"})
 TF_SMDDP_COLLECTIVES = frozenset({"DistributedGradientTape", "broadcast_variables", "DistributedOptimizer",
                                   "allreduce", "oob_allreduce"})
+TF_SMDDP_CALLS = TF_SMDDP_COLLECTIVES | {"init"}
 _TF_SMDDP_PREFIX = TF_SMDDP_MODULE + "."
 _NON_DISTRIBUTED_SAMPLERS = {"RandomSampler", "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler"}
 _OPEN_FUNCTIONS = {"open", "builtins.open", "io.open", "codecs.open"}
@@ -221,17 +221,7 @@ def analyse_script(path: Path, *, display: str = "", root: Optional[Path] = None
 
 def analyse_source(source: str, *, path: Path, display: str = "", origin: Optional[str] = None,
                    line_offset: int = 0, root: Optional[Path] = None) -> ScriptFacts:
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except SyntaxError as exc:
-        raise PreflightInputError(
-            f"training script {path} is not valid Python: {exc.msg} at line {exc.lineno}"
-            " (preflight reads Python training scripts)"
-        ) from None
-    except (RecursionError, MemoryError) as exc:
-        raise too_deep(str(path), "training script", exc) from None
-    except ValueError as exc:
-        raise PreflightInputError(f"training script {path} cannot be parsed: {exc}") from None
+    tree = parse_python(source, where=str(path), hint=" (preflight reads Python training scripts)")
     try:
         facts = _Analyser(source, path, tree, root=root).run()
     except (RecursionError, MemoryError) as exc:
@@ -345,7 +335,7 @@ class _Analyser:
                     loaders.append(self._loader(node))
                 if self._shards(node, callee):
                     wrappers.append((node.lineno, self._code(node)))
-                    kind = self._trainer_kind(node, callee)
+                    kind = self._trainer_kind(callee)
                     if kind:
                         trainers.add(kind)
                 if leaf in _COLLECTIVES or (leaf in _AMBIGUOUS_COLLECTIVES and callee.startswith(_DIST_MODULES)) \
@@ -481,7 +471,7 @@ class _Analyser:
                         return node
                 return node
 
-        return Inliner().visit(_copy(expr))  # type: ignore[no-any-return]
+        return Inliner().visit(copy.deepcopy(expr))  # type: ignore[no-any-return]
 
     def _argument(self, node: ast.Call) -> Optional[ArgDefault]:
         flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
@@ -511,8 +501,7 @@ class _Analyser:
                 default = None
         return ArgDefault(dest, chosen or dest, default)
 
-    def _trainer_kind(self, node: ast.Call, callee: Optional[str] = None) -> Optional[str]:
-        callee = callee if callee is not None else self._dotted(node.func) or ""
+    def _trainer_kind(self, callee: str) -> Optional[str]:
         callee = self.local_trainers.get(callee, callee)  # class EvalTrainer(Trainer): ...
         root = callee.split(".", 1)[0]
         if callee.endswith("Trainer") and root in _TRAINER_PACKAGES:
@@ -533,7 +522,7 @@ class _Analyser:
             return True
         if leaf == "initialize" and callee.startswith("deepspeed") and any(k.arg == "training_data" for k in node.keywords):
             return True
-        if self._trainer_kind(node, callee):
+        if self._trainer_kind(callee):
             return True
         if leaf in {"fit", "validate", "test", "predict"} and self.lightning_or_hf and isinstance(node.func, ast.Attribute) \
                 and "trainer" in _unparse(node.func.value).lower():
@@ -551,9 +540,8 @@ class _Analyser:
     def _local_path(self, node: ast.AST) -> Optional[str]:
         """A directory the file adds to sys.path, as a local absolute path (its folder for
         ``__file__``; the code directory for the working directory, as SageMaker runs from there)."""
-        here = str(self.path.parent)
-        cwd = str(self.root) if self.root is not None else here
-        value = _path_value(node, self._dotted, here=here, cwd=cwd, file=str(self.path), depth=0,
+        cwd = str(self.root) if self.root is not None else str(self.path.parent)
+        value = _path_value(node, self._dotted, cwd=cwd, file=str(self.path), depth=0,
                             inline=lambda n: self._inline(n, n) if isinstance(n, ast.Name) else n)
         if value is None:
             return None
@@ -598,7 +586,7 @@ class _Analyser:
             words = [self._command_text(e, depth + 1) for e in node.elts]
             if not any(words):
                 return None
-            return " ".join(shlex_quote(w) if w is not None else "ARG" for w in words)
+            return " ".join(shlex.quote(w) if w is not None else "ARG" for w in words)
         return None
 
     # ------------------------------------------------------------------ names
@@ -730,13 +718,7 @@ class _Analyser:
                     isinstance(c, ast.Call) and _leaf(c.func) == returned_from for c in self.nodes):
                 return f"returned:{returned_from}", node.lineno  # built for another module of the program
             return "never", None
-        for kind, line in uses:
-            if kind == "wrapped":
-                return kind, line
-        for kind, line in uses:
-            if kind == "iterated":
-                return kind, line
-        for kind in ("unclear", "evaluation"):
+        for kind in ("wrapped", "iterated", "unclear", "evaluation"):  # the use that decides, first
             for found, line in uses:
                 if found == kind:
                     return found, line
@@ -1131,18 +1113,6 @@ _LOADER_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloade
                            "get_train_dataloader", "get_eval_dataloader", "get_test_dataloader"})
 
 
-def shlex_quote(word: str) -> str:
-    import shlex
-
-    return shlex.quote(word)
-
-
-def _copy(node: ast.expr) -> ast.expr:
-    import copy
-
-    return copy.deepcopy(node)
-
-
 def _unparse(node: ast.AST) -> str:
     try:
         return ast.unparse(node)
@@ -1150,14 +1120,14 @@ def _unparse(node: ast.AST) -> str:
         return "..."
 
 
-def _path_value(node: ast.AST, dotted: Callable[[ast.AST], Optional[str]], *, here: str, cwd: str, file: str,
-                depth: int, inline: Callable[[ast.AST], ast.AST]) -> Optional[str]:
+def _path_value(node: ast.AST, dotted: Callable[[ast.AST], Optional[str]], *, cwd: str, file: str, depth: int,
+                inline: Callable[[ast.AST], ast.AST]) -> Optional[str]:
     """A path expression of a training script evaluated to a local path string, or None."""
     if depth > 8:
         return None
 
     def again(child: ast.AST) -> Optional[str]:
-        return _path_value(child, dotted, here=here, cwd=cwd, file=file, depth=depth + 1, inline=inline)
+        return _path_value(child, dotted, cwd=cwd, file=file, depth=depth + 1, inline=inline)
 
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value

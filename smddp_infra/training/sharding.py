@@ -83,9 +83,7 @@ def even_shards(
 
     The index lists are built eagerly (about 8 bytes per sample per rank list entry).
     """
-    _whole("num_samples", num_samples, minimum=0)
-    _whole("world_size", world_size, minimum=1)
-    _whole("batch_size", batch_size, minimum=1)
+    _check_sizes(num_samples, world_size, batch_size)
     if not isinstance(drop_last, bool):
         raise ConfigError(f"drop_last must be True or False, got {drop_last!r}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
@@ -119,9 +117,7 @@ def even_shards(
 def even_batch_count(num_samples: int, world_size: int, batch_size: int, *, drop_last: bool) -> int:
     """The batch count every rank runs under :func:`even_shards` (or ``DistributedSampler``),
     without building the index lists."""
-    _whole("num_samples", num_samples, minimum=0)
-    _whole("world_size", world_size, minimum=1)
-    _whole("batch_size", batch_size, minimum=1)
+    _check_sizes(num_samples, world_size, batch_size)
     if drop_last:
         return num_samples // (world_size * batch_size)
     return math.ceil(math.ceil(num_samples / world_size) / batch_size)
@@ -135,15 +131,20 @@ def split_batch_counts(num_samples: int, world_size: int, batch_size: int, *, dr
     the first ``num_samples % world_size`` ranks get one sample more, which can mean one
     batch more, and the job hangs at the end of training.
     """
-    _whole("num_samples", num_samples, minimum=0)
-    _whole("world_size", world_size, minimum=1)
-    _whole("batch_size", batch_size, minimum=1)
+    _check_sizes(num_samples, world_size, batch_size)
     base, extra = divmod(num_samples, world_size)
     counts = []
     for rank in range(world_size):
         samples = base + (1 if rank < extra else 0)
         counts.append(samples // batch_size if drop_last else math.ceil(samples / batch_size))
     return tuple(counts)
+
+
+def _check_sizes(num_samples: object, world_size: object, batch_size: object) -> None:
+    """The three sizes every function here takes, checked in one order with one message each."""
+    _whole("num_samples", num_samples, minimum=0)
+    _whole("world_size", world_size, minimum=1)
+    _whole("batch_size", batch_size, minimum=1)
 
 
 def _whole(setting: str, value: object, *, minimum: int) -> None:
