@@ -229,6 +229,7 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         else:  # checked in validate_in_app: the subnet has an AZ and availability_zone (if given) is it
             self.vpc, self.training_subnet = e.vpc, cast(ec2.ISubnet, e.training_subnet)
             self.availability_zone = self.training_subnet.availability_zone
+        self.training_subnet_mask = self.network.training_subnet_mask if self.network is not None else None
         return groups + list(e.endpoint_security_groups)
 
     def _build_security_groups(self, endpoint_groups: list[ec2.ISecurityGroup]) -> None:
@@ -294,6 +295,9 @@ class TrainingNetwork(Construct, ITrainingNetwork):
             monthly_cost_warning_usd=s.monthly_cost_warning_usd,
             monitoring=monitoring,
         )
+        self.file_system_id = self.file_system.file_system_id
+        self.file_system_mount = FileSystemMount(self.file_system_id, self.file_system.file_system.dns_name,
+                                                 self.file_system.mount_name)
         if self.lustre_plan is not None and self.lustre_plan.efa_enabled:
             # Training jobs mount it over TCP: a synth warning unless an EFA client is attached.
             watch_efa_clients(self)
@@ -309,6 +313,9 @@ class TrainingNetwork(Construct, ITrainingNetwork):
             noncurrent_version_expiration_days=s.checkpoint_noncurrent_days,
         )
         self.checkpoint_bucket: s3.IBucket = self.checkpoints.bucket
+        self.job_bucket = self.checkpoint_bucket
+        self.checkpoint_prefix, self.code_prefix = self.checkpoints.prefix, self.checkpoints.code_prefix
+        self.output_prefix = self.checkpoints.output_prefix
         self.log_bucket = log_bucket
         self.execution_role = TrainingExecutionRole(
             self,
@@ -332,37 +339,8 @@ class TrainingNetwork(Construct, ITrainingNetwork):
     # --- ITrainingNetwork ----------------------------------------------------------------------
 
     @property
-    def job_bucket(self) -> s3.IBucket:  # type: ignore[override]
-        return self.checkpoint_bucket
-
-    @property
-    def checkpoint_prefix(self) -> Optional[str]:  # type: ignore[override]
-        return self.checkpoints.prefix
-
-    @property
-    def code_prefix(self) -> Optional[str]:  # type: ignore[override]
-        return self.checkpoints.code_prefix
-
-    @property
-    def output_prefix(self) -> Optional[str]:  # type: ignore[override]
-        return self.checkpoints.output_prefix
-
-    @property
     def job_document(self) -> Optional[JobDocument]:  # type: ignore[override]
         return self.job_settings()
-
-    @property
-    def file_system_id(self) -> Optional[str]:  # type: ignore[override]
-        return cast(Optional[str], self.file_system.file_system_id)
-
-    @property
-    def file_system_mount(self) -> Optional[FileSystemMount]:  # type: ignore[override]
-        return FileSystemMount(self.file_system.file_system_id, self.file_system.file_system.dns_name,
-                               self.file_system.mount_name)
-
-    @property
-    def training_subnet_mask(self) -> Optional[int]:  # type: ignore[override]
-        return self.network.training_subnet_mask if self.network is not None else None
 
     def endpoint_services(self) -> Optional[tuple[str, ...]]:
         if self.network is None or self.network.endpoint_security_group is None:

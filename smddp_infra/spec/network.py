@@ -17,7 +17,7 @@ rules name its context keys (``smddp:instanceCount``). A check that needs the co
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 from smddp_infra.errors import ConfigError, SizingError
@@ -192,19 +192,20 @@ class NetworkSpec:
 
 # --- one validator per rule ------------------------------------------------------------------------
 
-_SIZING_FIELDS = ("read_mbps_per_gpu", "required_throughput_mbps", "deployment_types", "max_capacity_gib",
-                  "per_unit_storage_throughput")
+def _set_fields(spec: NetworkSpec, names: Sequence[str]) -> list[str]:
+    """Those of ``names`` the user set, in their order: a workload or storage field whose value is
+    not its default, or an ``existing=`` field given."""
+    set_ = {f.name for group in (spec.workload, spec.storage) for f in fields(group)
+            if getattr(group, f.name) != f.default} | spec.given
+    return [name for name in names if name in set_]
 
 
 def check_existing_file_system_alone(spec: NetworkSpec) -> None:
     """Fields that size or link a file system the network creates mean nothing with ``file_system``."""
     if "file_system" not in spec.given:
         return
-    s = spec.storage
-    sizing = [name for name, value in (("lustre_plan", s.lustre_plan), ("deployment_types", s.deployment_types),
-                                       ("max_capacity_gib", s.max_capacity_gib), ("efa_file_system", s.efa_file_system),
-                                       ("per_unit_storage_throughput", s.per_unit_storage_throughput))
-              if value not in (None, False)] + (["dataset_bucket"] if "dataset_bucket" in spec.given else [])
+    sizing = _set_fields(spec, ("lustre_plan", "deployment_types", "max_capacity_gib", "efa_file_system",
+                                "per_unit_storage_throughput", "dataset_bucket"))
     if sizing:
         raise ConfigError(f"file_system= was given with {', '.join(sizing)}: those size or link a file system the "
                           "network creates; with an existing one, drop them (link datasets on your file system)")
@@ -227,11 +228,8 @@ def check_plan_or_workload(spec: NetworkSpec) -> None:
     """A plan fixes the size; the workload fields would be silently ignored next to it."""
     if spec.storage.lustre_plan is None:
         return
-    values = {"read_mbps_per_gpu": spec.workload.read_mbps_per_gpu,
-              "required_throughput_mbps": spec.workload.required_throughput_mbps,
-              "deployment_types": spec.storage.deployment_types, "max_capacity_gib": spec.storage.max_capacity_gib,
-              "per_unit_storage_throughput": spec.storage.per_unit_storage_throughput}
-    given = [name for name in _SIZING_FIELDS if values[name] is not None] + (["dataset_gib"] if spec.workload.dataset_gib else [])
+    given = _set_fields(spec, ("read_mbps_per_gpu", "required_throughput_mbps", "deployment_types", "max_capacity_gib",
+                               "per_unit_storage_throughput", "dataset_gib"))
     if given:
         raise ConfigError(f"lustre_plan was given with {', '.join(given)}: the plan fixes the file system's size "
                           "already; pass the plan or the workload props, not both")
