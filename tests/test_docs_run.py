@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,7 +155,18 @@ def _commands(block: Block) -> list[tuple[str, list[str]]]:
     return [(re.sub(r"\s+#\s.*$", "", line), []) for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
+#: Blocks run four at a time in threads; CPython 3.11's AST constructor keeps its recursion depth
+#: in interpreter-wide state, so two threads in ast.parse at once can fail with "SystemError: AST
+#: constructor recursion depth mismatch" (python/cpython#106905, seen on 3.11.7): one at a time.
+_AST_LOCK = threading.Lock()
+
+
 def _python_script(block: Block) -> str:
+    with _AST_LOCK:
+        return _rewritten(block)
+
+
+def _rewritten(block: Block) -> str:
     lines = block.body.splitlines()
     stop = block.option("stop-before")
     if stop:
