@@ -424,6 +424,11 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
     throughput = doc.get("requiredThroughputMBps")
     if throughput is not None and (isinstance(throughput, bool) or not isinstance(throughput, (int, float))):
         raise ConfigError(f"{where}: requiredThroughputMBps must be a number, got {throughput!r}")
+    subnets = _str_list(doc["subnets"], f"{where}: subnets")
+    zones = _str_list(doc.get("subnetAvailabilityZones", []), f"{where}: subnetAvailabilityZones")
+    if zones and len(zones) != len(subnets):  # same order as subnets: zone_of(subnet) pairs them
+        raise ConfigError(f"{where}: subnetAvailabilityZones must list one AZ per subnet ({len(subnets)}), "
+                          f"got {list(zones)!r}")
     return JobDocument(
         version=version,
         network=_opt_str(doc, "network", where) or "",
@@ -431,10 +436,9 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
         availability_zone=_str(doc["availabilityZone"], f"{where}: availabilityZone", empty_ok=True),
         instance_type=_str(doc["instanceType"], f"{where}: instanceType"),
         instance_count=count,
-        subnets=_str_list(doc["subnets"], f"{where}: subnets"),
+        subnets=subnets,
         security_group_ids=_str_list(doc["securityGroupIds"], f"{where}: securityGroupIds"),
-        subnet_availability_zones=_str_list(doc.get("subnetAvailabilityZones", []),
-                                            f"{where}: subnetAvailabilityZones"),
+        subnet_availability_zones=zones,
         role_arn=_str(doc["roleArn"], f"{where}: roleArn"),
         checkpoint_s3_uri=_str(checkpoint["s3Uri"], f"{where}: checkpoint.s3Uri"),
         checkpoint_local_path=_str(checkpoint.get("localPath", CHECKPOINT_LOCAL_PATH), f"{where}: checkpoint.localPath"),

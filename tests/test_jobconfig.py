@@ -761,3 +761,21 @@ def test_a_bad_context_key_is_one_line_naming_the_key(value):
     with pytest.raises(ConfigError) as caught:
         NetworkSettings.from_context({"smddp:readMBpsPerGpu": 50, "smddp:maxRuntimeSeconds": value})
     assert str(caught.value).startswith("smddp:maxRuntimeSeconds must be a whole number of seconds from 1 to 2,419,200")
+
+
+def test_a_document_whose_subnet_zones_do_not_pair_with_its_subnets_is_refused_by_the_parser() -> None:
+    """subnetAvailabilityZones pairs with subnets by position (JobDocument.zone_of): the document's
+    parser, which every reader (job-config, preflight, the launch policy) goes through, refuses a
+    list of another length instead of pairing the wrong AZ with a subnet."""
+    from smddp_infra.contract import parse_document, read_outputs_file
+    from smddp_infra.errors import ConfigError
+
+    (network,) = read_outputs_file(OUTPUTS_DIR / "default-p4d.json")
+    assert network.document is not None
+    raw = network.document.to_json()
+    raw.update(subnets=["subnet-0aaa1111", "subnet-0bbb2222"], subnetAvailabilityZones=["us-east-1a"])
+    with pytest.raises(ConfigError, match=r"^test: subnetAvailabilityZones must list one AZ per subnet \(2\), "
+                                          r"got \['us-east-1a'\]$"):
+        parse_document(raw, where="test")
+    raw.update(subnetAvailabilityZones=["us-east-1a", "us-east-1b"])
+    assert parse_document(raw, where="test").zone_of("subnet-0bbb2222") == "us-east-1b"

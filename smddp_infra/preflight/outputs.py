@@ -35,11 +35,6 @@ def read_outputs(path: Path) -> tuple[StackSubnets, ...]:
         doc = network.document
         if doc is None:
             continue  # individual outputs only: they carry no AZ
-        zones = doc.subnet_availability_zones
-        if zones and len(zones) != len(doc.subnets):
-            raise PreflightInputError(
-                f"{path}: {network.label}: subnetAvailabilityZones must list one AZ per subnet "
-                f"({len(doc.subnets)}), got {list(zones)!r}")
         found.append(StackSubnets(stack=network.label, subnets=doc.subnets,
                                   availability_zones={s: doc.zone_of(s) for s in doc.subnets},
                                   stack_availability_zone=doc.availability_zone))
