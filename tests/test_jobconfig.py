@@ -396,7 +396,8 @@ def test_preflight_refuses_arguments_both_nested_and_at_the_top_level():
 @pytest.mark.parametrize("outputs, expected", [
     (with_document(securityGroupIds=[f"sg-0123456789abcdef{i}" for i in range(6)]), "securityGroupIds must list 1 to 5"),
     (with_document(securityGroupIds=[]), "securityGroupIds must list 1 to 5"),
-    (with_document(subnets=[f"subnet-0123456789abcde{i:02d}" for i in range(17)]), "subnets must list 1 to 16"),
+    (with_document(subnets=[f"subnet-0123456789abcde{i:02d}" for i in range(17)], subnetAvailabilityZones=[]),
+     "subnets must list 1 to 16"),
     (with_document(subnets=["subnet_0123456789abcdef0"]), "subnets entries must look like subnet-"),
     (with_document(subnets="subnet-0123456789abcdef0"), "subnets must be a JSON list"),
     (with_document(securityGroupIds=["sg-0123456789abcdef0", "sg-0123456789abcdef0"]), "must not repeat"),
