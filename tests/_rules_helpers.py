@@ -45,3 +45,20 @@ def self_rule(kind: str, group: str, protocol: Any = "-1", **extra: Any) -> dict
     resource_type = "AWS::EC2::SecurityGroupIngress" if kind == "ingress" else "AWS::EC2::SecurityGroupEgress"
     ref = {"Fn::GetAtt": [group, "GroupId"]}
     return {"Type": resource_type, "Properties": {"GroupId": ref, peer: ref, "IpProtocol": protocol, **extra}}
+
+
+def found(template: dict[str, Any], rule: str) -> list[Any]:
+    """The findings of ``rule`` on ``template`` (every severity)."""
+    from smddp_infra.rules import check_template
+
+    return [f for f in check_template(template) if f.rule_id == rule]
+
+
+def acl_entry(acl: str, number: int, egress: bool, action: str, cidr: str, protocol: Any = 6,
+              ports: Any = None) -> dict[str, Any]:
+    """An AWS::EC2::NetworkAclEntry of network ACL ``acl`` (``ports``: (from, to) for TCP/UDP)."""
+    props: dict[str, Any] = {"NetworkAclId": {"Ref": acl}, "RuleNumber": number, "Protocol": protocol, "RuleAction": action,
+                             "Egress": egress, "CidrBlock": cidr}
+    if ports:
+        props["PortRange"] = {"From": ports[0], "To": ports[1]}
+    return {"Type": "AWS::EC2::NetworkAclEntry", "Properties": props}

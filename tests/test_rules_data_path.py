@@ -5,22 +5,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from _rules_helpers import load
+from _rules_helpers import acl_entry, found, load
 from smddp_infra.rules import check_template
 
 BLOCKED = load("i33_data_path_blocked.yaml")
 
 
-def found(template: dict[str, Any], rule: str) -> list[Any]:
-    return [f for f in check_template(template) if f.rule_id == rule]
-
-
 def entry(number: int, egress: bool, action: str, cidr: str = "0.0.0.0/0", protocol: Any = -1, ports: Any = None) -> dict[str, Any]:
-    props: dict[str, Any] = {"NetworkAclId": {"Ref": "Closed"}, "RuleNumber": number, "Protocol": protocol, "RuleAction": action,
-                             "Egress": egress, "CidrBlock": cidr}
-    if ports:
-        props["PortRange"] = {"From": ports[0], "To": ports[1]}
-    return {"Type": "AWS::EC2::NetworkAclEntry", "Properties": props}
+    """An entry of the fixture's network ACL ``Closed`` (all protocols to 0.0.0.0/0 unless told)."""
+    return acl_entry("Closed", number, egress, action, cidr, protocol, ports)
 
 
 def test_an_acl_denying_all_blocks_s3_and_names_the_acl_and_its_rule() -> None:

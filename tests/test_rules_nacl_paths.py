@@ -5,26 +5,12 @@ and Lustre's TCP 1018-1023 and replies across subnets (SMDDP-NET9, a warning: UN
 from __future__ import annotations
 
 import copy
-from typing import Any
 
-from _rules_helpers import load
+from _rules_helpers import acl_entry, found, load
 from smddp_infra.rules import check_template
 
 ENDPOINTS = load("net7_endpoint_other_subnet.yaml")
 LUSTRE = load("net9_lustre_return_ports.yaml")
-
-
-def found(template: dict[str, Any], rule: str) -> list[Any]:
-    return [f for f in check_template(template) if f.rule_id == rule]
-
-
-def acl_entry(acl: str, number: int, egress: bool, action: str, cidr: str, protocol: Any = 6,
-              ports: Any = None) -> dict[str, Any]:
-    props: dict[str, Any] = {"NetworkAclId": {"Ref": acl}, "RuleNumber": number, "Protocol": protocol, "RuleAction": action,
-                             "Egress": egress, "CidrBlock": cidr}
-    if ports:
-        props["PortRange"] = {"From": ports[0], "To": ports[1]}
-    return {"Type": "AWS::EC2::NetworkAclEntry", "Properties": props}
 
 
 # -- interface endpoints --------------------------------------------------------------------------

@@ -38,6 +38,10 @@ from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS, SubnetNames, c
 if TYPE_CHECKING:
     from smddp_infra.sizing.tiering import TieringPlan
 
+#: How a CDK token reads in a Python string (``${Token[TOKEN.12]}``): a value known only at deploy,
+#: which the spec leaves to the construct's validate step and the deploy.
+_TOKEN_MARK = "${Token["
+
 #: A training job's VpcConfig.SecurityGroupIds holds at most 5 groups (CreateTrainingJob API).
 MAX_JOB_SECURITY_GROUPS = 5
 
@@ -354,7 +358,7 @@ def check_training_plan(spec: NetworkSpec) -> None:
     when the network placed its subnet in another AZ ID (a plan's reserved capacity sits in one
     AZ per block, and a job runs in its subnet's AZ). A token ARN is checked at deploy."""
     j = spec.jobs
-    if j.training_plan_arn is not None and "${Token[" not in j.training_plan_arn:
+    if j.training_plan_arn is not None and _TOKEN_MARK not in j.training_plan_arn:
         check_training_plan_arn(j.training_plan_arn, setting=spec.name("training_plan_arn"))
     if j.training_plan_availability_zone_id is None:
         return
@@ -376,7 +380,7 @@ def training_plan_zone_problem(spec: NetworkSpec) -> Optional[str]:
     if zone_id is None:
         return None
     known = p.availability_zone_id if spec.creates_vpc and p.availability_zone_id and \
-        "${Token[" not in p.availability_zone_id else None
+        _TOKEN_MARK not in p.availability_zone_id else None
     return plan_zone_problem(known, zone_id, subnet_zone=p.availability_zone or "")
 
 
