@@ -81,12 +81,12 @@ ROOMS: dict[str, Room] = {
         ("tests/test_preflight.py",),
     ),
     # the network's spec: one validator per rule, the subnet arithmetic, SageMaker names
-    "spec": Room(
-        ("smddp_infra/spec/network.py", "smddp_infra/spec/subnets.py", "smddp_infra/spec/names.py"),
-        ("tests/test_spec.py", "tests/test_stated_limits.py", "tests/test_settings.py"),
-        ("tests/test_spec.py::test_the_old_api_warns_once_naming_the_new_one",
-         "tests/test_spec.py::test_training_network_takes_at_most_ten_props_and_a_short_constructor",
-         "tests/test_spec.py::test_upgrading_table_places_every_old_keyword_in_a_real_field",
+    "schema": Room(
+        ("smddp_infra/schema/network.py", "smddp_infra/facts/subnets.py", "smddp_infra/facts/names.py"),
+        ("tests/test_schema.py", "tests/test_stated_limits.py", "tests/test_settings.py"),
+        ("tests/test_schema.py::test_the_old_api_warns_once_naming_the_new_one",
+         "tests/test_schema.py::test_training_network_takes_at_most_ten_props_and_a_short_constructor",
+         "tests/test_schema.py::test_upgrading_table_places_every_old_keyword_in_a_real_field",
          "tests/test_stated_limits.py::test_a_64_character_monitoring_prefix_is_one_line_naming_the_field",
          # runs app.py through the cdk CLI in a child process: it cannot see the mutant
          "tests/test_settings.py::test_app_exits_2_with_one_line_on_bad_context"),

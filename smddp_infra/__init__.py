@@ -2,7 +2,7 @@
 
 The pure parts (:mod:`smddp_infra.sizing`, :mod:`smddp_infra.training`,
 :mod:`smddp_infra.contract`, :mod:`smddp_infra.jobconfig`, :mod:`smddp_infra.rules`,
-:mod:`smddp_infra.preflight`, :mod:`smddp_infra.spec`)
+:mod:`smddp_infra.preflight`, :mod:`smddp_infra.schema`)
 never import aws_cdk. The constructs are exported lazily from here so that
 ``import smddp_infra`` stays cheap for the CLI and inside training containers.
 """
@@ -37,19 +37,19 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names below are loa
     from smddp_infra.contract import JobDocument as JobDocument, read_outputs_file as read_outputs_file
     from smddp_infra.errors import ConfigError as ConfigError, SizingError as SizingError, SmddpError as SmddpError
     from smddp_infra.sizing.planner import LustrePlan as LustrePlan, plan_lustre as plan_lustre
-    from smddp_infra.spec import Jobs as Jobs, Placement as Placement, Security as Security
-    from smddp_infra.spec import Storage as Storage, Workload as Workload
+    from smddp_infra.schema import Jobs as Jobs, Placement as Placement, Security as Security
+    from smddp_infra.schema import Storage as Storage, Workload as Workload
     from smddp_infra.stack import TrainingNetworkStack as TrainingNetworkStack
 
 _LAZY = {
     "TrainingNetwork": "smddp_infra.constructs.training_network",
     "Existing": "smddp_infra.constructs.training_network",
     "ITrainingNetwork": "smddp_infra.constructs.network_interface",
-    "Workload": "smddp_infra.spec",
-    "Placement": "smddp_infra.spec",
-    "Storage": "smddp_infra.spec",
-    "Security": "smddp_infra.spec",
-    "Jobs": "smddp_infra.spec",
+    "Workload": "smddp_infra.schema",
+    "Placement": "smddp_infra.schema",
+    "Storage": "smddp_infra.schema",
+    "Security": "smddp_infra.schema",
+    "Jobs": "smddp_infra.schema",
     "SmddpTrainingNetwork": "smddp_infra.constructs.training_network",
     "TrainingVpc": "smddp_infra.constructs.network",
     "EfaSecurityGroup": "smddp_infra.constructs.efa",

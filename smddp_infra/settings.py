@@ -3,7 +3,7 @@
 A reader: a key table (:data:`KEYS`: context key -> field and parser), the rules between keys
 that only the context has (:data:`RULES`: its region), and :attr:`NetworkSettings.spec`, the
 network the keys describe as the construct's spec, named by context key, whose rules
-(:mod:`smddp_infra.spec.network`) run last: one rule, one place, whoever wrote the value. Pure
+(:mod:`smddp_infra.schema.network`) run last: one rule, one place, whoever wrote the value. Pure
 Python (no aws_cdk) so every bad value is reported before jsii starts, as one line that names
 the key, the value and what is allowed.
 """
@@ -18,9 +18,9 @@ from typing import Any, Callable, Mapping, Optional
 from smddp_infra.errors import ConfigError
 from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn
 from smddp_infra.sizing.catalog import efa_instance
-from smddp_infra.spec.names import is_sagemaker_name
-from smddp_infra.spec.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload, validate
-from smddp_infra.spec.regions import REGION, check_availability_zone_id, is_prefix_list_id, vpc_cidr
+from smddp_infra.facts.names import is_sagemaker_name
+from smddp_infra.schema.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload, validate
+from smddp_infra.facts.regions import REGION, check_availability_zone_id, is_prefix_list_id, vpc_cidr
 
 DEPLOYMENT_TYPE_CHOICES = ("SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2", "PERSISTENT_1_HDD")
 

@@ -32,8 +32,8 @@ from smddp_infra.contract import (
 from smddp_infra.settings import NetworkSettings
 from smddp_infra.sizing.catalog import efa_instance
 from smddp_infra.sizing.planner import LustrePlan
-from smddp_infra.spec import Storage, Workload
-from smddp_infra.spec.network import size_file_system
+from smddp_infra.schema import Storage, Workload
+from smddp_infra.schema.network import size_file_system
 
 
 def plan_for(settings: NetworkSettings) -> LustrePlan:

@@ -372,7 +372,7 @@ def test_the_subnet_check_counts_the_endpoints_eks_nodes_need() -> None:
     from smddp_infra.hyperpod import HYPERPOD_INTERFACE_ENDPOINTS
     from smddp_infra.errors import ConfigError
     from smddp_infra.hyperpod.eks import EKS_INTERFACE_ENDPOINTS
-    from smddp_infra.spec.subnets import FILE_SYSTEM_IPS
+    from smddp_infra.facts.subnets import FILE_SYSTEM_IPS
 
     network, _ = _eks_on_small_network(1)
     placed = set(network.endpoint_services())

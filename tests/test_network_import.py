@@ -78,7 +78,7 @@ def test_a_launch_policy_given_the_network_is_the_networks_own() -> None:
     from aws_cdk import App, Environment, Stack
 
     from smddp_infra import TrainingLaunchPolicy, TrainingNetwork
-    from smddp_infra.spec import Placement, Workload
+    from smddp_infra.schema import Placement, Workload
 
     stack = Stack(App(), "Net", env=Environment(region="us-east-1"))
     network = TrainingNetwork(stack, "Net", workload=Workload(read_mbps_per_gpu=100),

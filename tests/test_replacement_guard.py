@@ -261,7 +261,7 @@ def test_meaning_follows_the_deployed_replace_policy(committed, data):
 
 def test_a_subnet_sized_by_the_old_rule_is_kept_with_max_instance_count(committed, data):
     """Upgrading: a network deployed with a count-sized /24 meets the new /20 default."""
-    from smddp_infra.spec.subnets import FILE_SYSTEM_IPS, plan_subnet_mask
+    from smddp_infra.facts.subnets import FILE_SYSTEM_IPS, plan_subnet_mask
 
     deployed = copy.deepcopy(committed)
     subnet = _only(deployed, "AWS::EC2::Subnet")

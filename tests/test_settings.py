@@ -8,8 +8,8 @@ import pytest
 
 from conftest import ROOT, cdk_context
 from smddp_infra.errors import ConfigError
-from smddp_infra.spec.subnets import plan_subnet_mask
-from smddp_infra.spec.regions import az_id_prefix
+from smddp_infra.facts.subnets import plan_subnet_mask
+from smddp_infra.facts.regions import az_id_prefix
 from smddp_infra.settings import NetworkSettings
 
 
@@ -156,7 +156,7 @@ def test_per_unit_throughput_pins_a_tier_only_with_its_deployment_type() -> None
 def test_default_training_subnet_is_a_sixteenth_of_the_vpc_and_holds_406_instances() -> None:
     """Sized from the VPC (or smddp:maxInstanceCount), never from today's count (test_deploy_local proves
     that growing 4 -> 64 instances keeps the subnet's id)."""
-    from smddp_infra.spec.subnets import default_subnet_mask, subnet_instance_capacity, training_subnet_mask
+    from smddp_infra.facts.subnets import default_subnet_mask, subnet_instance_capacity, training_subnet_mask
 
     assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=None, ips_per_instance=5, other_ips=14) == 20
     assert training_subnet_mask(vpc_prefix=16, nat=False, max_instance_count=64, ips_per_instance=5, other_ips=14) == 22
@@ -169,7 +169,7 @@ def test_default_training_subnet_is_a_sixteenth_of_the_vpc_and_holds_406_instanc
 
 
 def test_az_id_prefix_table_covers_the_regions_of_the_s3_prefix_list_table() -> None:
-    from smddp_infra.spec.regions import AZ_ID_PREFIXES, S3_PREFIX_LISTS
+    from smddp_infra.facts.regions import AZ_ID_PREFIXES, S3_PREFIX_LISTS
 
     assert set(S3_PREFIX_LISTS) <= set(AZ_ID_PREFIXES)
     assert AZ_ID_PREFIXES["us-gov-west-1"] == "usgw1" and az_id_prefix("xx-nowhere-9") is None

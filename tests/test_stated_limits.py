@@ -11,7 +11,7 @@ import pytest
 
 from smddp_infra.errors import ConfigError
 from smddp_infra.settings import NetworkSettings
-from smddp_infra.spec.names import MAX_NAME_LENGTH, is_sagemaker_name
+from smddp_infra.facts.names import MAX_NAME_LENGTH, is_sagemaker_name
 
 LONG = "a-" * 31 + "bc"  # 64 characters, ClusterName's pattern holds
 
@@ -42,7 +42,7 @@ def test_a_64_character_monitoring_prefix_is_one_line_naming_the_field() -> None
 def test_the_largest_training_subnet_is_an_18_exactly() -> None:
     """plan_subnet_mask states "more than a /18 training subnet holds": 1,637 instances need
     2 x 1,637 x 5 + 5 = 16,375 of a /18's 16,384 addresses; 1,638 need 16,385."""
-    from smddp_infra.spec.subnets import MIN_SUBNET_MASK, plan_subnet_mask
+    from smddp_infra.facts.subnets import MIN_SUBNET_MASK, plan_subnet_mask
 
     assert MIN_SUBNET_MASK == 18 and 2 * 1637 * 5 + 5 <= 2 ** 14 < 2 * 1638 * 5 + 5
     assert plan_subnet_mask(instances=1637) == 18
@@ -55,7 +55,7 @@ def test_a_job_takes_the_efa_group_and_four_more() -> None:
     """check_job_group_count states "at most 5 security groups (VpcConfig.SecurityGroupIds)"."""
     from dataclasses import replace
 
-    from smddp_infra.spec.network import NetworkSpec, Placement, Workload, check_job_group_count
+    from smddp_infra.schema.network import NetworkSpec, Placement, Workload, check_job_group_count
 
     spec = NetworkSpec(workload=Workload(read_mbps_per_gpu=50), placement=Placement(availability_zone="us-east-1a"))
     check_job_group_count(replace(spec, additional_groups=4))

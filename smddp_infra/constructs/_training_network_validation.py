@@ -1,6 +1,6 @@
 """TrainingNetwork's checks that need CDK: the props' types and tokens, and the app.
 
-The rules over plain values live in the pure spec (:mod:`smddp_infra.spec.network`, one
+The rules over plain values live in the pure spec (:mod:`smddp_infra.schema.network`, one
 validator per rule, and the one sizing call). Order matters and is deliberate:
 :func:`check_values` runs before ``super().__init__`` (so a wrong type never reaches jsii and
 the spec's rules see the types they expect); :func:`check_against_app` needs the stack (region)

@@ -29,9 +29,9 @@ from aws_cdk import Annotations, Aspects, Stack, Token, aws_ec2 as ec2
 from constructs import IConstruct
 
 from smddp_infra.errors import ConfigError, PropTypeError
-from smddp_infra.spec.subnets import AWS_RESERVED_IPS, FILE_SYSTEM_IPS
-from smddp_infra.spec import regions
-from smddp_infra.spec.regions import check_availability_zone, check_availability_zone_id, is_az_id, is_az_name
+from smddp_infra.facts.subnets import AWS_RESERVED_IPS, FILE_SYSTEM_IPS
+from smddp_infra.facts import regions
+from smddp_infra.facts.regions import check_availability_zone, check_availability_zone_id, is_az_id, is_az_name
 
 #: What each jsii interface is recognised by: jsii's Python interfaces are typing Protocols
 #: that ``isinstance`` cannot check, so a value qualifies by the attribute that defines the

@@ -39,7 +39,7 @@ from smddp_infra.hyperpod.values import (
     HYPERPOD_INTERFACE_ENDPOINTS,
     InstanceGroup,
 )
-from smddp_infra.spec.subnets import FILE_SYSTEM_IPS
+from smddp_infra.facts.subnets import FILE_SYSTEM_IPS
 
 if TYPE_CHECKING:
     from aws_cdk import aws_eks as eks_v1

@@ -37,7 +37,7 @@ from smddp_infra.constructs import _validation as v
 from smddp_infra.contract import FSX_DIMENSION, FSX_NAMESPACE, MonitoringSettings, SizingRecord
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.observe import metrics as m
-from smddp_infra.spec.names import is_sagemaker_name
+from smddp_infra.facts.names import is_sagemaker_name
 
 #: SageMaker training job metrics (SageMaker "Monitor with CloudWatch": namespace, GPUUtilization,
 #: dimension Host = "<job name>/algo-<n>").

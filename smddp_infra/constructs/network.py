@@ -20,7 +20,7 @@ from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import secure_log_bucket
 from smddp_infra.constructs.efa import ROLE_TAG_KEY, ROLE_TAG_VALUE
 from smddp_infra.errors import ConfigError
-from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS, FILE_SYSTEM_IPS, NAT_SUBNET_MASK, fitting_training_subnet_mask, subnet_instance_capacity
+from smddp_infra.facts.subnets import DEFAULT_INTERFACE_ENDPOINTS, FILE_SYSTEM_IPS, NAT_SUBNET_MASK, fitting_training_subnet_mask, subnet_instance_capacity
 
 #: aws-cdk-lib's feature flag that makes an S3 flow-log destination grant
 #: delivery.logs.amazonaws.com in the bucket policy; pinned on for this construct's subtree.

@@ -2,7 +2,7 @@
 
 VPC (one training subnet, endpoints, flow logs) + EFA security group (self ingress AND self
 egress) + FSx for Lustre sized by the calculator + checkpoint bucket + execution role, and
-the training-job settings a job needs. It takes the grouped values of :mod:`smddp_infra.spec`
+the training-job settings a job needs. It takes the grouped values of :mod:`smddp_infra.schema`
 (checked there, one validator per rule, before jsii starts) and one group of escape hatches,
 :class:`Existing`: pass your own VPC and subnet, security group, bucket, key, role or file system
 and it is used instead.
@@ -42,7 +42,7 @@ from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.sizing.catalog import InstanceType
 from smddp_infra.sizing.planner import LustrePlan
 from smddp_infra.sizing.tiering import TieringPlan
-from smddp_infra.spec.network import (
+from smddp_infra.schema.network import (
     Jobs,
     NetworkSpec,
     Placement,
@@ -53,8 +53,8 @@ from smddp_infra.spec.network import (
     training_plan_zone_problem,
     validate,
 )
-from smddp_infra.spec.regions import S3_PREFIX_LISTS
-from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS
+from smddp_infra.facts.regions import S3_PREFIX_LISTS
+from smddp_infra.facts.subnets import DEFAULT_INTERFACE_ENDPOINTS
 
 if TYPE_CHECKING:
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
@@ -122,16 +122,16 @@ class TrainingNetwork(Construct, ITrainingNetwork):
                  security: Optional[Security] = None, jobs: Optional[Jobs] = None,
                  monitoring: "bool | MonitoringOptions" = True, existing: Optional[Existing] = None) -> None:
         """
-        :param workload: what the jobs read (:class:`~smddp_infra.spec.Workload`). Default: 4 x
+        :param workload: what the jobs read (:class:`~smddp_infra.schema.Workload`). Default: 4 x
             ml.p4d.24xlarge, and a read rate or a plan is required unless ``existing.file_system``.
         :param placement: the training subnet and how jobs reach AWS APIs
-            (:class:`~smddp_infra.spec.Placement`; ``availability_zone`` or ``availability_zone_id``
+            (:class:`~smddp_infra.schema.Placement`; ``availability_zone`` or ``availability_zone_id``
             is required when the network creates the VPC). Default: ``Placement()``.
-        :param storage: the file system and checkpoints (:class:`~smddp_infra.spec.Storage`).
+        :param storage: the file system and checkpoints (:class:`~smddp_infra.schema.Storage`).
             Default: ``Storage()``, a file system sized by the calculator.
-        :param security: keys and images (:class:`~smddp_infra.spec.Security`). Default:
+        :param security: keys and images (:class:`~smddp_infra.schema.Security`). Default:
             ``Security()``, service-managed keys and the region's DLC image account.
-        :param jobs: what the job document tells every job (:class:`~smddp_infra.spec.Jobs`).
+        :param jobs: what the job document tells every job (:class:`~smddp_infra.schema.Jobs`).
             Default: ``Jobs()``, encrypted inter-container traffic, the document published.
         :param monitoring: the file system's alarms, dashboard and topic; ``MonitoringOptions``
             to tune them, False for none. Default: True.
@@ -146,7 +146,7 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         instance = _validation_l3.check_values(props)  # types, before any jsii call
         spec = NetworkSpec(workload, placement, storage, security, jobs, given=existing.given(),
                            additional_groups=len(existing.additional_security_groups))
-        validate(spec)  # one validator per rule (smddp_infra.spec.network)
+        validate(spec)  # one validator per rule (smddp_infra.schema.network)
         monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
         self.spec, self.existing = spec, existing
         self.max_runtime_seconds = spec.jobs.max_runtime_seconds

@@ -26,7 +26,7 @@ from smddp_infra.hyperpod.values import (
     InstanceGroup,
     KubernetesTaint,
 )
-from smddp_infra.spec.subnets import AWS_RESERVED_IPS
+from smddp_infra.facts.subnets import AWS_RESERVED_IPS
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 #: The API's shapes (botocore 1.44 ``ClusterInstanceGroupName``, ``ClusterPartitionName``); used

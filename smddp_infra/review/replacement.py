@@ -715,7 +715,7 @@ def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any
 
 
 def _subnet_advice(old_cidr: str, new: Mapping[str, Any]) -> list[str]:
-    from smddp_infra.spec.subnets import FILE_SYSTEM_IPS, plan_subnet_mask, subnet_instance_capacity
+    from smddp_infra.facts.subnets import FILE_SYSTEM_IPS, plan_subnet_mask, subnet_instance_capacity
 
     try:
         mask = int(old_cidr.rsplit("/", 1)[1])

@@ -33,7 +33,7 @@ from smddp_infra.sizing.planner import (
     plan_lustre,
 )
 from smddp_infra.sizing.workload import throughput_from_cluster
-from smddp_infra.spec.subnets import DEFAULT_INTERFACE_ENDPOINTS, SubnetNames, check_subnet_fits
+from smddp_infra.facts.subnets import DEFAULT_INTERFACE_ENDPOINTS, SubnetNames, check_subnet_fits
 
 if TYPE_CHECKING:
     from smddp_infra.sizing.tiering import TieringPlan

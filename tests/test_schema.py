@@ -1,4 +1,4 @@
-"""The pure spec (smddp_infra.spec): one validator per rule, each caught by its own case.
+"""The pure spec (smddp_infra.schema): one validator per rule, each caught by its own case.
 
 Every case is a spec that breaks exactly one rule: ``validate`` refuses it with one line
 naming the field, and every OTHER validator accepts it, so the case fails when its validator
@@ -19,8 +19,8 @@ import pytest
 
 from smddp_infra.errors import ConfigError, SizingError
 from smddp_infra.sizing.planner import plan_lustre
-from smddp_infra.spec import network as spec_network
-from smddp_infra.spec.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload, size_file_system
+from smddp_infra.schema import network as spec_network
+from smddp_infra.schema.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload, size_file_system
 from smddp_infra.settings import _SPEC_NAMES
 from smddp_infra.sizing.catalog import efa_instance
 
@@ -102,7 +102,7 @@ def test_the_one_sizing_call_names_the_fields() -> None:
 
 
 def test_the_spec_room_never_imports_aws_cdk() -> None:
-    for path in (ROOT / "smddp_infra" / "spec").glob("*.py"):
+    for path in (ROOT / "smddp_infra" / "schema").glob("*.py"):
         tree = ast.parse(path.read_text())
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
@@ -111,7 +111,7 @@ def test_the_spec_room_never_imports_aws_cdk() -> None:
 
 
 def test_every_field_documents_its_default() -> None:
-    source = (ROOT / "smddp_infra" / "spec" / "network.py").read_text()
+    source = (ROOT / "smddp_infra" / "schema" / "network.py").read_text()
     for group in (Workload, Placement, Storage, Security, Jobs):
         body = source.split(f"class {group.__name__}:", 1)[1].split("\n\n\n", 1)[0]
         for name in group.__dataclass_fields__:
@@ -529,7 +529,7 @@ def test_a_sizing_failure_is_one_whole_line_naming_the_fields(spec: NetworkSpec,
     assert str(caught.value) == message
 
 
-# --- subnet arithmetic (smddp_infra.spec.subnets), against sums done here -------------------------------------
+# --- subnet arithmetic (smddp_infra.facts.subnets), against sums done here -------------------------------------
 
 
 def _ips_needed(instances: int, ips: int = 5, other: int = 0) -> int:
@@ -548,7 +548,7 @@ def _ips_needed(instances: int, ips: int = 5, other: int = 0) -> int:
 ])
 def test_planned_mask_is_the_smallest_block_holding_the_cluster_twice(instances: int, ips: int, other: int,
                                                                        mask: int) -> None:
-    from smddp_infra.spec.subnets import plan_subnet_mask, subnet_instance_capacity
+    from smddp_infra.facts.subnets import plan_subnet_mask, subnet_instance_capacity
 
     needed = _ips_needed(instances, ips, other)
     assert needed <= 2 ** (32 - mask) and (mask == 24 or needed > 2 ** (31 - mask))
@@ -560,7 +560,7 @@ def test_planned_mask_is_the_smallest_block_holding_the_cluster_twice(instances:
 
 
 def test_subnet_capacity_is_never_negative_and_is_floored() -> None:
-    from smddp_infra.spec.subnets import subnet_instance_capacity
+    from smddp_infra.facts.subnets import subnet_instance_capacity
 
     assert subnet_instance_capacity(24) == 25  # (256 - 5) // 10
     assert subnet_instance_capacity(28, other_ips=14) == 0  # 11 usable: not even the endpoints fit
@@ -568,7 +568,7 @@ def test_subnet_capacity_is_never_negative_and_is_floored() -> None:
 
 
 def test_training_subnet_mask_takes_nat_ips_and_other_ips_into_account() -> None:
-    from smddp_infra.spec.subnets import default_subnet_mask, training_subnet_mask
+    from smddp_infra.facts.subnets import default_subnet_mask, training_subnet_mask
 
     assert default_subnet_mask(24) == 24 and default_subnet_mask(16) == 20  # no NAT unless told
     assert training_subnet_mask(vpc_prefix=24, nat=True, max_instance_count=None, ips_per_instance=5, other_ips=8) == 25
@@ -580,8 +580,24 @@ def test_training_subnet_mask_takes_nat_ips_and_other_ips_into_account() -> None
 
 
 def test_a_nat_vpc_of_a_24_gets_a_25_beside_the_28() -> None:
-    from smddp_infra.spec.subnets import fitting_training_subnet_mask
+    from smddp_infra.facts.subnets import fitting_training_subnet_mask
 
     assert fitting_training_subnet_mask("10.0.0.0/24", vpc_prefix=24, nat=True, max_instance_count=None,
                                         ips_per_instance=5, other_ips=8, cidr_name="vpc_cidr",
                                         max_name="max_instance_count") == 25
+
+
+def test_the_old_module_name_still_resolves_with_one_warning_naming_the_new_one() -> None:
+    import importlib
+    import warnings
+
+    import smddp_infra.schema as schema
+
+    old = importlib.import_module("smddp_infra.spec")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert old.Workload is schema.Workload
+    assert [str(w.message) for w in caught] == [
+        "smddp_infra.spec is deprecated: import Workload from smddp_infra.schema (or from smddp_infra)"]
+    with pytest.raises(AttributeError):
+        old.NoSuchGroup  # noqa: B018
