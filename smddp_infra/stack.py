@@ -29,18 +29,7 @@ from smddp_infra.contract import (
     OUTPUT_SECURITY_GROUPS,
     OUTPUT_SUBNETS,
 )
-from smddp_infra.settings import NetworkSettings
-from smddp_infra.sizing.catalog import efa_instance
-from smddp_infra.sizing.planner import LustrePlan
-from smddp_infra.schema import Storage, Workload
-from smddp_infra.schema.network import size_file_system
-
-
-def plan_for(settings: NetworkSettings) -> LustrePlan:
-    """The file system's plan for the app's context: the network's one sizing call over the
-    keys' spec, so an error names the context keys."""
-    return size_file_system(settings.spec, efa_instance(settings.instance_type))
-
+from smddp_infra.settings import AppOptions, NetworkSettings
 
 class TrainingNetworkStack(Stack):
     """One SMDDP training network with its job settings as outputs and an SSM parameter.
@@ -60,27 +49,22 @@ class TrainingNetworkStack(Stack):
         super().__init__(scope, id, **kwargs)
         self.settings = settings
 
+        app = settings.app
         dataset_bucket: Optional[s3.IBucket] = None
-        dataset_prefix = ""
-        if settings.dataset_bucket:
-            name, _, dataset_prefix = settings.dataset_bucket.removeprefix("s3://").partition("/")
-            dataset_bucket = s3.Bucket.from_bucket_name(self, "DatasetBucket", name)
+        if settings.dataset_bucket_name:
+            dataset_bucket = s3.Bucket.from_bucket_name(self, "DatasetBucket", settings.dataset_bucket_name)
         key: Optional[kms.IKey] = None
-        if settings.kms_key and settings.kms_key != "create":
-            key = kms.Key.from_key_arn(self, "ImportedKey", settings.kms_key)
+        if app.kms_key and app.kms_key != "create":
+            key = kms.Key.from_key_arn(self, "ImportedKey", app.kms_key)
 
+        # The settings' spec as it is (validated once, when it was read): errors name the keys.
+        # The default stack's document output keeps its first name (cdk-outputs.json readers).
         spec = settings.spec
         self.network = TrainingNetwork(
             self,
             "TrainingNetwork",
-            workload=Workload(instance_type=settings.instance_type, instance_count=settings.instance_count),
-            placement=spec.placement,
-            storage=Storage(lustre_plan=plan_for(settings), efa_file_system=settings.efa_file_system,
-                            dataset_prefix=dataset_prefix, checkpoint_noncurrent_days=settings.checkpoint_noncurrent_days),
-            security=spec.security,
-            # The default stack's document output keeps its first name (cdk-outputs.json readers).
-            jobs=replace(spec.jobs, job_config_output_id=DOCUMENT_OUTPUT),
-            monitoring=self._monitoring(settings),
+            spec=replace(spec, jobs=replace(spec.jobs, job_config_output_id=DOCUMENT_OUTPUT)),
+            monitoring=self._monitoring(app),
             existing=Existing(dataset_bucket=dataset_bucket, encryption_key=key),
         )
 
@@ -110,7 +94,7 @@ class TrainingNetworkStack(Stack):
         for key_name, value in outputs.items():
             assert value is not None, key_name  # the network always has output and code prefixes
             CfnOutput(self, key_name, value=value)
-        self.hyperpod = self._hyperpod(settings) if settings.hyperpod else None
+        self.hyperpod = self._hyperpod(settings) if app.hyperpod else None
 
     def _hyperpod(self, settings: NetworkSettings) -> Any:
         """``smddp:hyperpod=true``: a Slurm cluster on the network (:func:`default_hyperpod_groups`)."""
@@ -123,7 +107,7 @@ class TrainingNetworkStack(Stack):
         CfnOutput(self, OUTPUT_HYPERPOD_CLUSTER, value=cluster.cluster_arn)
         return cluster
 
-    def _monitoring(self, settings: NetworkSettings) -> Any:
+    def _monitoring(self, settings: AppOptions) -> Any:
         """``smddp:monitoring`` and its three companions as the network's ``monitoring`` prop."""
         from smddp_infra.constructs.monitoring import MonitoringOptions
 

@@ -116,15 +116,15 @@ def test_the_standalone_file_system_refuses_kms_key_on_a_scratch_plan():
 
 
 def test_the_default_apps_context_names_both_keys():
+    from smddp_infra.schema import size_file_system as plan_for
     from smddp_infra.settings import NetworkSettings
-    from smddp_infra.stack import plan_for
 
     from conftest import cdk_context
 
     with pytest.raises(ConfigError, match=r"^smddp:deploymentType contains 'SCRATCH_2' but smddp:kmsKey is given"):
         NetworkSettings.from_context(cdk_context(**{"smddp:kmsKey": OWN_ACCOUNT_KEY, "smddp:deploymentType": "SCRATCH_2"}))
     plain = NetworkSettings.from_context(cdk_context(**{"smddp:kmsKey": OWN_ACCOUNT_KEY}))
-    assert plan_for(plain).deployment_type.startswith("PERSISTENT")
+    assert plan_for(plain.spec).deployment_type.startswith("PERSISTENT")
 
 
 def test_the_planner_keeps_persistent_types_for_a_customer_key():

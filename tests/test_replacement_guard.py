@@ -196,7 +196,7 @@ def test_guard_refuses_the_calculators_new_type_and_names_the_in_place_plan(comm
 def test_a_per_unit_throughput_change_is_avoided_by_pinning_the_tier_the_app_then_builds(data, committed):
     from conftest import cdk_context
     from smddp_infra.settings import NetworkSettings
-    from smddp_infra.stack import plan_for
+    from smddp_infra.schema import size_file_system
 
     deployed = _with_tier(committed, "PERSISTENT_2", 250, required=3000, capacity=14400)
     grown = _with_tier(committed, "PERSISTENT_2", 1000, required=12800, capacity=14400)
@@ -208,7 +208,7 @@ def test_a_per_unit_throughput_change_is_avoided_by_pinning_the_tier_the_app_the
     settings = NetworkSettings.from_context(cdk_context(**{
         "smddp:requiredThroughputMBps": 12800, "smddp:datasetGiB": 2000,
         "smddp:deploymentType": "PERSISTENT_2", "smddp:perUnitStorageThroughput": 250}))
-    plan = plan_for(settings)
+    plan = size_file_system(settings.spec)
     assert (plan.deployment_type, plan.per_unit_storage_throughput) == ("PERSISTENT_2", 250)
     assert f"the pinned plan is {plan.storage_capacity_gib:,} GiB" in avoid and plan.storage_capacity_gib > 14400
 

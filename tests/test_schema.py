@@ -13,7 +13,9 @@ import re
 import textwrap
 import warnings
 from dataclasses import replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -32,9 +34,15 @@ BAD_PLAN = replace(SCRATCH_PLAN, storage_capacity_gib=1000)  # SCRATCH_2 takes 1
 
 
 def _spec(**kwargs: object) -> NetworkSpec:
-    base = {"workload": READS, "placement": PLACED}
-    base.update(kwargs)
-    return NetworkSpec(**base)  # type: ignore[arg-type]
+    """A spec built WITHOUT running its rules (a NetworkSpec runs them all when built), so each
+    validator can be tried alone on a spec only it refuses."""
+    base: dict[str, object] = {f.name: f.default_factory() if callable(f.default_factory) else f.default
+                               for f in dataclass_fields(NetworkSpec)}
+    base.update({"workload": READS, "placement": PLACED, **kwargs})
+    spec = object.__new__(NetworkSpec)
+    for name, value in base.items():
+        object.__setattr__(spec, name, value)
+    return spec
 
 
 CASES = {
@@ -53,8 +61,8 @@ CASES = {
                               "needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps (the MB/s"),
     "check_one_read_rate": (_spec(workload=Workload(read_mbps_per_gpu=50, required_throughput_mbps=1000)),
                             "both state the read rate"),
-    "check_deployment_types": (_spec(storage=Storage(deployment_types=["SCRATCH_9"])),
-                               "deployment_types must be among"),
+    "check_deployment_types": (_spec(storage=Storage(deployment_types=["SCRATCH_2"], efa_file_system=True)),
+                               "deployment_types contains 'SCRATCH_2', but efa_file_system=True allows only PERSISTENT_2"),
     "check_tier_pinned": (_spec(storage=Storage(per_unit_storage_throughput=250)),
                           "per_unit_storage_throughput=250 needs deployment_types too"),
     "check_key_on_persistent": (_spec(storage=Storage(deployment_types=["SCRATCH_2"]),
@@ -65,7 +73,7 @@ CASES = {
     "check_job_group_count": (_spec(additional_groups=5), "additional_security_groups has 5 groups"),
     "check_created_subnet_fits": (_spec(workload=Workload(read_mbps_per_gpu=50, instance_count=500)),
                                   "instance_count=500 does not fit the /20 training subnet"),
-    "check_max_runtime_seconds": (_spec(jobs=Jobs(max_runtime_seconds=0)), "max_runtime_seconds must be a whole number"),
+    "check_zone_in_region": (_spec(region="us-west-2"), "availability_zone must be an Availability Zone of us-west-2"),
     "check_training_plan": (_spec(jobs=Jobs(training_plan_availability_zone_id="use1-az4")),
                             "training_plan_availability_zone_id='use1-az4' was given without training_plan_arn"),
 }
@@ -255,11 +263,7 @@ MESSAGES = [
     ("check_one_read_rate", _spec(workload=Workload(read_mbps_per_gpu=50, required_throughput_mbps=1000)),
      "read_mbps_per_gpu=50 and required_throughput_mbps=1000 both state the read rate: pass one (per accelerator, or "
      "the cluster's total)"),
-    # check_deployment_types: none named, an unknown one, a non-EFA one beside efa_file_system
-    ("check_deployment_types", _spec(storage=Storage(deployment_types=[])),
-     f"deployment_types must name at least one of {ALL_TYPES}, got none"),
-    ("check_deployment_types", _spec(storage=Storage(deployment_types=["PERSISTENT_2", "SCRATCH_9"])),
-     f"deployment_types must be among {ALL_TYPES}, got 'SCRATCH_9'"),
+    # check_deployment_types: a non-EFA one beside efa_file_system (unknown names are the field's rule)
     ("check_deployment_types", _spec(storage=Storage(deployment_types=["PERSISTENT_2", "PERSISTENT_1"], efa_file_system=True)),
      "deployment_types contains 'PERSISTENT_1', but efa_file_system=True allows only PERSISTENT_2 (FSx for Lustre "
      "supports EFA on PERSISTENT_2 only)"),
@@ -313,16 +317,14 @@ MESSAGES = [
      "smddp:instanceCount=500 does not fit the /20 training subnet (the default, 1/16 of smddp:vpcCidr 10.0.0.0/16), "
      "which holds 406 ml.p4d.24xlarge instances with room for a second job's interfaces; set smddp:maxInstanceCount=500 "
      "or more (a new subnet CIDR: it replaces the subnet and the file system of a deployed network)"),
-    ("check_max_runtime_seconds", _spec(jobs=Jobs(max_runtime_seconds=2_419_201)),
-     "max_runtime_seconds must be a whole number of seconds from 1 to 2,419,200 (28 days, the CreateTrainingJob "
-     "StoppingCondition.MaxRuntimeInSeconds limit), got 2419201"),
-    # check_training_plan: the ARN's shape, the AZ ID's shape, an AZ ID without a plan, a plan in another AZ ID
-    ("check_training_plan", _spec(jobs=Jobs(training_plan_arn="nope")),
-     "training_plan_arn must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:"
-     "training-plan/<name>, 50 to 2048 characters: CreateTrainingJob's ResourceConfig.TrainingPlanArn), got 'nope'"),
-    ("check_training_plan", _spec(jobs=Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="x")),
-     "training_plan_availability_zone_id must be an AZ ID like use1-az4 (DescribeTrainingPlan's "
-     "ReservedCapacitySummaries[].AvailabilityZoneId), got 'x'"),
+    # check_zone_in_region: an AZ name, an AZ ID of another region (named as the app's keys too)
+    ("check_zone_in_region", _spec(region="eu-west-1"),
+     "availability_zone must be an Availability Zone of eu-west-1 (eu-west-1a, eu-west-1b, ...), got 'us-east-1a'"),
+    ("check_zone_in_region", _spec(region="us-east-1", placement=Placement(availability_zone_id="usw2-az1"),
+                                   names=CONTEXT_NAMES),
+     "smddp:availabilityZoneId must be an AZ ID of us-east-1 like use1-az1, got 'usw2-az1' (prefix 'use1' from the "
+     "built-in table, UNCONFIRMED: set smddp:availabilityZoneIdPrefix if AWS names us-east-1's AZ IDs otherwise)"),
+    # check_training_plan: an AZ ID without a plan, a plan in another AZ ID
     ("check_training_plan", _spec(jobs=Jobs(training_plan_availability_zone_id="use1-az4")),
      "training_plan_availability_zone_id='use1-az4' was given without training_plan_arn: pass the plan too (or drop "
      "the AZ ID)"),
@@ -331,10 +333,51 @@ MESSAGES = [
      "training_plan_availability_zone_id 'use1-az6': the training plan's reserved capacity is in use1-az6 but the "
      "training subnet is in use1-az4; a job runs in its subnet's AZ, so it would never get the plan's instances: place "
      "the network in use1-az6 (a new subnet replaces the file system) or use a plan in use1-az4"),
-    ("check_training_plan", _spec(jobs=Jobs(training_plan_arn="nope"), names=CONTEXT_NAMES),
-     "smddp:trainingPlanArn must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:"
-     "training-plan/<name>, 50 to 2048 characters: CreateTrainingJob's ResourceConfig.TrainingPlanArn), got 'nope'"),
 ]
+
+
+# --- each group refuses a bad value when it is built: one line naming the field ----------------------------------
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: Workload(instance_count=0), "instance_count must be a whole number >= 1, got 0"),
+    (lambda: Workload(instance_count="4"), "instance_count must be a whole number >= 1, got str '4'"),
+    (lambda: Workload(read_mbps_per_gpu=float("nan")), "read_mbps_per_gpu must be a number > 0 MB/s per accelerator, got nan"),
+    (lambda: Workload(read_mbps_per_gpu=float("inf")), "read_mbps_per_gpu must be a number > 0 MB/s per accelerator, got inf"),
+    (lambda: Workload(read_mbps_per_gpu=-5), "read_mbps_per_gpu must be a number > 0 MB/s per accelerator, got -5"),
+    (lambda: Workload(dataset_gib=True), "dataset_gib must be a number >= 0 GiB, got bool True"),
+    (lambda: Placement(vpc_cidr="10.0.0.0/8"),
+     "vpc_cidr must be an IPv4 CIDR block from /16 to /24 like 10.0.0.0/16, got '10.0.0.0/8'"),
+    (lambda: Placement(availability_zone="use1-az4"), "availability_zone must be an Availability Zone name like "
+     "us-east-1a, got 'use1-az4': an AZ ID, pass it as availability_zone_id"),
+    (lambda: Placement(ips_per_instance=4), "ips_per_instance must be a whole number >= 5 or None (SageMaker: a training "
+     "instance that uses EFA needs at least 5 private IPs), got 4"),
+    (lambda: Storage(deployment_types=[]), f"deployment_types must be FSx for Lustre deployment types among {ALL_TYPES}, "
+     "got []"),
+    (lambda: Storage(deployment_types=["PERSISTENT_2", "SCRATCH_9"]), "deployment_types must be FSx for Lustre "
+     f"deployment types among {ALL_TYPES}, got ['PERSISTENT_2', 'SCRATCH_9']"),
+    (lambda: Storage(file_system_access_mode="rx"), "file_system_access_mode must be 'ro' or 'rw', got 'rx'"),
+    (lambda: Jobs(max_runtime_seconds=2_419_201),
+     "max_runtime_seconds must be a whole number of seconds from 1 to 2,419,200 (28 days, the CreateTrainingJob "
+     "StoppingCondition.MaxRuntimeInSeconds limit), got 2419201"),
+    (lambda: Jobs(training_plan_arn="nope"),
+     "training_plan_arn must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:"
+     "training-plan/<name>, 50 to 2048 characters: CreateTrainingJob's ResourceConfig.TrainingPlanArn), got 'nope'"),
+    (lambda: Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="x"),
+     "training_plan_availability_zone_id must be an AZ ID like use1-az4 (DescribeTrainingPlan's "
+     "ReservedCapacitySummaries[].AvailabilityZoneId), got 'x'"),
+    (lambda: Workload(instnace_count=4), "Workload has no field 'instnace_count'; did you mean instance_count?"),
+    (lambda: NetworkSpec(workload=Placement()), "workload must be a Workload(...), got Placement"),
+], ids=lambda v: "" if callable(v) else v.split(" ")[0])
+def test_a_group_refuses_a_bad_value_when_it_is_built(build: "Callable[[], object]", message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        build()
+    assert str(caught.value) == message
+
+
+def test_a_spec_runs_its_rules_when_it_is_built() -> None:
+    with pytest.raises(ConfigError, match="needs lustre_plan, read_mbps_per_gpu or required_throughput_mbps"):
+        NetworkSpec(placement=PLACED)
+    assert NetworkSpec(workload=READS, placement=PLACED).workload is READS
 
 
 @pytest.mark.parametrize(("name", "spec", "message"), MESSAGES,

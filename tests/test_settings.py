@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from typing import Any
 
 import pytest
 
@@ -10,11 +11,17 @@ from conftest import ROOT, cdk_context
 from smddp_infra.errors import ConfigError
 from smddp_infra.facts.subnets import plan_subnet_mask
 from smddp_infra.facts.regions import az_id_prefix
+from smddp_infra.schema import size_file_system
 from smddp_infra.settings import NetworkSettings
 
 
 def parse(**overrides: object) -> NetworkSettings:
     return NetworkSettings.from_context(cdk_context(**overrides))
+
+
+def plan_for(settings: NetworkSettings) -> Any:
+    """The plan TrainingNetwork sizes for these keys: the schema's one sizing call over their spec."""
+    return size_file_system(settings.spec)
 
 
 def test_defaults_come_from_cdk_json() -> None:
@@ -47,7 +54,7 @@ def test_command_line_strings_are_parsed_like_json_values() -> None:
         ("smddp:datasetGiB", "nan", "number >= 0"),
         ("smddp:readMBpsPerGpu", "0", "number > 0"),
         ("smddp:requiredThroughputMBps", "-1", "number > 0"),
-        ("smddp:deploymentType", "SCRATCH_1", "one of SCRATCH_2, PERSISTENT_1, PERSISTENT_2"),
+        ("smddp:deploymentType", "SCRATCH_3", "deployment types among SCRATCH_1, SCRATCH_2, PERSISTENT_1"),
         ("smddp:efaFileSystem", "yes", "true or false"),
         ("smddp:natGateway", "1", "true or false"),
         ("smddp:checkpointNoncurrentDays", "0", "whole number >= 1"),
@@ -56,8 +63,6 @@ def test_command_line_strings_are_parsed_like_json_values() -> None:
         ("smddp:s3PrefixListId", "prefix", "prefix list id"),
         ("smddp:vpcCidr", "10.0.0.0/8", "CIDR block from /16 to /24"),
         ("smddp:maxCapacityGiB", "-1", "number > 0"),
-        ("smddp:kmsKey", "arn:aws:kms:us-west-2:123456789012:key/11111111-2222-3333-4444-555555555555",
-         "a key in smddp:region us-east-1"),
         ("smddp:instanceCount", "5000", "does not fit the /20 training subnet"),
         ("smddp:maxInstanceCount", "5000", "too large for one training subnet"),
         ("smddp:maxInstanceCount", "0", "whole number >= 1"),
@@ -93,7 +98,6 @@ def test_subnets_that_do_not_fit_the_vpc_cidr_are_reported_before_jsii(overrides
 
 def test_throughput_no_file_system_can_reach_is_a_clear_error_naming_the_keys() -> None:
     from smddp_infra.errors import SizingError
-    from smddp_infra.stack import plan_for
 
     with pytest.raises(SizingError) as excinfo:
         plan_for(parse(**{"smddp:requiredThroughputMBps": "1e12"}))
@@ -142,7 +146,6 @@ def test_app_exits_2_with_one_line_on_bad_context(args: list[str], expected: str
 
 def test_per_unit_throughput_pins_a_tier_only_with_its_deployment_type() -> None:
     from smddp_infra.errors import SizingError
-    from smddp_infra.stack import plan_for
 
     with pytest.raises(ConfigError, match="smddp:perUnitStorageThroughput=250 needs smddp:deploymentType too"):
         parse(**{"smddp:perUnitStorageThroughput": "250"})
@@ -186,7 +189,7 @@ def test_an_az_id_of_another_region_names_the_key_and_the_override() -> None:
 
 def test_the_monthly_cost_warning_context_key_is_parsed_and_checked() -> None:
     assert parse(**{"smddp:monthlyCostWarningUSD": "5000"}).monthly_cost_warning_usd == 5000
-    with pytest.raises(ConfigError, match=r"smddp:monthlyCostWarningUSD must be a number > 0, got '-1'"):
+    with pytest.raises(ConfigError, match=r"smddp:monthlyCostWarningUSD must be a number > 0 USD per month, got '-1'"):
         parse(**{"smddp:monthlyCostWarningUSD": "-1"})
     with pytest.raises(ConfigError, match=r"smddp:availabilityZoneIdPrefix must be an AZ ID prefix like use1"):
         parse(**{"smddp:availabilityZoneIdPrefix": "use-1"})
@@ -195,6 +198,8 @@ def test_the_monthly_cost_warning_context_key_is_parsed_and_checked() -> None:
 def test_the_key_table_names_every_setting_once() -> None:
     from smddp_infra.settings import KEYS
 
-    fields = [field for field, _ in KEYS.values()]
-    assert sorted(fields) == sorted(NetworkSettings.__dataclass_fields__) and len(set(fields)) == len(fields)
+    fields = [(group.__name__, field) for group, field in KEYS.values()]
+    assert len(set(fields)) == len(fields) == len(KEYS)
     assert all(key.startswith("smddp:") for key in KEYS)
+    # every key reaches a field of its group, read through that field's own rule
+    assert all(field in group.__dataclass_fields__ for group, field in KEYS.values())

@@ -247,13 +247,14 @@ def az_id_shape(prop: str, value: Any) -> Optional[str]:
 # --- checks against the app ------------------------------------------------------------------------
 
 
-def stack_of(scope: IConstruct) -> Stack:
-    """``Stack.of``, with one line instead of jsii's trace when the construct is not in a stack."""
+def stack_of(scope: IConstruct, what: str = "") -> Stack:
+    """``Stack.of``, with one line instead of jsii's trace when the construct is not in a stack
+    (``what``: the construct about to be created in ``scope``, when it is not ``scope`` itself)."""
     try:
         return Stack.of(scope)
     except RuntimeError:
         raise ConfigError(
-            f"{type(scope).__name__} {scope.node.path!r} is not inside a Stack: pass a Stack (or a construct "
+            f"{what or f'{type(scope).__name__} {scope.node.path!r}'} is not inside a Stack: pass a Stack (or a construct "
             "inside one) as its scope, not the App or a Stage"
         ) from None
 

@@ -16,8 +16,9 @@ of the public contract: they feed logical IDs, and changing one replaces a state
 
 from __future__ import annotations
 
+import inspect
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
 from aws_cdk import Annotations, CfnOutput, RemovalPolicy, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
@@ -27,6 +28,7 @@ from smddp_infra.constructs import _training_network_validation as _validation_l
 from smddp_infra.constructs._efa_clients import add_efa_client, efa_clients, watch_efa_clients
 from smddp_infra.constructs._nested import warn_unless_exported
 from smddp_infra.constructs._retention import watch_retention
+from smddp_infra.constructs._validation import stack_of
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
@@ -39,9 +41,7 @@ from smddp_infra.constructs.network_interface import FileSystemMount, ITrainingN
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
 from smddp_infra.errors import ConfigError, PropTypeError
-from smddp_infra.sizing.catalog import InstanceType
-from smddp_infra.sizing.planner import LustrePlan
-from smddp_infra.sizing.tiering import TieringPlan
+from smddp_infra.schema.fields import unknown_field
 from smddp_infra.schema.network import (
     Jobs,
     NetworkSpec,
@@ -49,10 +49,12 @@ from smddp_infra.schema.network import (
     Security,
     Storage,
     Workload,
-    size_file_system,
+    file_system_plan,
     training_plan_zone_problem,
-    validate,
 )
+from smddp_infra.sizing.catalog import InstanceType, efa_instance
+from smddp_infra.sizing.planner import LustrePlan
+from smddp_infra.sizing.tiering import TieringPlan
 from smddp_infra.facts.regions import S3_PREFIX_LISTS
 from smddp_infra.facts.subnets import DEFAULT_INTERFACE_ENDPOINTS
 
@@ -90,25 +92,37 @@ class Existing:
     #: An existing FSx for Lustre file system instead of a created one.
     file_system: Optional[ExistingFileSystem] = None
 
+    def __post_init__(self) -> None:
+        """Each hatch is the CDK object its field names (one line otherwise, never a jsii error)."""
+        _validation_l3.check_existing(self)
+        check_existing(self.file_system)
+
     def given(self) -> frozenset[str]:
         return frozenset(f.name for f in fields(self) if getattr(self, f.name) not in (None, ()))
 
 
-def _group(name: str, value: Any, cls: type) -> Any:
-    """A group prop: None (the defaults) or an instance of its dataclass."""
-    if value is None:
-        return cls()
-    if not isinstance(value, cls):
-        raise PropTypeError(f"{name} must be a {cls.__name__}(...), got {type(value).__name__}")
-    return value
+class _KnownProps(type(Construct)):  # type: ignore[misc]
+    """A keyword the constructor does not take is one line naming its place (the old flat
+    ``instance_count=4``, the likeliest slip while upgrading, names ``workload=Workload(...)``),
+    not Python's TypeError trace. The signature stays typed: this only reads it."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        parameters = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+        known = [name for name in parameters if name not in ("self", "scope", "id")]
+        unknown = [name for name in kwargs if name not in known]
+        if unknown and not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+            raise PropTypeError(unknown_field(f"{cls.__name__}", unknown[0], known, _moved_keywords()))
+        return super().__call__(*args, **kwargs)
 
 
-def _flat(*groups: Any) -> dict[str, Any]:
-    """The groups' fields by name, shallow (CDK objects are not copied)."""
-    return {f.name: getattr(g, f.name) for g in groups for f in fields(g)}
+def _moved_keywords() -> dict[str, str]:
+    """Each group field, as the flat keyword it was: ``instance_count`` -> ``workload=Workload(instance_count=...)``."""
+    return {f.name: f"{prop}={cls.__name__}({f.name}=...)" for prop, cls in (
+        ("workload", Workload), ("placement", Placement), ("storage", Storage), ("security", Security),
+        ("jobs", Jobs), ("existing", Existing)) for f in fields(cls)}
 
 
-class TrainingNetwork(Construct, ITrainingNetwork):
+class TrainingNetwork(Construct, ITrainingNetwork, metaclass=_KnownProps):
     """A complete network for SageMaker SMDDP training jobs.
 
     Attributes: ``vpc``, ``training_subnet``, ``efa_security_group`` (ISecurityGroup),
@@ -120,7 +134,8 @@ class TrainingNetwork(Construct, ITrainingNetwork):
     def __init__(self, scope: Construct, id: str, *, workload: Optional[Workload] = None,
                  placement: Optional[Placement] = None, storage: Optional[Storage] = None,
                  security: Optional[Security] = None, jobs: Optional[Jobs] = None,
-                 monitoring: "bool | MonitoringOptions" = True, existing: Optional[Existing] = None) -> None:
+                 monitoring: "bool | MonitoringOptions" = True, existing: Optional[Existing] = None,
+                 spec: Optional[NetworkSpec] = None) -> None:
         """
         :param workload: what the jobs read (:class:`~smddp_infra.schema.Workload`). Default: 4 x
             ml.p4d.24xlarge, and a read rate or a plan is required unless ``existing.file_system``.
@@ -136,17 +151,15 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         :param monitoring: the file system's alarms, dashboard and topic; ``MonitoringOptions``
             to tune them, False for none. Default: True.
         :param existing: escape hatches (:class:`Existing`). Default: everything is created.
+        :param spec: the five value groups as one :class:`~smddp_infra.schema.NetworkSpec`,
+            instead of ``workload`` ... ``jobs``: what a reader of another input builds (the app's
+            settings), so errors name what its user wrote (``spec.names``). Default: none.
         """
-        groups = tuple(_group(name, value, cls) for name, value, cls in (
-            ("workload", workload, Workload), ("placement", placement, Placement), ("storage", storage, Storage),
-            ("security", security, Security), ("jobs", jobs, Jobs), ("existing", existing, Existing)))
-        workload, placement, storage, security, jobs, existing = groups
-        props = {**_flat(*groups), "monitoring": monitoring}
-        check_existing(existing.file_system)
-        instance = _validation_l3.check_values(props)  # types, before any jsii call
-        spec = NetworkSpec(workload, placement, storage, security, jobs, given=existing.given(),
-                           additional_groups=len(existing.additional_security_groups))
-        validate(spec)  # one validator per rule (smddp_infra.schema.network)
+        existing = existing if existing is not None else Existing()
+        if not isinstance(existing, Existing):
+            raise PropTypeError(f"existing must be an Existing(...), got {type(existing).__name__}")
+        spec = _spec_for(scope, f"{type(self).__name__} {id!r}", spec, (workload, placement, storage, security, jobs),
+                         existing)
         monitoring_options(monitoring)  # its type now; its values against the plan in LustreFileSystem
         self.spec, self.existing = spec, existing
         self.max_runtime_seconds = spec.jobs.max_runtime_seconds
@@ -155,12 +168,12 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         #: The training subnet's AZ ID when the network placed it by AZ ID (None otherwise).
         self.availability_zone_id = spec.placement.availability_zone_id if spec.creates_vpc else None
         super().__init__(scope, id)
-        self.validate_in_app(props)
+        self.validate_in_app()
         self.instance_type, self.instance_count = spec.workload.instance_type, spec.workload.instance_count
         self.file_system_access_mode = spec.storage.file_system_access_mode
         self.encrypt_inter_container_traffic = spec.jobs.encrypt_inter_container_traffic
         #: The file system's sizing (None with ``existing.file_system``: the network did not size it).
-        self.lustre_plan: "Optional[LustrePlan | TieringPlan]" = self._plan(instance)
+        self.lustre_plan: "Optional[LustrePlan | TieringPlan]" = file_system_plan(spec)
         self.encryption_key: Optional[kms.IKey] = existing.encryption_key or (kms.Key(
             self, "Key", description="SMDDP training network: checkpoints and file system",
             enable_key_rotation=True, removal_policy=RemovalPolicy.RETAIN) if spec.security.create_encryption_key else None)
@@ -168,7 +181,7 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         log_bucket = secure_log_bucket(self, "Logs") if existing.checkpoint_bucket is None or existing.vpc is None else None
         if log_bucket is not None and existing.checkpoint_bucket is not None:
             acknowledge(log_bucket, "flow-log-bucket-access-logs")  # flow logs only: nothing logs into it
-        endpoint_groups = self._build_vpc(instance, log_bucket)
+        endpoint_groups = self._build_vpc(efa_instance(spec.workload.instance_type), log_bucket)
         self._build_security_groups(endpoint_groups)
         self._build_file_system(monitoring)
         self._build_checkpoints_and_role(log_bucket)
@@ -181,24 +194,14 @@ class TrainingNetwork(Construct, ITrainingNetwork):
             if Stack.of(self).nested_stack_parent is not None:
                 warn_unless_exported(self)
 
-    def validate_in_app(self, props: dict[str, Any]) -> None:
-        """The checks that need the construct tree (the stack's region and partition, tokens, an
-        imported subnet's AZ, a group's mutability), in the manner of aws-cdk-lib's
-        ``validateProps()``: all before any resource is created
-        (:mod:`smddp_infra.constructs._training_network_validation`)."""
+    def validate_in_app(self) -> None:
+        """The checks that need the construct tree (tokens, an imported subnet's AZ, a group's
+        mutability), in the manner of aws-cdk-lib's ``validateProps()``: all before any resource
+        is created (:mod:`smddp_infra.constructs._training_network_validation`)."""
         plan_zone = training_plan_zone_problem(self.spec)
         if plan_zone is not None:  # a refusal was raised by the spec's check_training_plan
-            Annotations.of(self).add_info(f"training_plan_availability_zone_id {plan_zone}")
-        _validation_l3.check_against_app(self, props)
-
-    def _plan(self, instance: InstanceType) -> "Optional[LustrePlan | TieringPlan]":
-        """The given plan, or the ONE sizing call over the workload (None with an existing file system)."""
-        plan = self.spec.storage.lustre_plan
-        if plan is None and self.existing.file_system is None:
-            plan = size_file_system(_partition_spec(self, self.spec), instance)
-        if plan is not None:
-            _refuse_absent_deployment_type(self, plan, self.spec)
-        return plan
+            Annotations.of(self).add_info(f"{self.spec.name('training_plan_availability_zone_id')} {plan_zone}")
+        _validation_l3.check_against_app(self, self.spec, self.existing)
 
     def _build_vpc(self, instance: InstanceType, log_bucket: Optional[s3.IBucket]) -> list[ec2.ISecurityGroup]:
         """The created VPC and training subnet, or the given ones; returns the endpoints' groups."""
@@ -214,7 +217,7 @@ class TrainingNetwork(Construct, ITrainingNetwork):
                 max_instance_count=p.max_instance_count,
                 ips_per_instance=instance.private_ips if p.ips_per_instance is None else p.ips_per_instance,
                 restrict_default_security_group=p.restrict_default_security_group,
-                availability_zone_id_prefix=_validation_l3.az_id_prefix_for(self, p.availability_zone_id_prefix),
+                availability_zone_id_prefix=p.availability_zone_id_prefix,
                 cidr=p.vpc_cidr,
                 nat_gateway=p.nat_gateway,
                 interface_endpoints=() if p.nat_gateway else DEFAULT_INTERFACE_ENDPOINTS + (
@@ -256,8 +259,9 @@ class TrainingNetwork(Construct, ITrainingNetwork):
             )
         if s3_prefix_list_id is None and not allow_https_egress:
             raise ConfigError(
-                f"s3_prefix_list_id is needed for HTTPS egress to the S3 gateway endpoint in region {stack.region!r}; "
-                f"known regions: {', '.join(S3_PREFIX_LISTS)} (set smddp:s3PrefixListId / s3_prefix_list_id)"
+                f"{self.spec.name('s3_prefix_list_id')} is needed for HTTPS egress to the S3 gateway endpoint in region "
+                f"{stack.region!r} (its com.amazonaws.{stack.region}.s3 prefix list, `aws ec2 describe-prefix-lists`); "
+                f"built-in regions: {', '.join(S3_PREFIX_LISTS)}; or use {self.spec.name('nat_gateway')}=true"
             )
         self.efa = EfaSecurityGroup(
             self,
@@ -645,36 +649,25 @@ class SmddpTrainingNetwork(TrainingNetwork):
         )
 
 
-def _partition_spec(network: Construct, spec: NetworkSpec) -> NetworkSpec:
-    """The spec without the deployment types the stack's partition does not have, when the user
-    left the choice to the calculator (GovCloud has no PERSISTENT_2)."""
-    from dataclasses import replace
-
-    from smddp_infra.partitions import absent_in
-    from smddp_infra.sizing.planner import CUSTOMER_KEY_DEPLOYMENT_TYPES, DEFAULT_DEPLOYMENT_TYPES
-
-    region = Stack.of(network).region
-    if Token.is_unresolved(region) or spec.storage.deployment_types is not None or spec.storage.efa_file_system:
-        return spec
-    choices = CUSTOMER_KEY_DEPLOYMENT_TYPES if spec.key_prop else DEFAULT_DEPLOYMENT_TYPES
-    kept = tuple(t for t in choices if absent_in(region, t) is None)
-    return spec if kept == tuple(choices) else replace(spec, storage=replace(spec.storage, deployment_types=kept))
-
-
-def _refuse_absent_deployment_type(network: Construct, plan: "LustrePlan | TieringPlan", spec: NetworkSpec) -> None:
-    """One line at synth for a file system type the stack's partition does not have."""
-    from smddp_infra.partitions import absent_in, partition_of
-
-    region = Stack.of(network).region
-    if Token.is_unresolved(region):
-        return
-    why = absent_in(region, plan.deployment_type)
-    if why is None:
-        return
-    setting = ("lustre_plan" if spec.storage.lustre_plan is not None else "efa_file_system=True"
-               if spec.storage.efa_file_system else "deployment_types")
-    raise ConfigError(f"{setting} asks for a {plan.deployment_type} file system, which the {partition_of(region)} "
-                      f"partition (region {region}) does not have: {why}")
+def _spec_for(scope: Construct, what: str, spec: Optional[NetworkSpec], groups: tuple[Any, ...],
+              existing: Existing) -> NetworkSpec:
+    """The one spec: the reader's (``spec=``) or the groups', with the escape hatches the construct
+    holds and the stack's region (None when environment-agnostic). Building it runs its rules, once:
+    a reader's spec already holds the same hatches and region, so it is used as it is."""
+    region = stack_of(scope, what).region  # one line, not a jsii trace, outside a stack
+    facts: dict[str, Any] = dict(given=existing.given(), additional_groups=len(existing.additional_security_groups),
+                                 region=None if Token.is_unresolved(region) else region)
+    if spec is not None:
+        if any(g is not None for g in groups):
+            raise ConfigError("spec= was given with workload, placement, storage, security or jobs: pass the groups "
+                              "or the spec, not both")
+        if not isinstance(spec, NetworkSpec):
+            raise PropTypeError(f"spec must be a NetworkSpec(...), got {type(spec).__name__}")
+        same = all(getattr(spec, name) == wanted for name, wanted in facts.items())
+        return spec if same else replace(spec, **facts)
+    workload, placement, storage, security, jobs = (g if g is not None else cls() for g, cls in zip(
+        groups, (Workload, Placement, Storage, Security, Jobs)))
+    return NetworkSpec(workload, placement, storage, security, jobs, **facts)
 
 
 def _attach_existing(network: TrainingNetwork, existing: ExistingFileSystem,

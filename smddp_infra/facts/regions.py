@@ -86,6 +86,11 @@ def is_az_id(value: str) -> bool:
     return bool(AZ_ID.fullmatch(value))
 
 
+def is_az_id_prefix(value: str) -> bool:
+    """``use1``: the part of a region's AZ IDs before ``-az``."""
+    return bool(re.fullmatch(r"[a-z]+\d+", value))
+
+
 def check_availability_zone(name: str, value: str, region: str) -> None:
     """An AZ name must be one of ``region``'s (``us-east-1a``); ``name`` is the setting/prop."""
     if not re.fullmatch(re.escape(region) + r"[a-z]", value):
@@ -103,5 +108,5 @@ def check_availability_zone_id(name: str, value: str, region: str, *, prefix: Op
         raise ConfigError(f"{name} must be an AZ ID of {region} like {example}, got {value!r}{hint}")
 
 __all__ = ["AZ_ID", "AZ_ID_PREFIXES", "PREFIX_LIST_ID", "REGION", "S3_PREFIX_LISTS", "az_id_prefix",
-           "check_availability_zone", "check_availability_zone_id", "is_az_id", "is_az_name", "is_prefix_list_id",
+           "check_availability_zone", "check_availability_zone_id", "is_az_id", "is_az_id_prefix", "is_az_name", "is_prefix_list_id",
            "vpc_cidr"]

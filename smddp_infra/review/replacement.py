@@ -671,9 +671,8 @@ def _plain(value: Any) -> str:
 
 def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """The deployed tier, re-sized by the calculator for the new requirement: the in-place plan."""
-    from smddp_infra.settings import DEPLOYMENT_TYPE_CHOICES
     from smddp_infra.sizing.growth import DeployedFileSystem, grow_in_place
-    from smddp_infra.sizing.planner import PERSISTENT_1_HDD
+    from smddp_infra.sizing.planner import PERSISTENT_1_HDD, TIER_GROUPS
 
     lustre = before_props.get("LustreConfiguration") or {}
     deployed_type = str(lustre.get("DeploymentType") or "SCRATCH_1")
@@ -683,9 +682,9 @@ def _pinned_plan_advice(before_props: Mapping[str, Any], after: Mapping[str, Any
     group = PERSISTENT_1_HDD if hdd else deployed_type
     old_gib = _as_int(before_props.get("StorageCapacity"))
     tier = f"{deployed_type}{'/' + str(per_unit) if per_unit is not None else ''}{' HDD' if hdd else ''}{' with EFA' if efa else ''}"
-    if group not in DEPLOYMENT_TYPE_CHOICES:
+    if group not in TIER_GROUPS:  # the deployment types smddp:deploymentType accepts (Storage.deployment_types)
         return [f"the deployed {tier} cannot be pinned with smddp:deploymentType (choices: "
-                f"{', '.join(DEPLOYMENT_TYPE_CHOICES)}); keep the file system's construct as deployed"]
+                f"{', '.join(TIER_GROUPS)}); keep the file system's construct as deployed"]
     context = [f"-c smddp:deploymentType={group}"]
     if per_unit is not None:
         context.append(f"-c smddp:perUnitStorageThroughput={per_unit}")

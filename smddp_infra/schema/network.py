@@ -20,9 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
-from smddp_infra.errors import ConfigError, SizingError
-from smddp_infra.jobconfig.validation import check_az_id, check_max_runtime, check_training_plan_arn, plan_zone_problem
-from smddp_infra.sizing.catalog import InstanceType, efa_instance
+from smddp_infra.contract import FILE_SYSTEM_ACCESS_MODES, MAX_RUNTIME_LIMIT_SECONDS
+from smddp_infra.errors import ConfigError, PropTypeError, SizingError
+from smddp_infra.partitions import absent_in, partition_of
+from smddp_infra.facts.regions import check_availability_zone, check_availability_zone_id, is_az_id, is_az_id_prefix, is_az_name, is_prefix_list_id, vpc_cidr as vpc_cidr_block
+from smddp_infra.facts.subnets import DEFAULT_INTERFACE_ENDPOINTS, SubnetNames, check_subnet_fits
+from smddp_infra.jobconfig.validation import TRAINING_PLAN_ARN_LENGTH, plan_zone_problem, training_plan_arn_problem
+from smddp_infra.schema.fields import LOOKUP_PLACEHOLDER_AZS, TOKEN_MARK, Rule, is_token, choice, flag, group, number, text, texts, value, whole
+from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, EXCLUDED_EFA_TYPES, InstanceType, efa_instance
 from smddp_infra.sizing.lustre_rules import MAX_STORAGE_CAPACITY_GIB, PERSISTENT_2, SCRATCH_TYPES
 from smddp_infra.sizing.planner import (
     CUSTOMER_KEY_DEPLOYMENT_TYPES,
@@ -33,137 +38,191 @@ from smddp_infra.sizing.planner import (
     plan_lustre,
 )
 from smddp_infra.sizing.workload import throughput_from_cluster
-from smddp_infra.facts.subnets import DEFAULT_INTERFACE_ENDPOINTS, SubnetNames, check_subnet_fits
 
 if TYPE_CHECKING:
     from smddp_infra.sizing.tiering import TieringPlan
 
-#: How a CDK token reads in a Python string (``${Token[TOKEN.12]}``): a value known only at deploy,
-#: which the spec leaves to the construct's validate step and the deploy.
-_TOKEN_MARK = "${Token["
+#: A value known only at deploy, which the schema leaves to the construct's validate step and the deploy.
+_TOKEN_MARK = TOKEN_MARK
 
 #: A training job's VpcConfig.SecurityGroupIds holds at most 5 groups (CreateTrainingJob API).
 MAX_JOB_SECURITY_GROUPS = 5
 
 
+def _efa_type_hint(name: Any) -> str:
+    why = EXCLUDED_EFA_TYPES.get(name) if isinstance(name, str) else None
+    return f" ({name} is left out on purpose: {why})" if why else ""
+
+
+def _az_id_given(value: Any) -> str:
+    return ": an AZ ID, pass it as availability_zone_id" if isinstance(value, str) and is_az_id(value) else ""
+
+
+def _az_name_given(value: Any) -> str:
+    return ": an AZ name, pass it as availability_zone" if isinstance(value, str) and is_az_name(value) else ""
+
+
+def _is_plan(value: Any) -> bool:
+    from smddp_infra.sizing.tiering import TieringPlan  # an Intelligent-Tiering plan is a plan too
+
+    return isinstance(value, (LustrePlan, TieringPlan))
+
+
+_EFA_TYPE = Rule(f"a SageMaker EFA training instance type ({', '.join(EFA_INSTANCE_TYPES)})", str,
+                 lambda v: v in EFA_INSTANCE_TYPES, key="smddp:instanceType", hint=_efa_type_hint)
+_PLAN = Rule("a LustrePlan (from smddp_infra.sizing.plan_lustre(...)) or a TieringPlan", object, _is_plan,
+             optional=True)
+
+
+@group
 @dataclass(frozen=True)
 class Workload:
     """What the jobs read: it sizes the file system (never the subnet)."""
 
     #: SageMaker EFA training instance type. Default: ml.p4d.24xlarge (SMDDP runs on p4d/p4de).
-    instance_type: str = "ml.p4d.24xlarge"
+    instance_type: str = value("ml.p4d.24xlarge", _EFA_TYPE)
     #: Instances per job. Default: 4. Sizes the file system's throughput, not the subnet: a
     #: subnet's CidrBlock is create-only, so it is sized by ``Placement.max_instance_count``.
-    instance_count: int = 4
+    instance_count: int = value(4, whole(1, key="smddp:instanceCount"))
     #: MB/s each accelerator reads. One of this, ``required_throughput_mbps`` or
     #: ``Storage.lustre_plan`` is required (unless ``existing.file_system`` is given).
-    read_mbps_per_gpu: Optional[float] = None
+    read_mbps_per_gpu: Optional[float] = value(None, number(0, exclusive=True, unit="MB/s per accelerator",
+                                                            key="smddp:readMBpsPerGpu", optional=True))
     #: The cluster's total read MB/s instead. Default: ``read_mbps_per_gpu`` x accelerators.
-    required_throughput_mbps: Optional[float] = None
+    required_throughput_mbps: Optional[float] = value(None, number(0, exclusive=True, unit="MB/s",
+                                                                   key="smddp:requiredThroughputMBps", optional=True))
     #: GiB the file system must hold. Default: 0 (FSx's smallest StorageCapacity).
-    dataset_gib: float = 0
+    dataset_gib: float = value(0, number(0, unit="GiB", key="smddp:datasetGiB"))
 
 
+@group
 @dataclass(frozen=True)
 class Placement:
     """Where the training subnet is and how jobs reach AWS APIs."""
 
     #: AZ name of a created training subnet (``us-east-1a``). One of this or
     #: ``availability_zone_id`` is required when the network creates the VPC.
-    availability_zone: Optional[str] = None
+    availability_zone: Optional[str] = value(None, text(
+        "an Availability Zone name like us-east-1a", lambda v: is_az_name(v) or v in LOOKUP_PLACEHOLDER_AZS,
+        key="smddp:availabilityZone", optional=True, tokens=True, hint=_az_id_given))
     #: AZ ID instead (``use1-az4``): capacity reservations and training plans name AZ IDs, the
     #: same in every account (AZ names map to different IDs per account). Default: none.
-    availability_zone_id: Optional[str] = None
-    #: The stack region's AZ ID prefix (``use1``) ``availability_zone_id`` is checked against.
-    #: Default: context ``smddp:availabilityZoneIdPrefix``, else a built-in table (UNCONFIRMED).
-    availability_zone_id_prefix: Optional[str] = None
+    availability_zone_id: Optional[str] = value(None, text(
+        "an AZ ID like use1-az4", is_az_id, key="smddp:availabilityZoneId", optional=True, tokens=True,
+        hint=_az_name_given))
+    #: The stack region's AZ ID prefix (``use1``) ``availability_zone_id`` is checked against
+    #: (the app's ``smddp:availabilityZoneIdPrefix``). Default: a built-in table (UNCONFIRMED).
+    availability_zone_id_prefix: Optional[str] = value(None, text(
+        "an AZ ID prefix like use1", is_az_id_prefix, key="smddp:availabilityZoneIdPrefix", optional=True))
     #: CIDR of a created VPC, /16 to /24. Default: 10.0.0.0/16.
-    vpc_cidr: str = "10.0.0.0/16"
+    vpc_cidr: str = value("10.0.0.0/16", text("an IPv4 CIDR block from /16 to /24 like 10.0.0.0/16",
+                                              lambda v: vpc_cidr_block(v) is not None, key="smddp:vpcCidr"))
     #: The largest cluster a created training subnet is sized for. Default: none, 1/16 of
     #: ``vpc_cidr`` (a /20 of a /16: 406 instances at 5 IPs, twice over for a second job's ENIs).
-    max_instance_count: Optional[int] = None
+    max_instance_count: Optional[int] = value(None, whole(1, key="smddp:maxInstanceCount", optional=True))
     #: A public subnet + NAT gateway instead of interface endpoints. Default: False.
-    nat_gateway: bool = False
+    nat_gateway: bool = value(False, flag(key="smddp:natGateway"))
     #: Private IPs planned per instance. Default: the catalog's (5: SageMaker's documented
     #: minimum for an EFA training instance; UNCONFIRMED for types with many EFA interfaces).
-    ips_per_instance: Optional[int] = None
+    ips_per_instance: Optional[int] = value(None, whole(
+        5, optional=True, why=" (SageMaker: a training instance that uses EFA needs at least 5 private IPs)"))
     #: The region's S3 prefix list (com.amazonaws.<region>.s3) for HTTPS egress to the S3
     #: gateway endpoint. Default: a built-in table of regions (UNCONFIRMED outside it).
-    s3_prefix_list_id: Optional[str] = None
+    s3_prefix_list_id: Optional[str] = value(None, text("a prefix list id like pl-63a5400a", is_prefix_list_id,
+                                                        key="smddp:s3PrefixListId", optional=True))
     #: HTTPS egress to 0.0.0.0/0 (AWS APIs through a NAT gateway or proxy). Default: the value
     #: of ``nat_gateway``; with an existing VPC, this or ``existing.endpoint_security_groups``.
-    allow_https_egress: Optional[bool] = None
+    allow_https_egress: Optional[bool] = value(None, flag(optional=True))
     #: Strip a created VPC's default group of its rules (CDK's custom-resource Lambda). Default: False.
-    restrict_default_security_group: bool = False
+    restrict_default_security_group: bool = value(False, flag())
 
 
+@group
 @dataclass(frozen=True)
 class Storage:
     """The file system the network creates (or, with ``existing.file_system``, nothing here)."""
 
     #: The file system's sizing (a TieringPlan builds Intelligent-Tiering). Default:
     #: plan_lustre over the Workload, called once (:func:`size_file_system`).
-    lustre_plan: "Optional[Union[LustrePlan, TieringPlan]]" = None
+    lustre_plan: "Optional[Union[LustrePlan, TieringPlan]]" = value(None, _PLAN)
     #: Restrict the calculator's choice. Default: the calculator's (PERSISTENT_2, PERSISTENT_1,
     #: SCRATCH_2; PERSISTENT only with a customer KMS key, which FSx uses on PERSISTENT types only).
-    deployment_types: Optional[Sequence[str]] = None
+    deployment_types: Optional[Sequence[str]] = value(None, texts(
+        f"FSx for Lustre deployment types among {', '.join(TIER_GROUPS)}", lambda v: v in TIER_GROUPS,
+        key="smddp:deploymentType", optional=True, one=True, nonempty=True))
     #: The largest file system the calculator may choose (a spend cap). Default: no cap.
-    max_capacity_gib: Optional[float] = None
+    max_capacity_gib: Optional[float] = value(None, number(0, exclusive=True, unit="GiB", key="smddp:maxCapacityGiB",
+                                                           optional=True))
     #: Keep the tier of a deployed file system: PerUnitStorageThroughput (MB/s/TiB) of the one
     #: type in ``deployment_types`` (changing either replaces the file system). Default: the
     #: calculator's choice.
-    per_unit_storage_throughput: Optional[int] = None
+    per_unit_storage_throughput: Optional[int] = value(None, whole(1, key="smddp:perUnitStorageThroughput",
+                                                                   optional=True))
     #: An EFA-enabled PERSISTENT_2 file system (FSx supports EFA on PERSISTENT_2 only). Default: False.
-    efa_file_system: bool = False
+    efa_file_system: bool = value(False, flag(key="smddp:efaFileSystem"))
     #: Key prefix of ``existing.dataset_bucket`` linked into the file system. Default: the root.
-    dataset_prefix: str = ""
+    dataset_prefix: str = value("", text())
     #: ``ro`` or ``rw`` for the job's FileSystemDataSource channel. Default: ``ro``.
-    file_system_access_mode: str = "ro"
+    file_system_access_mode: str = value("ro", choice(FILE_SYSTEM_ACCESS_MODES))
     #: Days old checkpoint versions are kept (S3 NoncurrentVersionExpiration). Default: 30.
-    checkpoint_noncurrent_days: int = 30
-    #: A file system costing more per month is a synth warning. Default: context
-    #: ``smddp:monthlyCostWarningUSD``, else 20,000.
-    monthly_cost_warning_usd: Optional[float] = None
+    checkpoint_noncurrent_days: int = value(30, whole(1, key="smddp:checkpointNoncurrentDays"))
+    #: A file system costing more per month is a synth warning (the app's
+    #: ``smddp:monthlyCostWarningUSD``). Default: 20,000.
+    monthly_cost_warning_usd: Optional[float] = value(None, number(
+        0, exclusive=True, unit="USD per month", key="smddp:monthlyCostWarningUSD", optional=True))
 
 
+@group
 @dataclass(frozen=True)
 class Security:
     """Keys and image access (a given key or role is a CDK object: ``existing=``)."""
 
     #: Create a KMS key (rotation on) for the bucket and file system when none is given; the
     #: file system is then PERSISTENT (FSx uses a customer key on PERSISTENT types only). Default: False.
-    create_encryption_key: bool = False
+    create_encryption_key: bool = value(False, flag())
     #: The ECR registry account of the job's images. Default: the AWS Deep Learning Containers
     #: account of the stack's region (smddp_infra.partitions.DLC_ACCOUNTS).
-    image_account: Optional[str] = None
+    image_account: Optional[str] = value(None, text(optional=True, tokens=True))
     #: The exact ECR repositories jobs may pull from, instead of every repository of
     #: ``image_account``. Default: none.
-    ecr_repository_arns: Optional[Sequence[str]] = None
+    ecr_repository_arns: Optional[Sequence[str]] = value(None, texts("a list of ECR repository ARNs", optional=True))
 
 
+@group
 @dataclass(frozen=True)
 class Jobs:
     """What the job document tells every job on the network."""
 
     #: EnableInterContainerTrafficEncryption (IPsec between instances). Default: True.
-    encrypt_inter_container_traffic: bool = True
+    encrypt_inter_container_traffic: bool = value(True, flag())
     #: Publish the job document as a stack output (``job-config --outputs`` reads it). Default: True.
-    publish_job_config: bool = True
+    publish_job_config: bool = value(True, flag())
     #: The output's id. Default: the construct's path, letters and digits, + TrainingJobConfig.
-    job_config_output_id: Optional[str] = None
+    job_config_output_id: Optional[str] = value(None, text(optional=True))
     #: StoppingCondition.MaxRuntimeInSeconds, 1 to 2,419,200 (28 days, the API's limit).
     #: Default: none (job-config's 86,400, the API's and SDK v2's default).
-    max_runtime_seconds: Optional[int] = None
+    max_runtime_seconds: Optional[int] = value(None, whole(
+        1, MAX_RUNTIME_LIMIT_SECONDS, key="smddp:maxRuntimeSeconds", optional=True, unit="seconds",
+        why=" (28 days, the CreateTrainingJob StoppingCondition.MaxRuntimeInSeconds limit)"))
     #: A SageMaker training plan whose reserved capacity jobs run on (ResourceConfig.TrainingPlanArn).
-    training_plan_arn: Optional[str] = None
+    training_plan_arn: Optional[str] = value(None, text(
+        "a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:training-plan/<name>, "
+        f"{TRAINING_PLAN_ARN_LENGTH[0]} to {TRAINING_PLAN_ARN_LENGTH[1]} characters: CreateTrainingJob's "
+        "ResourceConfig.TrainingPlanArn)", lambda v: training_plan_arn_problem(v) is None,
+        key="smddp:trainingPlanArn", optional=True, tokens=True))
     #: The AZ ID of the plan's reserved capacity; another AZ than a subnet placed by
     #: ``Placement.availability_zone_id`` is refused. Default: none.
-    training_plan_availability_zone_id: Optional[str] = None
+    training_plan_availability_zone_id: Optional[str] = value(None, text(
+        "an AZ ID like use1-az4 (DescribeTrainingPlan's ReservedCapacitySummaries[].AvailabilityZoneId)", is_az_id,
+        key="smddp:trainingPlanAvailabilityZoneId", optional=True))
 
 
 @dataclass(frozen=True)
 class NetworkSpec:
-    """The groups, plus which escape hatches (``existing=`` fields) the construct holds."""
+    """The groups, plus which escape hatches (``existing=`` fields) the construct holds and the
+    stack's region. Its cross-field rules (:data:`VALIDATORS`) run when it is built: a spec that
+    exists is a valid one, so whoever built it (the app's settings, the construct) built it once.
+    """
 
     workload: Workload = field(default_factory=Workload)
     placement: Placement = field(default_factory=Placement)
@@ -177,6 +236,18 @@ class NetworkSpec:
     #: How the user wrote each field, when not by its name (the app's context keys:
     #: ``{"instance_count": "smddp:instanceCount", ...}``); "" for a field the input cannot set.
     names: Mapping[str, str] = field(default_factory=dict)
+    #: The stack's region (None: environment-agnostic; the regional rules are then not evaluated).
+    region: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        for name, cls in (("workload", Workload), ("placement", Placement), ("storage", Storage),
+                          ("security", Security), ("jobs", Jobs)):
+            if not isinstance(getattr(self, name), cls):
+                raise PropTypeError(f"{name} must be a {cls.__name__}(...), got {type(getattr(self, name)).__name__}")
+        validate(self)
+
+    def groups(self) -> tuple[Any, ...]:
+        return (self.workload, self.placement, self.storage, self.security, self.jobs)
 
     def name(self, field_name: str) -> str:
         """The field as the user wrote it: what an error names."""
@@ -269,18 +340,14 @@ def _names(types: Any) -> list[str]:
 
 
 def check_deployment_types(spec: NetworkSpec) -> None:
-    """Known FSx for Lustre types; with EFA, PERSISTENT_2 only (FSx supports EFA on PERSISTENT_2 only)."""
-    if spec.storage.lustre_plan is not None or spec.storage.deployment_types is None:
+    """With EFA, PERSISTENT_2 only (FSx supports EFA on PERSISTENT_2 only); the names themselves
+    are the field's rule (:class:`Storage`)."""
+    if spec.storage.lustre_plan is not None or not spec.storage.efa_file_system:
         return
-    names, field_name = _names(spec.storage.deployment_types), spec.name("deployment_types")
-    if not names:
-        raise ConfigError(f"{field_name} must name at least one of {', '.join(TIER_GROUPS)}, got none")
-    for name in names:
-        if name not in TIER_GROUPS:
-            raise ConfigError(f"{field_name} must be among {', '.join(TIER_GROUPS)}, got {name!r}")
-        if spec.storage.efa_file_system and name != PERSISTENT_2:
-            raise ConfigError(f"{field_name} contains {name!r}, but {spec.name('efa_file_system')}=True allows only "
-                              "PERSISTENT_2 (FSx for Lustre supports EFA on PERSISTENT_2 only)")
+    for name in _names(spec.storage.deployment_types):
+        if name != PERSISTENT_2:
+            raise ConfigError(f"{spec.name('deployment_types')} contains {name!r}, but {spec.name('efa_file_system')}=True "
+                              "allows only PERSISTENT_2 (FSx for Lustre supports EFA on PERSISTENT_2 only)")
 
 
 def check_tier_pinned(spec: NetworkSpec) -> None:
@@ -327,6 +394,20 @@ def check_one_placement(spec: NetworkSpec) -> None:
                           f"{p.availability_zone_id!r} both place the training subnet: pass one")
 
 
+def check_zone_in_region(spec: NetworkSpec) -> None:
+    """A created subnet's AZ name and AZ ID belong to the stack's region (when it is known)."""
+    p = spec.placement
+    if spec.region is None or not spec.creates_vpc:
+        return
+    if p.availability_zone is not None and not is_token(p.availability_zone) and \
+            p.availability_zone not in LOOKUP_PLACEHOLDER_AZS:
+        check_availability_zone(spec.name("availability_zone"), p.availability_zone, spec.region)
+    if p.availability_zone_id is not None and not is_token(p.availability_zone_id):
+        prefix_name = spec.name("availability_zone_id_prefix")
+        check_availability_zone_id(spec.name("availability_zone_id"), p.availability_zone_id, spec.region,
+                                   prefix=p.availability_zone_id_prefix, prefix_setting=prefix_name)
+
+
 def check_job_group_count(spec: NetworkSpec) -> None:
     """VpcConfig.SecurityGroupIds: at most 5 groups, the EFA group and up to 4 more."""
     if 1 + spec.additional_groups > MAX_JOB_SECURITY_GROUPS:
@@ -347,23 +428,14 @@ def check_created_subnet_fits(spec: NetworkSpec) -> None:
                       names=SubnetNames(*map(spec.name, ("vpc_cidr", "instance_count", "max_instance_count"))))
 
 
-def check_max_runtime_seconds(spec: NetworkSpec) -> None:
-    """StoppingCondition.MaxRuntimeInSeconds: 1 to 28 days (CreateTrainingJob)."""
-    if spec.jobs.max_runtime_seconds is not None:
-        check_max_runtime(spec.jobs.max_runtime_seconds, setting=spec.name("max_runtime_seconds"))
-
-
 def check_training_plan(spec: NetworkSpec) -> None:
-    """A plan's ARN has botocore's shape; its capacity's AZ ID comes with the plan and is refused
-    when the network placed its subnet in another AZ ID (a plan's reserved capacity sits in one
-    AZ per block, and a job runs in its subnet's AZ). A token ARN is checked at deploy."""
+    """A plan's capacity AZ ID comes with the plan and is refused when the network placed its
+    subnet in another AZ ID (a plan's reserved capacity sits in one AZ per block, and a job runs
+    in its subnet's AZ). The ARN's and the AZ ID's shapes are their fields' rules (:class:`Jobs`)."""
     j = spec.jobs
-    if j.training_plan_arn is not None and _TOKEN_MARK not in j.training_plan_arn:
-        check_training_plan_arn(j.training_plan_arn, setting=spec.name("training_plan_arn"))
     if j.training_plan_availability_zone_id is None:
         return
     zone_name = spec.name("training_plan_availability_zone_id")
-    check_az_id(j.training_plan_availability_zone_id, setting=zone_name)
     if j.training_plan_arn is None:
         raise ConfigError(f"{zone_name}={j.training_plan_availability_zone_id!r} was given without "
                           f"{spec.name('training_plan_arn')}: pass the plan too (or drop the AZ ID)")
@@ -398,9 +470,9 @@ VALIDATORS: tuple[Callable[[NetworkSpec], None], ...] = (
     check_key_on_persistent,
     check_vpc_with_subnet,
     check_one_placement,
+    check_zone_in_region,
     check_job_group_count,
     check_created_subnet_fits,
-    check_max_runtime_seconds,
     check_training_plan,
 )
 
@@ -411,10 +483,40 @@ def validate(spec: NetworkSpec) -> None:
         check(spec)
 
 
-def size_file_system(spec: NetworkSpec, instance: InstanceType) -> LustrePlan:
+def file_system_plan(spec: NetworkSpec) -> "Optional[Union[LustrePlan, TieringPlan]]":
+    """The file system's plan: the given one, or the ONE sizing call (None with an existing file
+    system: the network did not size it); refused when the stack's partition lacks its type."""
+    plan = spec.storage.lustre_plan
+    if plan is None and "file_system" not in spec.given:
+        plan = size_file_system(spec)
+    if plan is not None and spec.region is not None:
+        why = absent_in(spec.region, plan.deployment_type)
+        if why is not None:
+            setting = (spec.name("lustre_plan") if spec.storage.lustre_plan is not None else
+                       f"{spec.name('efa_file_system')}=True" if spec.storage.efa_file_system else
+                       spec.name("deployment_types"))
+            raise ConfigError(f"{setting} asks for a {plan.deployment_type} file system, which the "
+                              f"{partition_of(spec.region)} partition (region {spec.region}) does not have: {why}")
+    return plan
+
+
+def _deployment_types(spec: NetworkSpec) -> Optional[Sequence[str]]:
+    """The types the calculator may choose: the user's, else its defaults less those the stack's
+    partition does not have (GovCloud has no PERSISTENT_2), so a partition never gets a plan it
+    cannot deploy when the choice was left to the calculator."""
+    s = spec.storage
+    if s.deployment_types is not None or s.efa_file_system or spec.region is None:
+        return s.deployment_types
+    choices = CUSTOMER_KEY_DEPLOYMENT_TYPES if spec.key_prop else DEFAULT_DEPLOYMENT_TYPES
+    kept = tuple(t for t in choices if absent_in(spec.region, t) is None)
+    return None if kept == tuple(choices) else kept
+
+
+def size_file_system(spec: NetworkSpec, instance: Optional[InstanceType] = None) -> LustrePlan:
     """The ONE sizing call: plan_lustre over the workload; failures told in the fields' names
     (:meth:`NetworkSpec.name`: the prop or context key the user wrote)."""
     w, s, n = spec.workload, spec.storage, spec.name
+    instance = instance or efa_instance(w.instance_type)
     dataset = float(w.dataset_gib)
     if w.required_throughput_mbps is not None:
         need = float(w.required_throughput_mbps)
@@ -424,8 +526,9 @@ def size_file_system(spec: NetworkSpec, instance: InstanceType) -> LustrePlan:
         stated = (f"{n('read_mbps_per_gpu')}={w.read_mbps_per_gpu:,g} ({instance.accelerators} accelerators x "
                   f"{w.instance_count} instances = {need:,g} MB/s)")
     stated += f" with {n('dataset_gib')}={dataset:,g}"
+    types = _deployment_types(spec)
     try:
-        return plan_lustre(need, dataset, efa_enabled=s.efa_file_system, deployment_types=s.deployment_types,
+        return plan_lustre(need, dataset, efa_enabled=s.efa_file_system, deployment_types=types,
                            max_capacity_gib=s.max_capacity_gib, customer_key=bool(spec.key_prop),
                            per_unit_storage_throughput=s.per_unit_storage_throughput)
     except SizingError as exc:
@@ -437,13 +540,13 @@ def size_file_system(spec: NetworkSpec, instance: InstanceType) -> LustrePlan:
             ) from None
         default = ((PERSISTENT_2,) if s.efa_file_system else
                    CUSTOMER_KEY_DEPLOYMENT_TYPES if spec.key_prop else DEFAULT_DEPLOYMENT_TYPES)
-        considered = ", ".join(_names(s.deployment_types) or list(default))
+        considered = ", ".join(_names(types) or list(default))
         # plan_lustre names its own parameters; the keys the user wrote for them, when other names
-        limits = "".join(f", {n(name)}={value:,g}" for name, value in (
+        limits = "".join(f", {n(name)}={limit:,g}" for name, limit in (
             ("max_capacity_gib", s.max_capacity_gib), ("per_unit_storage_throughput", s.per_unit_storage_throughput))
-            if value is not None and n(name) != name)
+            if limit is not None and n(name) != name)
         raise SizingError(f"no FSx for Lustre file system ({considered}) fits {stated}{limits}: {exc}") from None
 
 
 __all__ = ["VALIDATORS", "Jobs", "NetworkSpec", "Placement", "Security", "Storage", "Workload",
-           "size_file_system", "training_plan_zone_problem", "validate"]
+           "file_system_plan", "size_file_system", "training_plan_zone_problem", "validate"]
