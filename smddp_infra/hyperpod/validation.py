@@ -10,7 +10,6 @@ it returns (the construct turns them into synth infos).
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Mapping, Optional, Sequence
 
@@ -26,7 +25,7 @@ from smddp_infra.hyperpod.values import (
     InstanceGroup,
     KubernetesTaint,
 )
-from smddp_infra.facts.subnets import AWS_RESERVED_IPS
+from smddp_infra.facts.subnets import smallest_mask_for, usable_addresses
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 #: The API's shapes (botocore 1.44 ``ClusterInstanceGroupName``, ``ClusterPartitionName``); used
@@ -477,11 +476,11 @@ def check_fits_subnet(prop: str, groups: Sequence[InstanceGroup], *, ips_overrid
                       other_ips: int, subnet: str = "the training subnet") -> None:
     """Every node's addresses, plus what else lives in the subnet (the file system, endpoints),
     within the subnet's usable addresses (AWS reserves 5 in every subnet): error when certain."""
-    usable = 2 ** (32 - subnet_mask) - AWS_RESERVED_IPS
+    usable = usable_addresses(subnet_mask)
     nodes = addresses_needed(groups, ips_override)
     if nodes + other_ips > usable:
         total = sum(g.count for g in groups)
-        wanted = 32 - math.ceil(math.log2(nodes + other_ips + AWS_RESERVED_IPS))
+        wanted = smallest_mask_for(nodes + other_ips)
         raise ConfigError(
             f"{prop}: {total} nodes need {nodes} private IPs (ips_per_node "
             f"{ips_override if ips_override is not None else 'default, UNCONFIRMED'}) + {other_ips} for the file system "
