@@ -14,29 +14,17 @@ before jsii starts.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
+from smddp_infra.facts.arns import is_kms_key_arn, is_sns_topic_arn
 from smddp_infra.facts.names import is_sagemaker_name
 from smddp_infra.facts.regions import REGION
+from smddp_infra.facts.s3 import bucket_name_problem, split_s3_uri
 from smddp_infra.partitions import absent_in, partition_of
 from smddp_infra.schema.fields import FieldValueError, field_of, flag, group, number, rule_of, text, value
 from smddp_infra.schema.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload
-
-
-def is_kms_key_arn(value: str) -> bool:  # TODO(facts): smddp_infra.facts.arns
-    return bool(re.fullmatch(r"arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[0-9a-f-]{36}", value))
-
-
-def is_sns_topic_arn(value: str) -> bool:  # TODO(facts): smddp_infra.facts.arns
-    return bool(re.fullmatch(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}", value))
-
-
-def bucket_uri_problem(value: str) -> Optional[str]:  # TODO(facts): smddp_infra.facts.s3
-    ok = re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?", value.removeprefix("s3://"))
-    return None if ok else "not a bucket name S3 accepts"
 
 
 @group
@@ -52,8 +40,8 @@ class AppOptions:
                                               key="smddp:kmsKey", optional=True))
     #: ``bucket`` or ``s3://bucket/prefix``: ``Existing.dataset_bucket`` and ``Storage.dataset_prefix``.
     dataset_bucket: Optional[str] = value(None, text(
-        "an S3 bucket name or s3://bucket/prefix", lambda v: bucket_uri_problem(v) is None, key="smddp:datasetBucket",
-        optional=True, hint=lambda v: f" ({bucket_uri_problem(v)})" if isinstance(v, str) and bucket_uri_problem(v) else ""))
+        "an S3 bucket name or s3://bucket/prefix", lambda v: _bucket_problem(v) is None, key="smddp:datasetBucket",
+        optional=True, hint=lambda v: f" ({_bucket_problem(v)})" if isinstance(v, str) and _bucket_problem(v) else ""))
     #: ``smddp-infra guard`` lets a replacing update through (recorded in the cloud assembly).
     allow_replacement: bool = value(False, flag(key="smddp:allowReplacement"))
     #: The file system's alarms, dashboard and topic (docs/observe.md).
@@ -146,6 +134,12 @@ class NetworkSettings:
             raise ConfigError(exc.named(_SPEC_NAMES.get(exc.field_name, exc.field_name))) from None
         _check_app(app, spec)
         return cls(app=app, spec=spec)
+
+
+def _bucket_problem(value: str) -> Optional[str]:
+    """What S3 refuses in ``bucket`` or ``s3://bucket/prefix`` (None: nothing)."""
+    parts = split_s3_uri(value if value.startswith("s3://") else f"s3://{value}")
+    return bucket_name_problem(parts[0] if parts else value)
 
 
 def _one_or_more(value: Any) -> list[str]:

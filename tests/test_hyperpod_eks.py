@@ -319,6 +319,18 @@ def _settings(**kw: Any) -> Any:
           repository=CHART_REPOSITORY, version="1.0.0"))},
      "eks.dependencies_chart needs the EKS cluster's kubectl provider"),
     ({"orchestrator": "slurm", "eks_settings": _settings()}, "eks_settings are for orchestrator='eks' only"),
+    # the control plane's second AZ, against the stack (the network trains in use1-az4 of us-east-1)
+    ({"eks_settings": _settings(control_plane_availability_zone="use1-az4")},
+     "eks_settings.control_plane_availability_zone 'use1-az4' is the training subnet's AZ: an EKS control plane "
+     "needs subnets in at least 2 AZs"),
+    ({"eks_settings": _settings(control_plane_availability_zone="use1-az3")},
+     "eks_settings.control_plane_availability_zone 'use1-az3' cannot host an EKS control plane"),
+    ({"eks_settings": _settings(control_plane_availability_zone="usw2-az1")},
+     "eks_settings.control_plane_availability_zone must be an AZ ID of us-east-1 like use1-az1, got 'usw2-az1'"),
+    ({"eks_settings": _settings(control_plane_availability_zone="us-west-2b")},
+     "eks_settings.control_plane_availability_zone must be an Availability Zone of us-east-1"),
+    ({"eks_settings": _settings(control_plane_availability_zone="second")},
+     "eks_settings.control_plane_availability_zone must be an Availability Zone name like us-east-1b or an AZ ID"),
 ])
 def test_bad_eks_input_is_one_line(kwargs: dict[str, Any], message: str) -> None:
     from smddp_infra.errors import ConfigError

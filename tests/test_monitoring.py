@@ -295,6 +295,41 @@ def test_bad_options_are_one_line_naming_the_field(options: dict[str, Any], mess
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize("arn, where", [
+    ("arn:aws:sns:us-west-2:123456789012:alarms", "us-west-2 (aws)"),
+    ("arn:aws-us-gov:sns:us-gov-west-1:123456789012:alarms", "us-gov-west-1 (aws-us-gov)"),
+])
+def test_an_alarm_topic_of_another_region_or_partition_is_one_line(arn: str, where: str) -> None:
+    """CloudWatch alarm actions must be in the alarm's Region: a topic elsewhere is refused at synth."""
+    from aws_cdk import App, Environment, Stack, aws_sns as sns
+
+    from smddp_infra.constructs.monitoring import check_topic_region
+    from smddp_infra.errors import ConfigError
+
+    stack = Stack(App(), "S", env=Environment(region="us-east-1"))
+    with pytest.raises(ConfigError) as caught:
+        check_topic_region(stack, sns.Topic.from_topic_arn(stack, "Topic", arn))
+    assert str(caught.value) == (f"monitoring.alarm_topic {arn} is in {where}, the stack in us-east-1 (aws): CloudWatch "
+                                 "alarm actions must be in the alarm's Region; pass a topic of the stack's Region")
+    check_topic_region(stack, sns.Topic.from_topic_arn(stack, "Here", "arn:aws:sns:us-east-1:123456789012:alarms"))
+    agnostic = Stack(App(), "Agnostic")
+    check_topic_region(agnostic, sns.Topic.from_topic_arn(agnostic, "Topic", arn))  # no Region: not evaluated
+
+
+def test_the_network_refuses_an_alarm_topic_of_another_region() -> None:
+    from aws_cdk import App, Stack, aws_sns as sns
+
+    from smddp_infra.constructs.monitoring import MonitoringOptions
+    from smddp_infra.constructs.training_network import SmddpTrainingNetwork
+    from smddp_infra.errors import ConfigError
+
+    stack = Stack(App(context=cdk_context()), "Elsewhere", env=ENV)
+    topic = sns.Topic.from_topic_arn(stack, "Alerts", "arn:aws:sns:eu-west-1:123456789012:alarms")
+    with pytest.raises(ConfigError, match=r"^monitoring\.alarm_topic arn:aws:sns:eu-west-1:123456789012:alarms is in eu-west-1"):
+        SmddpTrainingNetwork(stack, "TrainingNetwork", monitoring=MonitoringOptions(alarm_topic=topic),
+                             availability_zone="us-east-1a", read_mbps_per_gpu=50, dataset_gib=2000)
+
+
 def test_monitoring_prop_of_the_wrong_type_is_one_line() -> None:
     from smddp_infra.constructs.monitoring import monitoring_options
     from smddp_infra.errors import SmddpError

@@ -17,7 +17,7 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.schema.fields import field_of, rule_of
-from smddp_infra.schema.network import NetworkSpec
+from smddp_infra.schema.network import NetworkSpec, Placement, Storage
 from smddp_infra.sizing.catalog import efa_instance
 
 #: Context keys the construct reads when the matching prop is not given (cdk.json or ``-c``).
@@ -67,6 +67,7 @@ def check_against_app(network: Construct, spec: NetworkSpec, e: Any) -> None:
     v.resource_region(n("encryption_key"), e.encryption_key, region,
                       "KMS keys are regional; FSx and S3 use a key of their own region")
     v.warn_key_in_other_account(network, n("encryption_key"), e.encryption_key)
+    v.check_bucket_name(n("dataset_bucket"), e.dataset_bucket)
     v.resource_region(n("dataset_bucket"), e.dataset_bucket, region,
                       "FSx for Lustre links only buckets of its own region (data repository association)")
     v.resource_region(n("checkpoint_bucket"), e.checkpoint_bucket, region,
@@ -98,15 +99,16 @@ def _zone_known(network: Construct, vpc: Any, subnet: Any, zone: str) -> bool:
 
 def az_id_prefix_for(scope: Construct, prop: Any) -> Any:
     """The AZ ID prefix to check against: the prop, else (deprecated) the context key, else None."""
-    return prop if prop is not None else _legacy_context(scope, CONTEXT_AZ_ID_PREFIX, "availability_zone_id_prefix")
+    return prop if prop is not None else _legacy_context(scope, CONTEXT_AZ_ID_PREFIX, Placement,
+                                                         "availability_zone_id_prefix")
 
 
 def context_cost_warning(scope: Construct) -> Any:
     """Deprecated: ``smddp:monthlyCostWarningUSD`` read by the construct itself."""
-    return _legacy_context(scope, CONTEXT_COST_WARNING, "monthly_cost_warning_usd")
+    return _legacy_context(scope, CONTEXT_COST_WARNING, Storage, "monthly_cost_warning_usd")
 
 
-def _legacy_context(scope: Construct, key: str, prop: str) -> Any:
+def _legacy_context(scope: Construct, key: str, group: type, prop: str) -> Any:
     """A context key a construct read before settings.py became the app's one context reader: still
     read for one minor release, with one warning naming the prop to pass instead, and checked by
     the same field rule the app's reader uses."""
@@ -115,10 +117,7 @@ def _legacy_context(scope: Construct, key: str, prop: str) -> Any:
         return None
     warnings.warn(f"{scope.node.path} read context key {key}: constructs no longer read context; pass "
                   f"{prop}= (TrainingNetwork: its group field of that name)", DeprecationWarning, stacklevel=2)
-    from smddp_infra.settings import KEYS
-
-    cls, field_name = KEYS[key]
-    rule = rule_of(field_of(cls, field_name))
+    rule = rule_of(field_of(group, prop))
     assert rule is not None
     return rule.read(f"context {key}", raw)
 

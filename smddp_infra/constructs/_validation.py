@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import re
 from numbers import Real
 from typing import Any, Optional, Sequence
 
@@ -29,9 +28,10 @@ from aws_cdk import Annotations, Aspects, Stack, Token, aws_ec2 as ec2
 from constructs import IConstruct
 
 from smddp_infra.errors import ConfigError, PropTypeError
-from smddp_infra.facts.subnets import AWS_RESERVED_IPS, FILE_SYSTEM_IPS
 from smddp_infra.facts import regions
 from smddp_infra.facts.regions import check_availability_zone, check_availability_zone_id, is_az_id, is_az_name
+from smddp_infra.facts.s3 import bucket_name_problem
+from smddp_infra.facts.subnets import FILE_SYSTEM_IPS, HEADROOM, smallest_mask_for, usable_addresses
 
 #: What each jsii interface is recognised by: jsii's Python interfaces are typing Protocols
 #: that ``isinstance`` cannot check, so a value qualifies by the attribute that defines the
@@ -211,7 +211,7 @@ def az_id_prefix(prop: str, value: Any) -> Optional[str]:
     if value is None:
         return None
     text(prop, value)
-    if not re.fullmatch(r"[a-z]+\d+", value):
+    if not regions.is_az_id_prefix(value):
         raise ConfigError(f"{prop} must be an AZ ID prefix like use1 (the part before -az in use1-az4), got {value!r}")
     return str(value)
 
@@ -302,6 +302,21 @@ def resource_region(prop: str, resource: Any, region: Optional[str], why: str) -
         raise ConfigError(f"{prop} is in region {theirs}, the stack in {region}: {why}")
 
 
+def check_bucket_name(prop: str, bucket: Any) -> None:
+    """An imported bucket whose literal name S3 refuses (``Bucket.from_bucket_name(..., "My_Data")``):
+    no such bucket can exist, so the file system's data repository and the job's grants would name
+    nothing; said in one line here instead of at deploy. A bucket created in the app (its name a
+    token) is named by CloudFormation and not checked."""
+    if bucket is None:
+        return
+    name = bucket.bucket_name
+    if not isinstance(name, str) or Token.is_unresolved(name):
+        return
+    problem = bucket_name_problem(name)
+    if problem is not None:
+        raise ConfigError(f"{prop} {name!r} {problem} (Amazon S3 User Guide, general purpose bucket naming rules)")
+
+
 def warn_key_in_other_account(scope: IConstruct, prop: str, key: Any) -> None:
     """A key whose account (from its ARN) is not the stack's: IAM in this account is not enough.
 
@@ -365,7 +380,7 @@ def check_subnet_holds(scope: IConstruct, subnet: Any, *, count_prop: str, count
             f"whether it holds {count_prop}={count} instances is not evaluated")
         return
     try:
-        usable = ipaddress.IPv4Network(cidr, strict=False).num_addresses - AWS_RESERVED_IPS
+        usable = usable_addresses(ipaddress.IPv4Network(cidr, strict=False).prefixlen)
     except ValueError:
         return
     needed = count * ips_per_instance + FILE_SYSTEM_IPS
@@ -373,8 +388,8 @@ def check_subnet_holds(scope: IConstruct, subnet: Any, *, count_prop: str, count
         raise ConfigError(
             f"{count_prop}={count} does not fit {subnet_prop} {subnet.node.path} ({cidr}, {max(usable, 0)} usable addresses): "
             f"{count} instances x {ips_per_instance} private IPs + {FILE_SYSTEM_IPS} for the file system need {needed}; "
-            f"pass a subnet of /{32 - math.ceil(math.log2(needed + AWS_RESERVED_IPS))} or larger, or fewer instances")
-    if 2 * needed > usable:
+            f"pass a subnet of /{smallest_mask_for(needed)} or larger, or fewer instances")
+    if HEADROOM * needed > usable:
         Annotations.of(scope).add_warning_v2(
             WARN_SUBNET_HEADROOM,
             f"{subnet_prop} {subnet.node.path} ({cidr}, {usable} usable addresses) holds {count_prop}={count} instances "

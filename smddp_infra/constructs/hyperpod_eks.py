@@ -39,6 +39,9 @@ from smddp_infra.constructs.acknowledgements import (acknowledge, acknowledge_ge
 from smddp_infra.constructs.network import pin_subnet_zone
 from smddp_infra.constructs.network_interface import ITrainingNetwork, add_missing_endpoints
 from smddp_infra.errors import ConfigError
+from smddp_infra.facts.arns import eks_cluster_name
+from smddp_infra.facts.eks import check_control_plane_zone
+from smddp_infra.facts.regions import is_az_id, is_az_name
 from smddp_infra.hyperpod import eks as facts
 
 #: Synth-warning id when the dependencies chart is left to the platform.
@@ -88,7 +91,7 @@ class HyperPodEksCluster(Construct):
         else:
             assert imported_arn is not None
             self.cluster = None
-            name = facts.cluster_name_of_arn(imported_arn)
+            name = eks_cluster_name(imported_arn)
             if name is None:
                 raise ConfigError(f"eks_cluster_arn must be an EKS cluster ARN to install add-ons on it, got {imported_arn!r}")
             self.cluster_name, self.cluster_arn = name, imported_arn
@@ -113,6 +116,7 @@ class HyperPodEksCluster(Construct):
                                                settings.control_plane_subnet_cidr)
         assert settings.control_plane_availability_zone is not None
         az = settings.control_plane_availability_zone
+        _check_second_zone(self, az, training_subnet)
         subnet = ec2.PrivateSubnet(self, "ControlPlaneSubnet", vpc_id=vpc.vpc_id, cidr_block=cidr,
                                    availability_zone=az if "-az" not in az else "placeholder")
         pin_subnet_zone(subnet, az if "-az" in az else None)  # an AZ ID (use1-az6), as capacity is named
@@ -241,6 +245,22 @@ class HyperPodEksCluster(Construct):
             removal_policy=RemovalPolicy.RETAIN,
         )
         self.dependencies.append(self.chart)
+
+
+def _check_second_zone(scope: Construct, zone: str, training_subnet: ec2.ISubnet) -> None:
+    """The control plane's second AZ: of the stack's Region, not the training subnet's AZ (a name
+    compared with a name, an ID with an ID; TrainingVpc's subnet holds the one it was placed by),
+    and not an AZ ID EKS refuses (:mod:`smddp_infra.facts.eks`)."""
+    region = Stack.of(scope).region
+    try:
+        training = training_subnet.availability_zone
+    except RuntimeError:  # jsii: an imported subnet without its AZ
+        training = None
+    known = isinstance(training, str) and not Token.is_unresolved(training)
+    check_control_plane_zone("eks_settings.control_plane_availability_zone", zone,
+                             region=None if Token.is_unresolved(region) else region,
+                             training_zone=training if known and is_az_name(training) else None,
+                             training_zone_id=training if known and is_az_id(training) else None)
 
 
 def _has_kubectl(cluster: eks.ICluster) -> bool:

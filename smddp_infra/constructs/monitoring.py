@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack, aws_cloudwatch as cw, aws_cloudwatch_actions as cw_actions, aws_iam as iam
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack, Token, aws_cloudwatch as cw, aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms, aws_sns as sns
 from constructs import Construct
 
@@ -37,7 +38,9 @@ from smddp_infra.constructs import _validation as v
 from smddp_infra.contract import FSX_DIMENSION, FSX_NAMESPACE, MonitoringSettings, SizingRecord
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.observe import metrics as m
+from smddp_infra.facts.arns import parse_arn
 from smddp_infra.facts.names import is_sagemaker_name
+from smddp_infra.partitions import partition_of
 
 #: SageMaker training job metrics (SageMaker "Monitor with CloudWatch": namespace, GPUUtilization,
 #: dimension Host = "<job name>/algo-<n>").
@@ -130,6 +133,20 @@ def validate_options(o: MonitoringOptions, *, capacity_gib: int, prop: str = "mo
             raise ConfigError(f"{prop}.{name} must be a CloudWatch metric name (letters, digits, _ . -), got {value!r}")
 
 
+def check_topic_region(scope: Construct, topic: sns.ITopic, *, prop: str = "monitoring") -> None:
+    """The alarm topic must be in the stack's Region and partition: CloudWatch alarm actions must
+    be in the alarm's Region (CloudWatch User Guide, alarm actions; PutMetricAlarm refuses an SNS
+    topic of another Region). Known when the stack's Region and the topic's ARN are literals."""
+    region, arn = v.concrete_region(scope), topic.topic_arn
+    if region is None or Token.is_unresolved(arn):
+        return
+    parsed = parse_arn(arn)
+    where = parsed.elsewhere(region) if parsed is not None else None
+    if where is not None:
+        raise ConfigError(f"{prop}.alarm_topic {arn} is in {where}, the stack in {region} ({partition_of(region)}): "
+                          "CloudWatch alarm actions must be in the alarm's Region; pass a topic of the stack's Region")
+
+
 class FileSystemMonitoring(Construct):
     """Two alarms, a dashboard and (unless given) an encrypted SNS topic for one FSx for Lustre file system.
 
@@ -204,6 +221,7 @@ class FileSystemMonitoring(Construct):
             self.topic_key, topic = self._topic(encryption_key if isinstance(encryption_key, kms.Key) else None)
             self.topic: sns.ITopic = topic
         else:
+            check_topic_region(self, options.alarm_topic)
             self.topic = options.alarm_topic
         for alarm in (self.throughput_alarm, self.capacity_alarm):
             alarm.add_alarm_action(cw_actions.SnsAction(self.topic))

@@ -13,12 +13,13 @@ from typing import Any
 
 #: The ``max`` of botocore's ClusterName, ClusterInstanceGroupName and TrainingJobName shapes.
 MAX_NAME_LENGTH = 63
-_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
+#: botocore's pattern of those shapes (and of ``ClusterPartitionName``), without the length.
+NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
 
 
 def is_sagemaker_name(value: Any) -> bool:
     """1 to 63 letters, digits and hyphens, starting and ending with a letter or digit."""
-    return isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and bool(_NAME.fullmatch(value))
+    return isinstance(value, str) and len(value) <= MAX_NAME_LENGTH and bool(NAME.fullmatch(value))
 
 
-__all__ = ["MAX_NAME_LENGTH", "is_sagemaker_name"]
+__all__ = ["MAX_NAME_LENGTH", "NAME", "is_sagemaker_name"]

@@ -7,12 +7,20 @@ from __future__ import annotations
 import ipaddress
 import re
 from types import MappingProxyType
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
 
 REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+$")
-AZ_ID = re.compile(r"^[a-z]+\d+-az\d+$")
+#: An AZ name (``us-east-1a``): a Region name and one letter.
+AZ_NAME = re.compile(REGION.pattern.strip("^$") + "[a-z]")
+#: An AZ ID (``use1-az4``): the Region's AZ-ID prefix (:data:`AZ_ID_PREFIX`), ``-az`` and a
+#: number. What DescribeAvailabilityZones' ``ZoneId`` and DescribeTrainingPlan's
+#: ``ReservedCapacitySummaries[].AvailabilityZoneId`` hold; Local and Wavelength Zone IDs
+#: (``use1-bos1-az1``) do not match: SageMaker training does not run in them.
+AZ_ID = re.compile(r"^[a-z]{2,}\d+-az\d+$")
+#: The part of an AZ ID before ``-az`` (``use1``).
+AZ_ID_PREFIX = re.compile(r"[a-z]{2,}\d+")
 
 #: AWS-managed S3 prefix lists (``com.amazonaws.<region>.s3``) for the HTTPS egress rule to
 #: the S3 gateway endpoint. UNCONFIRMED for regions we could not check: override with the
@@ -75,20 +83,29 @@ def az_id_prefix(region: str, overrides: Optional[Mapping[str, str]] = None) -> 
     return AZ_ID_PREFIXES.get(region)
 
 
-def is_az_name(value: str) -> bool:
+def is_az_name(value: Any) -> bool:
     """``us-east-1a`` (a region name plus one letter); Local/Wavelength Zones do not qualify:
     SageMaker training does not run in them."""
-    return bool(re.fullmatch(r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+[a-z]", value))
+    return isinstance(value, str) and bool(AZ_NAME.fullmatch(value))
 
 
-def is_az_id(value: str) -> bool:
+def is_az_id(value: Any) -> bool:
     """``use1-az4``."""
-    return bool(AZ_ID.fullmatch(value))
+    return isinstance(value, str) and bool(AZ_ID.fullmatch(value))
 
 
-def is_az_id_prefix(value: str) -> bool:
-    """``use1``: the part of a region's AZ IDs before ``-az``."""
-    return bool(re.fullmatch(r"[a-z]+\d+", value))
+def is_az_id_prefix(value: Any) -> bool:
+    """``use1`` (the part of ``use1-az4`` before ``-az``)."""
+    return isinstance(value, str) and bool(AZ_ID_PREFIX.fullmatch(value))
+
+
+def check_az_id(value: Any, *, setting: str) -> str:
+    """``value`` if it looks like an AZ ID (``use1-az4``), else one line naming ``setting``."""
+    if not is_az_id(value):
+        raise ConfigError(f"{setting} must be an AZ ID like use1-az4 (DescribeTrainingPlan's "
+                          f"ReservedCapacitySummaries[].AvailabilityZoneId), got {value!r}")
+    checked: str = value
+    return checked
 
 
 def check_availability_zone(name: str, value: str, region: str) -> None:
@@ -107,6 +124,6 @@ def check_availability_zone_id(name: str, value: str, region: str, *, prefix: Op
                 f"{region}'s AZ IDs otherwise)" if prefix is not None and is_az_id(value) else "")
         raise ConfigError(f"{name} must be an AZ ID of {region} like {example}, got {value!r}{hint}")
 
-__all__ = ["AZ_ID", "AZ_ID_PREFIXES", "PREFIX_LIST_ID", "REGION", "S3_PREFIX_LISTS", "az_id_prefix",
-           "check_availability_zone", "check_availability_zone_id", "is_az_id", "is_az_id_prefix", "is_az_name", "is_prefix_list_id",
-           "vpc_cidr"]
+__all__ = ["AZ_ID", "AZ_ID_PREFIX", "AZ_ID_PREFIXES", "AZ_NAME", "PREFIX_LIST_ID", "REGION", "S3_PREFIX_LISTS",
+           "az_id_prefix", "check_availability_zone", "check_availability_zone_id", "check_az_id", "is_az_id",
+           "is_az_id_prefix", "is_az_name", "is_prefix_list_id", "vpc_cidr"]

@@ -26,6 +26,9 @@ FILE_SYSTEM_IPS = 8
 
 #: IPs AWS reserves in every subnet.
 AWS_RESERVED_IPS = 5
+#: A created training subnet holds the largest cluster twice over: SageMaker may still hold the
+#: network interfaces of a finished job while the next one starts.
+HEADROOM = 2.0
 #: Largest training subnet we plan (a /16 VPC holds it).
 MIN_SUBNET_MASK = 18
 
@@ -51,10 +54,20 @@ def default_subnet_mask(vpc_prefix: int, *, nat: bool = False) -> int:
     return max(min(vpc_prefix + DEFAULT_SUBNET_SPLIT_BITS, DEFAULT_MAX_SUBNET_MASK), vpc_prefix + (1 if nat else 0))
 
 
-def subnet_instance_capacity(mask: int, *, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
+def usable_addresses(mask: int) -> int:
+    """The addresses a /``mask`` subnet gives to network interfaces: all but AWS's five."""
+    return int(2 ** (32 - mask)) - AWS_RESERVED_IPS
+
+
+def smallest_mask_for(addresses: float) -> int:
+    """The mask of the smallest subnet whose usable addresses hold ``addresses``."""
+    return 32 - math.ceil(math.log2(addresses + AWS_RESERVED_IPS))
+
+
+def subnet_instance_capacity(mask: int, *, ips_per_instance: int = 5, other_ips: int = 0,
+                             headroom: float = HEADROOM) -> int:
     """How many training instances a subnet of ``mask`` holds under :func:`plan_subnet_mask`'s rule."""
-    usable: int = 2 ** (32 - mask) - AWS_RESERVED_IPS
-    return max(0, int((usable / headroom - other_ips) // ips_per_instance))
+    return max(0, int((usable_addresses(mask) / headroom - other_ips) // ips_per_instance))
 
 
 def training_subnet_mask(*, vpc_prefix: int, nat: bool, max_instance_count: Optional[int], ips_per_instance: int,
@@ -66,16 +79,16 @@ def training_subnet_mask(*, vpc_prefix: int, nat: bool, max_instance_count: Opti
     return plan_subnet_mask(instances=max_instance_count, ips_per_instance=ips_per_instance, other_ips=other_ips)
 
 
-def plan_subnet_mask(*, instances: int, ips_per_instance: int = 5, other_ips: int = 0, headroom: float = 2.0) -> int:
-    """The CIDR mask of a subnet that holds the largest cluster twice over, /24 at least.
-
-    Twice: SageMaker may still hold the ENIs of a finished job while the next one starts.
-    """
-    needed = (instances * ips_per_instance + other_ips) * headroom + AWS_RESERVED_IPS
-    mask = 32 - math.ceil(math.log2(needed))
+def plan_subnet_mask(*, instances: int, ips_per_instance: int = 5, other_ips: int = 0,
+                     headroom: float = HEADROOM) -> int:
+    """The CIDR mask of a subnet that holds the largest cluster twice over (:data:`HEADROOM`),
+    /24 at least."""
+    needed = (instances * ips_per_instance + other_ips) * headroom
+    mask = smallest_mask_for(needed)
     if mask < MIN_SUBNET_MASK:
         raise ConfigError(
-            f"a cluster of {instances} instances needs {math.ceil(needed)} IPs, more than a /{MIN_SUBNET_MASK} training subnet holds"
+            f"a cluster of {instances} instances needs {math.ceil(needed + AWS_RESERVED_IPS)} IPs, more than a "
+            f"/{MIN_SUBNET_MASK} training subnet holds"
         )
     return min(mask, 24)
 
@@ -136,6 +149,7 @@ def check_subnet_fits(cidr: str, *, instance_count: int, ips_per_instance: int, 
         )
     return mask
 
-__all__ = ["AWS_RESERVED_IPS", "CONTEXT_NAMES", "DEFAULT_INTERFACE_ENDPOINTS", "FILE_SYSTEM_IPS", "NAT_SUBNET_MASK",
-           "PROP_NAMES",            "SubnetNames", "check_subnet_fits", "default_subnet_mask", "fitting_training_subnet_mask",
-           "plan_subnet_mask", "subnet_instance_capacity", "training_subnet_mask"]
+__all__ = ["AWS_RESERVED_IPS", "CONTEXT_NAMES", "DEFAULT_INTERFACE_ENDPOINTS", "FILE_SYSTEM_IPS", "HEADROOM",
+           "NAT_SUBNET_MASK", "PROP_NAMES", "SubnetNames", "check_subnet_fits", "default_subnet_mask",
+           "fitting_training_subnet_mask", "plan_subnet_mask", "smallest_mask_for", "subnet_instance_capacity",
+           "training_subnet_mask", "usable_addresses"]

@@ -10,7 +10,6 @@ it returns (the construct turns them into synth infos).
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, Mapping, Optional, Sequence
 
@@ -26,21 +25,18 @@ from smddp_infra.hyperpod.values import (
     InstanceGroup,
     KubernetesTaint,
 )
-from smddp_infra.facts.subnets import AWS_RESERVED_IPS
+from smddp_infra.facts import arns, names
+from smddp_infra.facts.subnets import smallest_mask_for, usable_addresses
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
-#: The API's shapes (botocore 1.44 ``ClusterInstanceGroupName``, ``ClusterPartitionName``); used
-#: when botocore is not installed, so a name is still checked.
-_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
 #: CreateCluster ``InstanceGroups``: 1 to 100 groups.
 MAX_GROUPS = 100
 #: ``ClusterInstanceCount``: 0 to 6,758 per group; ``ClusterThreadsPerCore``: 1 or 2;
 #: ``ClusterEbsVolumeSizeInGB``: 1 to 16,384 (botocore 1.44 sagemaker model).
 MAX_COUNT = 6758
 MAX_EBS_GIB = 16384
-#: ``ClusterName``: 1 to 63 characters of botocore's pattern (used when botocore is not installed).
-_CLUSTER_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
-MAX_CLUSTER_NAME = 63
+#: ``ClusterName``'s limit (:mod:`smddp_infra.facts.names`, used when botocore is not installed).
+MAX_CLUSTER_NAME = names.MAX_NAME_LENGTH
 #: ``ClusterKubernetesLabels`` and ``ClusterKubernetesTaints``: at most 50 each (botocore 1.44).
 MAX_KUBERNETES_ITEMS = 50
 #: Kubernetes' qualified name (Kubernetes documentation, "Labels and Selectors", Syntax and
@@ -77,8 +73,7 @@ def check_eks_cluster_arn(prop: str, orchestrator: str, arn: Any) -> Optional[st
                           "arn:aws:eks:<region>:<account>:cluster/<name>; HyperPod does not create it), got none")
     if not isinstance(arn, str):
         raise PropTypeError(f"{prop} must be an EKS cluster ARN string, got {_shown(arn)}")
-    found = api.pattern("EksClusterArn")
-    shape = found or re.compile(r"arn:aws[a-z\-]*:eks:[a-z0-9\-]*:[0-9]{12}:cluster\/[0-9A-Za-z][A-Za-z0-9\-_]{0,99}")
+    shape = api.pattern("EksClusterArn") or arns.EKS_CLUSTER_ARN
     if not shape.fullmatch(arn):
         raise ConfigError(f"{prop} must be an EKS cluster ARN (arn:aws:eks:<region>:<account>:cluster/<name>), got {arn!r}")
     return arn
@@ -87,7 +82,7 @@ def check_eks_cluster_arn(prop: str, orchestrator: str, arn: Any) -> Optional[st
 def check_cluster_name(prop: str, value: Any) -> None:
     """``ClusterName``: botocore's pattern AND its 63-character limit (the pattern alone lets any
     number of hyphens through: ``a---...---b`` of 80 characters matches it and CreateCluster refuses it)."""
-    found = api.pattern("ClusterName") or _CLUSTER_NAME
+    found = api.pattern("ClusterName") or names.NAME
     bounds = api.length("ClusterName") or (1, MAX_CLUSTER_NAME)
     if not isinstance(value, str) or not found.fullmatch(value) or not bounds[0] <= len(value) <= bounds[1]:
         shown = f"{value!r} ({len(value)} characters)" if isinstance(value, str) else _shown(value)
@@ -165,10 +160,10 @@ def check_training_plan_region(prop: str, arn: Optional[str], region: Optional[s
     stack's Region is not known at synth (``region`` None)."""
     if arn is None or region is None or not isinstance(arn, str):
         return
-    parts = arn.split(":")
-    if len(parts) < 6:
+    parsed = arns.parse_arn(arn)
+    if parsed is None:
         return  # check_training_plan_arn reports the shape
-    plan_partition, plan_region = parts[1], parts[3]
+    plan_partition, plan_region = parsed.partition, parsed.region
     if plan_region != region or (partition is not None and plan_partition != partition):
         raise ConfigError(f"{prop} {arn!r} is a training plan in {plan_region} ({plan_partition}), but the cluster's "
                           f"stack is in {region} ({partition or 'its partition'}): a plan's reserved capacity serves "
@@ -213,9 +208,9 @@ def check_group_list(prop: str, groups: Any) -> tuple[InstanceGroup, ...]:
 
 
 def check_name(prop: str, name: Any) -> None:
-    found = api.pattern("ClusterInstanceGroupName") or _NAME
-    if not isinstance(name, str) or not found.fullmatch(name) or len(name) > 63:
-        raise ConfigError(f"{prop} must be 1 to 63 letters, digits and hyphens, starting and ending with a letter or "
+    found = api.pattern("ClusterInstanceGroupName") or names.NAME
+    if not isinstance(name, str) or not found.fullmatch(name) or len(name) > names.MAX_NAME_LENGTH:
+        raise ConfigError(f"{prop} must be 1 to {names.MAX_NAME_LENGTH} letters, digits and hyphens, starting and ending with a letter or "
                           f"digit (InstanceGroupName), got {_shown(name)}")
 
 
@@ -295,7 +290,7 @@ def check_partition(prop: str, orchestrator: str, node_type: Optional[str], valu
     if orchestrator != "slurm" or node_type != "Compute":
         raise ConfigError(f"{prop} names a Slurm partition, which only a Compute group of a Slurm cluster has, got "
                           f"{value!r} on a {node_type or orchestrator} group")
-    found = api.pattern("ClusterPartitionName") or _NAME
+    found = api.pattern("ClusterPartitionName") or names.NAME
     if not isinstance(value, str) or not found.fullmatch(value):
         raise ConfigError(f"{prop} must be letters, digits and hyphens (ClusterPartitionName), got {_shown(value)}")
 
@@ -477,11 +472,11 @@ def check_fits_subnet(prop: str, groups: Sequence[InstanceGroup], *, ips_overrid
                       other_ips: int, subnet: str = "the training subnet") -> None:
     """Every node's addresses, plus what else lives in the subnet (the file system, endpoints),
     within the subnet's usable addresses (AWS reserves 5 in every subnet): error when certain."""
-    usable = 2 ** (32 - subnet_mask) - AWS_RESERVED_IPS
+    usable = usable_addresses(subnet_mask)
     nodes = addresses_needed(groups, ips_override)
     if nodes + other_ips > usable:
         total = sum(g.count for g in groups)
-        wanted = 32 - math.ceil(math.log2(nodes + other_ips + AWS_RESERVED_IPS))
+        wanted = smallest_mask_for(nodes + other_ips)
         raise ConfigError(
             f"{prop}: {total} nodes need {nodes} private IPs (ips_per_node "
             f"{ips_override if ips_override is not None else 'default, UNCONFIRMED'}) + {other_ips} for the file system "

@@ -15,23 +15,20 @@ from typing import Any, Optional, Sequence
 
 from smddp_infra.contract import FILE_SYSTEM_ACCESS_MODES, FILE_SYSTEM_TYPE, MAX_RUNTIME_LIMIT_SECONDS, JobDocument
 from smddp_infra.errors import ConfigError
+from smddp_infra.facts.arns import TRAINING_PLAN_ARN, is_role_arn, is_training_plan_arn
+from smddp_infra.facts.arns import TRAINING_PLAN_ARN_LENGTH as TRAINING_PLAN_ARN_LENGTH
+from smddp_infra.facts.regions import check_az_id as check_az_id  # the schema, settings and job-config read it here
+from smddp_infra.facts.s3 import split_s3_uri
+from smddp_infra.facts.training_jobs import MAX_SECURITY_GROUPS, MAX_SUBNETS, plan_zone_problem  # read here by job-config
 from smddp_infra.sizing.catalog import efa_instance
 
-MAX_SECURITY_GROUPS = 5  # VpcConfig.SecurityGroupIds: 1-5
-MAX_SUBNETS = 16  # VpcConfig.Subnets: 1-16
 MAX_S3_URI = 1024  # CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath: at most 1024
 _SUBNET_RE = re.compile(r"subnet-[0-9a-f]{8,17}")
 _SECURITY_GROUP_RE = re.compile(r"sg-[0-9a-f]{8,17}")
 _FILE_SYSTEM_ID_RE = re.compile(r"fs-[0-9a-f]{8,17}")  # API: (fs-[0-9a-f]{8,}), length 11-21
-_ROLE_ARN_RE = re.compile(r"arn:aws[a-z\-]*:iam::\d{12}:role/?[a-zA-Z_0-9+=,.@\-_/]+")
-_S3_URI_RE = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])/(.*)")
 _MOUNT_NAME_RE = re.compile(r"[A-Za-z0-9]+")
-#: ResourceConfig.TrainingPlanArn as botocore's sagemaker model (1.44.8) states it: pattern
-#: ``arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:training-plan/.*``, 50 to 2048 characters.
-TRAINING_PLAN_ARN_RE = re.compile(r"arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:training-plan/.*")
-TRAINING_PLAN_ARN_LENGTH = (50, 2048)
-#: An AZ ID (``use1-az4``): what DescribeTrainingPlan's ReservedCapacitySummaries[].AvailabilityZoneId holds.
-_AZ_ID_RE = re.compile(r"[a-z]{2,}[0-9]+-az[0-9]+")
+#: botocore's ResourceConfig.TrainingPlanArn pattern (:mod:`smddp_infra.facts.arns`), by its name here.
+TRAINING_PLAN_ARN_RE = TRAINING_PLAN_ARN
 
 
 def validate_document(doc: JobDocument, *, where: str = "stack 'stack'") -> JobDocument:
@@ -63,7 +60,7 @@ def validate_document(doc: JobDocument, *, where: str = "stack 'stack'") -> JobD
 def training_plan_arn_problem(value: Any) -> Optional[str]:
     """What is wrong with ``value`` as ResourceConfig.TrainingPlanArn (None: nothing)."""
     low, high = TRAINING_PLAN_ARN_LENGTH
-    if not isinstance(value, str) or not TRAINING_PLAN_ARN_RE.fullmatch(value) or not low <= len(value) <= high:
+    if not is_training_plan_arn(value):
         return (f"must be a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:"
                 f"training-plan/<name>, {low} to {high} characters: CreateTrainingJob's "
                 f"ResourceConfig.TrainingPlanArn), got {value!r}")
@@ -77,35 +74,6 @@ def check_training_plan_arn(value: Any, *, setting: str) -> str:
         raise ConfigError(f"{setting} {problem}")
     checked: str = value
     return checked
-
-
-def check_az_id(value: Any, *, setting: str) -> str:
-    """``value`` if it looks like an AZ ID (``use1-az4``), else one line naming ``setting``."""
-    if not isinstance(value, str) or not _AZ_ID_RE.fullmatch(value):
-        raise ConfigError(f"{setting} must be an AZ ID like use1-az4 (DescribeTrainingPlan's "
-                          f"ReservedCapacitySummaries[].AvailabilityZoneId), got {value!r}")
-    return value
-
-
-def plan_zone_problem(subnet_az_id: Optional[str], plan_az_id: str, *, subnet_zone: str = "") -> Optional[str]:
-    """Whether a training plan's capacity AZ can serve the training subnet.
-
-    ``"refused: ..."`` when the subnet's AZ ID is known and differs (a plan's reserved capacity
-    sits in one AZ per block, and a job's instances are placed in its subnets' AZ), ``"not
-    evaluated: ..."`` when only the subnet's AZ NAME is known (AZ names map to different AZ IDs
-    in different accounts), None when they agree.
-    """
-    if subnet_az_id is None:
-        named = f" {subnet_zone}" if subnet_zone else ""
-        return (f"not evaluated: the training plan's capacity is in {plan_az_id}, and the training subnet's AZ"
-                f"{named} is known by name only (an AZ name maps to different AZ IDs per account); compare with "
-                "`aws ec2 describe-availability-zones --zone-names <az>` or place the network by "
-                "availability_zone_id")
-    if subnet_az_id != plan_az_id:
-        return (f"refused: the training plan's reserved capacity is in {plan_az_id} but the training subnet is in "
-                f"{subnet_az_id}; a job runs in its subnet's AZ, so it would never get the plan's instances: place "
-                f"the network in {plan_az_id} (a new subnet replaces the file system) or use a plan in {subnet_az_id}")
-    return None
 
 
 def check_plan_zone(doc: JobDocument, *, setting: str) -> Optional[str]:
@@ -140,7 +108,7 @@ def check_max_runtime(value: Any, *, setting: str) -> int:
 
 
 def _check_role(arn: Any, prefix: str) -> None:
-    if not isinstance(arn, str) or not _ROLE_ARN_RE.fullmatch(arn):
+    if not is_role_arn(arn):
         raise ConfigError(f"{prefix}roleArn must be an IAM role ARN (arn:aws:iam::<12 digits>:role/<name>), got {arn!r}")
 
 
@@ -177,8 +145,7 @@ def _check_count(count: Any, prefix: str) -> None:
 def _check_prefix_uri(uri: Any, name: str, prefix: str) -> None:
     """An S3 prefix ending in "/": the role's grants are on ``<prefix>/*`` and SageMaker
     treats the URI as a key prefix (``checkpoints`` would also match ``checkpoints-old/``)."""
-    if not isinstance(uri, str) or not _S3_URI_RE.fullmatch(uri) or not uri.endswith("/") \
-            or len(uri) > MAX_S3_URI:
+    if split_s3_uri(uri) is None or not uri.endswith("/") or len(uri) > MAX_S3_URI:
         raise ConfigError(f"{prefix}{name} must be s3://<bucket>/<prefix>/ ending in '/' "
                           f"(at most {MAX_S3_URI} characters), got {uri!r}")
 

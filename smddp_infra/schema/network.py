@@ -25,7 +25,8 @@ from smddp_infra.errors import ConfigError, PropTypeError, SizingError
 from smddp_infra.partitions import absent_in, partition_of
 from smddp_infra.facts.regions import check_availability_zone, check_availability_zone_id, is_az_id, is_az_id_prefix, is_az_name, is_prefix_list_id, vpc_cidr as vpc_cidr_block
 from smddp_infra.facts.subnets import DEFAULT_INTERFACE_ENDPOINTS, SubnetNames, check_subnet_fits
-from smddp_infra.jobconfig.validation import TRAINING_PLAN_ARN_LENGTH, plan_zone_problem, training_plan_arn_problem
+from smddp_infra.facts.arns import TRAINING_PLAN_ARN_LENGTH, is_training_plan_arn
+from smddp_infra.facts.training_jobs import MAX_SECURITY_GROUPS as MAX_JOB_SECURITY_GROUPS, plan_zone_problem
 from smddp_infra.schema.fields import LOOKUP_PLACEHOLDER_AZS, TOKEN_MARK, Rule, is_token, choice, flag, group, number, text, texts, value, whole
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES, EXCLUDED_EFA_TYPES, InstanceType, efa_instance
 from smddp_infra.sizing.lustre_rules import MAX_STORAGE_CAPACITY_GIB, PERSISTENT_2, SCRATCH_TYPES
@@ -44,9 +45,6 @@ if TYPE_CHECKING:
 
 #: A value known only at deploy, which the schema leaves to the construct's validate step and the deploy.
 _TOKEN_MARK = TOKEN_MARK
-
-#: A training job's VpcConfig.SecurityGroupIds holds at most 5 groups (CreateTrainingJob API).
-MAX_JOB_SECURITY_GROUPS = 5
 
 
 def _efa_type_hint(name: Any) -> str:
@@ -208,7 +206,7 @@ class Jobs:
     training_plan_arn: Optional[str] = value(None, text(
         "a SageMaker training plan ARN (arn:aws:sagemaker:<region>:<12-digit account>:training-plan/<name>, "
         f"{TRAINING_PLAN_ARN_LENGTH[0]} to {TRAINING_PLAN_ARN_LENGTH[1]} characters: CreateTrainingJob's "
-        "ResourceConfig.TrainingPlanArn)", lambda v: training_plan_arn_problem(v) is None,
+        "ResourceConfig.TrainingPlanArn)", is_training_plan_arn,
         key="smddp:trainingPlanArn", optional=True, tokens=True))
     #: The AZ ID of the plan's reserved capacity; another AZ than a subnet placed by
     #: ``Placement.availability_zone_id`` is refused. Default: none.

@@ -15,6 +15,7 @@ baseline throughput and capacity meet the workload (see docs/sizing.md).
 
 from smddp_infra.sizing.planner import (
     DEFAULT_DEPLOYMENT_TYPES,
+    DEPLOYMENT_TYPE_NAMES,
     PERSISTENT_1_HDD,
     LustrePlan,
     best_per_deployment_type,
@@ -26,6 +27,7 @@ from smddp_infra.sizing.workload import throughput_from_cluster, throughput_from
 __all__ = [
     "DEFAULT_DEPLOYMENT_TYPES",
     "DEFAULT_PRICES",
+    "DEPLOYMENT_TYPE_NAMES",
     "PERSISTENT_1_HDD",
     "PRICE_TABLE_DATE",
     "LustrePlan",

@@ -51,6 +51,11 @@ TIER_GROUPS: Mapping[str, tuple[Tier, ...]] = {
     rules.PERSISTENT_2: rules.tiers_for(rules.PERSISTENT_2),
 }
 
+#: Every name ``deployment_types`` (and the app's ``smddp:deploymentType``) may take: FSx's four
+#: ``DeploymentType`` values (:data:`~smddp_infra.sizing.lustre_rules.DEPLOYMENT_TYPES`) and
+#: ``PERSISTENT_1_HDD``. The one list: a reader that names the choices reads it here.
+DEPLOYMENT_TYPE_NAMES: tuple[str, ...] = tuple(TIER_GROUPS)
+
 #: Considered when ``deployment_types`` is None. SCRATCH_1 is a legacy type (same price as
 #: SCRATCH_2, coarser sizes, no S3 associations) and HDD is far slower per TiB; both must be
 #: asked for by name.
