@@ -71,7 +71,8 @@ class ImportedTrainingNetwork(Construct, ITrainingNetwork):
     def grant_launch(self, principal: Any) -> "TrainingLaunchPolicy":
         """Let ``principal`` start training jobs inside this network: a ``LaunchPolicy`` here,
         from the network's job document (a network imported by its parts has none: build a
-        :class:`TrainingLaunchPolicy` with ``network=`` and the role and instance types)."""
+        :class:`TrainingLaunchPolicy` with ``network=`` and ``jobs=LaunchJobs(role=..., instance_types=...)``);
+        a principal created in another stack attaches it from its own side (:meth:`TrainingLaunchPolicy.grant`)."""
         existing = self.node.try_find_child("LaunchPolicy")
         policy = existing if isinstance(existing, TrainingLaunchPolicy) else TrainingLaunchPolicy(
             self, "LaunchPolicy", network=self)

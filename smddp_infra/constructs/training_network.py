@@ -411,7 +411,7 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         policy that lets its holders start training jobs only inside this network.
 
         :param overrides: :class:`TrainingLaunchPolicy` props to change on first creation
-            (e.g. ``include_tuning_jobs=True``, ``instance_types=[...]``).
+            (e.g. ``conditions=LaunchConditions(include_tuning_jobs=True)``).
         """
         from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
 
@@ -424,7 +424,8 @@ class TrainingNetwork(Construct, ITrainingNetwork):
         return TrainingLaunchPolicy(self, "LaunchPolicy", network=self, **overrides)
 
     def grant_launch(self, principal: Any) -> "TrainingLaunchPolicy":
-        """Let ``principal`` (an IAM role, user or group) start training jobs, only inside this network."""
+        """Let ``principal`` (an IAM role, user or group) start training jobs, only inside this network;
+        one created in another stack attaches the policy from its own side (:meth:`TrainingLaunchPolicy.grant`)."""
         policy = self.launch_policy()
         policy.grant(principal)
         return policy
