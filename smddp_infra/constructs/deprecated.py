@@ -21,7 +21,7 @@ from smddp_infra.schema.network import Jobs, Placement, Security, Storage, Workl
 from smddp_infra.sizing.planner import LustrePlan
 from smddp_infra.sizing.tiering import TieringPlan
 
-# --- TrainingNetwork ---------------------------------------------------------------------------
+# --- TrainingNetwork ---
 
 
 class SmddpTrainingNetwork(TrainingNetwork):
@@ -163,7 +163,7 @@ class SmddpTrainingNetwork(TrainingNetwork):
         )
 
 
-# --- TrainingLaunchPolicy ----------------------------------------------------------------------
+# --- TrainingLaunchPolicy ---
 
 
 _LAUNCH_GROUPS: tuple[tuple[str, type], ...] = (("parts", NetworkParts), ("jobs", LaunchJobs),
@@ -186,13 +186,14 @@ def launch_policy_groups(flat: dict[str, Any], *, parts: Optional[NetworkParts],
             raise ConfigError(f"{', '.join(mine)}: pass {'them' if len(mine) > 1 else 'it'} inside {prop}="
                               f"{cls.__name__}(...), not beside it")
         built.append(cls(**mine) if mine else given[prop])
-    moved = ", ".join(f"{name} -> {known[name]}={_LAUNCH_CLASS[known[name]]}({name}=...)" for name in flat)
+    classes = {prop: cls.__name__ for prop, cls in _LAUNCH_GROUPS}
+    moved = ", ".join(f"{name} -> {known[name]}={classes[known[name]]}({name}=...)" for name in flat)
     warnings.warn(f"TrainingLaunchPolicy's flat keywords are deprecated: {moved} (docs/upgrading.md)",
                   DeprecationWarning, stacklevel=4)  # past __init__ and jsii's JSIIMeta.__call__: the user's line
     return built[0], built[1], built[2]
 
 
-_LAUNCH_CLASS = {prop: cls.__name__ for prop, cls in _LAUNCH_GROUPS}
+# --- end of TrainingLaunchPolicy ---
 
 
 __all__ = ["SmddpTrainingNetwork", "launch_policy_groups"]
