@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names below are loa
     from smddp_infra.hyperpod.eks import DependenciesChart as DependenciesChart, HyperPodEks as HyperPodEks
     from smddp_infra.hyperpod.values import InstanceGroup as InstanceGroup
     from smddp_infra.hyperpod.values import KubernetesTaint as KubernetesTaint
+    from smddp_infra.constructs.launch_policy import LaunchConditions as LaunchConditions, LaunchJobs as LaunchJobs
+    from smddp_infra.constructs.launch_policy import NetworkParts as NetworkParts
     from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy as TrainingLaunchPolicy
     from smddp_infra.constructs.monitoring import FileSystemMonitoring as FileSystemMonitoring
     from smddp_infra.constructs.monitoring import MonitoringOptions as MonitoringOptions
@@ -32,7 +34,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names below are loa
     from smddp_infra.constructs.role import TrainingExecutionRole as TrainingExecutionRole
     from smddp_infra.constructs.network_interface import ITrainingNetwork as ITrainingNetwork
     from smddp_infra.constructs.training_network import Existing as Existing
-    from smddp_infra.constructs.training_network import SmddpTrainingNetwork as SmddpTrainingNetwork
+    from smddp_infra.constructs.deprecated import SmddpTrainingNetwork as SmddpTrainingNetwork
     from smddp_infra.constructs.training_network import TrainingNetwork as TrainingNetwork
     from smddp_infra.contract import JobDocument as JobDocument, read_outputs_file as read_outputs_file
     from smddp_infra.errors import ConfigError as ConfigError, SizingError as SizingError, SmddpError as SmddpError
@@ -50,13 +52,16 @@ _LAZY = {
     "Storage": "smddp_infra.schema",
     "Security": "smddp_infra.schema",
     "Jobs": "smddp_infra.schema",
-    "SmddpTrainingNetwork": "smddp_infra.constructs.training_network",
+    "SmddpTrainingNetwork": "smddp_infra.constructs.deprecated",
     "TrainingVpc": "smddp_infra.constructs.network",
     "EfaSecurityGroup": "smddp_infra.constructs.efa",
     "LustreFileSystem": "smddp_infra.constructs.filesystem",
     "CheckpointBucket": "smddp_infra.constructs.checkpoints",
     "TrainingExecutionRole": "smddp_infra.constructs.role",
     "TrainingLaunchPolicy": "smddp_infra.constructs.launch_policy",
+    "NetworkParts": "smddp_infra.constructs.launch_policy",
+    "LaunchJobs": "smddp_infra.constructs.launch_policy",
+    "LaunchConditions": "smddp_infra.constructs.launch_policy",
     "FileSystemMonitoring": "smddp_infra.constructs.monitoring",
     "MonitoringOptions": "smddp_infra.constructs.monitoring",
     "ExistingFileSystem": "smddp_infra.constructs.existing_filesystem",

@@ -122,6 +122,8 @@ def test_a_network_imported_by_its_parts_needs_the_role_in_one_line() -> None:
         TrainingLaunchPolicy(stack, "Policy", network=network)
     from aws_cdk import aws_iam as iam
 
-    policy = TrainingLaunchPolicy(stack, "Policy2", network=network, instance_types=["ml.p5.48xlarge"],
-                                  role=iam.Role.from_role_arn(stack, "R", "arn:aws:iam::111122223333:role/r"))
+    from smddp_infra import LaunchJobs
+
+    policy = TrainingLaunchPolicy(stack, "Policy2", network=network, jobs=LaunchJobs(
+        instance_types=["ml.p5.48xlarge"], role=iam.Role.from_role_arn(stack, "R", "arn:aws:iam::111122223333:role/r")))
     assert "subnet-0aa11bb22cc33dd44" in json.dumps(_policy_document(policy))

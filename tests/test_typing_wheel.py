@@ -62,7 +62,7 @@ def mypy_output(tmp_path_factory) -> str:
 
 
 def test_mypy_sees_the_real_class_through_the_installed_wheel(mypy_output):
-    assert 'Revealed type is "smddp_infra.constructs.training_network.SmddpTrainingNetwork"' in mypy_output
+    assert 'Revealed type is "smddp_infra.constructs.deprecated.SmddpTrainingNetwork"' in mypy_output
     assert "import-not-found" not in mypy_output and "import-untyped" not in mypy_output
 
 

@@ -12,7 +12,7 @@ from aws_cdk import Annotations, Stack, Token, aws_ec2 as ec2, aws_kms as kms, a
 from constructs import Construct
 
 from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
-from smddp_infra.constructs.network_interface import FileSystemMount, ITrainingNetwork
+from smddp_infra.constructs.network_interface import FileSystemMount, ITrainingNetwork, check_parts
 from smddp_infra.contract import FileSystemRef, JobDocument, parse_document
 from smddp_infra.errors import ConfigError
 
@@ -29,6 +29,10 @@ class ImportedTrainingNetwork(Construct, ITrainingNetwork):
                  checkpoint_prefix: Optional[str] = None, file_system_id: Optional[str] = None,
                  file_system_dns_name: Optional[str] = None, file_system_mount_name: Optional[str] = None,
                  encryption_key: Optional[kms.IKey] = None, document: Optional[JobDocument] = None) -> None:
+        check_parts({"training_subnet": training_subnet, "security_groups": security_groups, "job_bucket": job_bucket,
+                     "checkpoint_prefix": checkpoint_prefix, "file_system_id": file_system_id,
+                     "file_system_dns_name": file_system_dns_name, "file_system_mount_name": file_system_mount_name,
+                     "encryption_key": encryption_key}, required=("training_subnet", "security_groups", "job_bucket"))
         super().__init__(scope, id)
         self._document = document
         self.code_prefix = _prefix_of(document.code_s3_uri) if document is not None else None
@@ -67,7 +71,8 @@ class ImportedTrainingNetwork(Construct, ITrainingNetwork):
     def grant_launch(self, principal: Any) -> "TrainingLaunchPolicy":
         """Let ``principal`` start training jobs inside this network: a ``LaunchPolicy`` here,
         from the network's job document (a network imported by its parts has none: build a
-        :class:`TrainingLaunchPolicy` with ``network=`` and the role and instance types)."""
+        :class:`TrainingLaunchPolicy` with ``network=`` and ``jobs=LaunchJobs(role=..., instance_types=...)``);
+        a principal created in another stack attaches it from its own side (:meth:`TrainingLaunchPolicy.grant`)."""
         existing = self.node.try_find_child("LaunchPolicy")
         policy = existing if isinstance(existing, TrainingLaunchPolicy) else TrainingLaunchPolicy(
             self, "LaunchPolicy", network=self)

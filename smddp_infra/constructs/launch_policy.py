@@ -12,23 +12,137 @@ The policy is attached to nothing by default (a network stack does not know who 
 attach it with :meth:`grant` / ``TrainingNetwork.grant_launch(principal)``, or by its ARN.
 
 It reads the network through :class:`~smddp_infra.constructs.network_interface.ITrainingNetwork`
-(``network=``): a network built here, or imported by its job document or its parts. The parts
-props remain for a network known to no ``ITrainingNetwork``; each one given overrides the
-network's value.
+(``network=``): a network built here, or imported by its job document or its parts. Three groups
+change what the network says, each value given overriding the network's: :class:`NetworkParts`
+(for a network known to no ``ITrainingNetwork``), :class:`LaunchJobs` (what its job document
+says) and :class:`LaunchConditions` (the tuning of the launch statement). The flat keywords of
+earlier releases are translated in :mod:`smddp_infra.constructs.deprecated`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+import importlib
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, TypedDict
 
 from aws_cdk import Aws, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import LAUNCH_WILDCARD_REASONS, acknowledge_statement_wildcards
-from smddp_infra.constructs.network_interface import ITrainingNetwork
+from smddp_infra.constructs.network_interface import ITrainingNetwork, check_parts
+from smddp_infra.contract import FILE_SYSTEM_ACCESS_MODES
 from smddp_infra.errors import ConfigError
 from smddp_infra.guardrails import LaunchScope, launch_policy_document
 from smddp_infra.sizing.catalog import efa_instance
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+
+@dataclass(frozen=True)
+class NetworkParts:
+    """The parts of a network known to no :class:`ITrainingNetwork` (or that replace its values).
+
+    Each given one is checked when the group is built, by the check ``TrainingNetwork.from_attributes``
+    runs (:func:`~smddp_infra.constructs.network_interface.check_parts`).
+    """
+
+    #: The subnet(s) jobs may use (``sagemaker:VpcSubnets``).
+    training_subnets: Optional[Sequence[ec2.ISubnet]] = None
+    #: The groups jobs may carry; the FIRST is the EFA group, which every job must carry
+    #: (``sagemaker:VpcSecurityGroupIds``).
+    security_groups: Optional[Sequence[ec2.ISecurityGroup]] = None
+    #: The only FSx file system a channel may mount (none: no file-system conditions).
+    file_system_id: Optional[str] = None
+    #: Lustre mount name: FSx channels' DirectoryPath must be under ``/<mount name>``.
+    file_system_mount_name: Optional[str] = None
+    #: The KMS key: a job naming a volume or output key must name this one.
+    encryption_key: Optional[kms.IKey] = None
+    #: The bucket holding the code and output prefixes.
+    job_bucket: Optional[s3.IBucket] = None
+    #: Where the SDK uploads the script (write + read).
+    code_prefix: Optional[str] = None
+    #: Where SageMaker writes model artifacts (read).
+    output_prefix: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        check_parts({f.name: getattr(self, f.name) for f in fields(self)})
+
+
+@dataclass(frozen=True)
+class LaunchJobs:
+    """What a job must be: the network's job document says it (one imported by its parts has none)."""
+
+    #: The execution role, the only one ``iam:PassRole`` allows.
+    role: Optional[iam.IRole] = None
+    #: The EFA types the network was sized for (``sagemaker:InstanceTypes``).
+    instance_types: Optional[Sequence[str]] = None
+    #: Require ``EnableInterContainerTrafficEncryption=true`` (None: the network's, else True).
+    encrypt_inter_container_traffic: Optional[bool] = None
+    #: ``ro`` allows read-only channels; ``rw`` allows both (None: the network's, else ``ro``).
+    file_system_access_mode: Optional[str] = None
+    #: SageMaker training plans jobs may run on (CreateTrainingJob is then also authorized on the
+    #: plan; UNCONFIRMED).
+    training_plan_arns: Optional[Sequence[str]] = None
+
+    def __post_init__(self) -> None:
+        v.require("role", self.role, "IRole")
+        for name in v.text_list("instance_types", self.instance_types) or ():
+            efa_instance(name, setting="instance_types")
+        v.flag("encrypt_inter_container_traffic", self.encrypt_inter_container_traffic, optional=True)
+        if self.file_system_access_mode is not None:
+            v.choice("file_system_access_mode", self.file_system_access_mode, FILE_SYSTEM_ACCESS_MODES)
+        v.text_list("training_plan_arns", self.training_plan_arns)
+
+
+@dataclass(frozen=True)
+class LaunchConditions:
+    """The tuning of the launch statement's conditions."""
+
+    #: Also require ``OutputDataConfig.KmsKeyId`` = the key (``smddp-infra job-config`` does not
+    #: render one yet).
+    require_output_kms_key: bool = False
+    #: Also allow ``CreateHyperParameterTuningJob`` under the same conditions.
+    include_tuning_jobs: bool = False
+    #: Job names the principal may use (``""``: any).
+    job_name_prefix: str = ""
+    #: Escape hatch for an UNCONFIRMED key that refuses real jobs, e.g.
+    #: ``["sagemaker:FileSystemDirectoryPath"]``.
+    omit_condition_keys: Sequence[str] = ()
+    #: More conditions for the launch statement (``{"Bool": {"sagemaker:NetworkIsolation": "true"}}``).
+    extra_conditions: Optional[Mapping[str, Mapping[str, Any]]] = None
+
+    def __post_init__(self) -> None:
+        v.flag("require_output_kms_key", self.require_output_kms_key)
+        v.flag("include_tuning_jobs", self.include_tuning_jobs)
+        v.text("job_name_prefix", self.job_name_prefix, optional=False, allow_token=True)
+        v.text_list("omit_condition_keys", self.omit_condition_keys, optional=False)
+
+
+class FlatLaunchKeywords(TypedDict, total=False):
+    """``TrainingLaunchPolicy``'s flat keywords of earlier releases, typed for their deprecation
+    release: each is the same-named field of :class:`NetworkParts`, :class:`LaunchJobs` or
+    :class:`LaunchConditions`, translated by :mod:`smddp_infra.constructs.deprecated`."""
+
+    training_subnets: Optional[Sequence[ec2.ISubnet]]
+    security_groups: Optional[Sequence[ec2.ISecurityGroup]]
+    file_system_id: Optional[str]
+    file_system_mount_name: Optional[str]
+    encryption_key: Optional[kms.IKey]
+    job_bucket: Optional[s3.IBucket]
+    code_prefix: Optional[str]
+    output_prefix: Optional[str]
+    role: Optional[iam.IRole]
+    instance_types: Optional[Sequence[str]]
+    encrypt_inter_container_traffic: Optional[bool]
+    file_system_access_mode: Optional[str]
+    training_plan_arns: Optional[Sequence[str]]
+    require_output_kms_key: bool
+    include_tuning_jobs: bool
+    job_name_prefix: str
+    omit_condition_keys: Sequence[str]
+    extra_conditions: Optional[Mapping[str, Mapping[str, Any]]]
 
 
 class TrainingLaunchPolicy(Construct):
@@ -44,127 +158,39 @@ class TrainingLaunchPolicy(Construct):
         id: str,
         *,
         network: Optional[ITrainingNetwork] = None,
-        training_subnets: Optional[Sequence[ec2.ISubnet]] = None,
-        security_groups: Optional[Sequence[ec2.ISecurityGroup]] = None,
-        role: Optional[iam.IRole] = None,
-        instance_types: Optional[Sequence[str]] = None,
-        encrypt_inter_container_traffic: Optional[bool] = None,
-        file_system_id: Optional[str] = None,
-        file_system_mount_name: Optional[str] = None,
-        file_system_access_mode: Optional[str] = None,
-        encryption_key: Optional[kms.IKey] = None,
-        require_output_kms_key: bool = False,
-        job_bucket: Optional[s3.IBucket] = None,
-        code_prefix: Optional[str] = None,
-        output_prefix: Optional[str] = None,
-        include_tuning_jobs: bool = False,
-        training_plan_arns: Optional[Sequence[str]] = None,
-        job_name_prefix: str = "",
-        omit_condition_keys: Sequence[str] = (),
-        extra_conditions: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        parts: Optional[NetworkParts] = None,
+        jobs: Optional[LaunchJobs] = None,
+        conditions: Optional[LaunchConditions] = None,
         managed_policy_name: Optional[str] = None,
+        **flat: Unpack[FlatLaunchKeywords],
     ) -> None:
         """
-        :param network: the network jobs must run in: every part below defaults to its value (its
+        :param network: the network jobs must run in: every value below defaults to its value (its
             job document's role, instance type, file system and training plan; its subnet, groups,
-            key, job bucket and prefixes). Default: none (give the parts).
-        :param training_subnets: the subnet(s) jobs may use (``sagemaker:VpcSubnets``). Default:
-            the network's training subnet.
-        :param security_groups: the groups jobs may carry; the FIRST is the EFA group, which every
-            job must carry (``sagemaker:VpcSecurityGroupIds``). Default: the network's.
-        :param role: the execution role, the only one ``iam:PassRole`` allows. Default: the
-            network's (its job document's role ARN).
-        :param instance_types: the EFA types the network was sized for (``sagemaker:InstanceTypes``).
-            Default: the network's instance type.
-        :param encrypt_inter_container_traffic: require
-            ``EnableInterContainerTrafficEncryption=true``. Default: the network's setting, else True.
-        :param file_system_id: the only FSx file system a channel may mount. Default: the
-            network's; none means no file-system conditions.
-        :param file_system_mount_name: Lustre mount name: FSx channels' DirectoryPath must be
-            under ``/<mount name>``. Default: the network's; none means no directory condition.
-        :param file_system_access_mode: ``ro`` allows read-only channels; ``rw`` allows both.
-            Default: the network's, else ``ro``.
-        :param encryption_key: the network's KMS key: a job naming a volume or output key must
-            name this one. Default: the network's; none.
-        :param require_output_kms_key: also require ``OutputDataConfig.KmsKeyId`` = the key.
-            Default: False (``smddp-infra job-config`` does not render one yet).
-        :param job_bucket: the bucket holding the code and output prefixes. Default: the
-            network's; none.
-        :param code_prefix: where the SDK uploads the script (write + read). Default: the network's.
-        :param output_prefix: where SageMaker writes model artifacts (read). Default: the network's.
-        :param include_tuning_jobs: also allow ``CreateHyperParameterTuningJob`` under the same
-            conditions. Default: False.
-        :param training_plan_arns: SageMaker training plans jobs may run on (CreateTrainingJob is
-            then also authorized on the plan; UNCONFIRMED). Default: the network's plan; none.
-        :param job_name_prefix: job names the principal may use. Default: any.
-        :param omit_condition_keys: escape hatch for an UNCONFIRMED key that refuses real jobs,
-            e.g. ``["sagemaker:FileSystemDirectoryPath"]``. Default: none.
-        :param extra_conditions: more conditions for the launch statement
-            (``{"Bool": {"sagemaker:NetworkIsolation": "true"}}``). Default: none.
+            key, job bucket and prefixes). Default: none (give ``parts`` and ``jobs``).
+        :param parts: the network's parts (:class:`NetworkParts`), each given one overriding the
+            network's; ``training_subnets`` and ``security_groups`` are required without ``network``.
+            Default: the network's.
+        :param jobs: what a job must be (:class:`LaunchJobs`), each given value overriding the job
+            document's; ``role`` and ``instance_types`` are required when the network has no job
+            document. Default: the job document's.
+        :param conditions: the launch statement's tuning (:class:`LaunchConditions`). Default:
+            ``LaunchConditions()``, no tuning jobs, any job name, every condition key.
         :param managed_policy_name: the policy's name. Default: generated by CloudFormation.
+        :param flat: deprecated: the flat keywords of earlier releases (``training_subnets=``,
+            ``include_tuning_jobs=``, ...), each the same-named field of a group
+            (docs/upgrading.md). Default: none.
         """
+        v.instance("network", network, ITrainingNetwork, "a TrainingNetwork, or TrainingNetwork.from_attributes(...)")
+        for prop, value, cls in (("parts", parts, NetworkParts), ("jobs", jobs, LaunchJobs),
+                                 ("conditions", conditions, LaunchConditions)):
+            v.instance(prop, value, cls, f"{cls.__name__}(...)")
+        if flat:  # deprecated.py sits above this module (it fronts TrainingNetwork too): reached by name
+            translate = importlib.import_module("smddp_infra.constructs.deprecated").launch_policy_groups
+            parts, jobs, conditions = translate(dict(flat), parts=parts, jobs=jobs, conditions=conditions)
         super().__init__(scope, id)
-        stack = Stack.of(self)
-        doc = network.job_document if network is not None else None
-        if training_subnets is None and network is not None:
-            training_subnets = [network.training_subnet]
-        if security_groups is None and network is not None:
-            security_groups = list(network.security_groups)
-        role_arn = role.role_arn if role is not None else doc.role_arn if doc is not None else None
-        if instance_types is None and doc is not None:
-            instance_types = [doc.instance_type]
-        if network is not None:
-            file_system_id = file_system_id if file_system_id is not None else network.file_system_id
-            mount = network.file_system_mount
-            if file_system_mount_name is None and mount is not None:
-                file_system_mount_name = mount.mount_name
-            encryption_key = encryption_key if encryption_key is not None else network.encryption_key
-            job_bucket = job_bucket if job_bucket is not None else network.job_bucket
-            code_prefix = code_prefix if code_prefix is not None else network.code_prefix
-            output_prefix = output_prefix if output_prefix is not None else network.output_prefix
-        if doc is not None:
-            if encrypt_inter_container_traffic is None:
-                encrypt_inter_container_traffic = doc.encrypt_inter_container_traffic
-            if file_system_access_mode is None:
-                file_system_access_mode = doc.file_system.access_mode
-            if training_plan_arns is None and doc.training_plan_arn is not None:
-                training_plan_arns = [doc.training_plan_arn]
-        if not training_subnets:
-            raise ConfigError("training_subnets must name at least one subnet (or pass network=), got none")
-        if not security_groups:
-            raise ConfigError("security_groups must name at least one group (the EFA group first), got none")
-        if role_arn is None:
-            raise ConfigError("role: the execution role jobs pass is required (network= gives it when the network "
-                              "has a job document; one imported by its parts has none)")
-        if not instance_types:
-            raise ConfigError("instance_types must name at least one EFA instance type (network= gives the network's "
-                              "when it has a job document), got none")
-        for name in instance_types:
-            efa_instance(name, setting="instance_types")
-        self.scope = LaunchScope(
-            partition=Aws.PARTITION,
-            region=stack.region,
-            account=stack.account,
-            subnet_ids=tuple(s.subnet_id for s in training_subnets),
-            security_group_ids=tuple(g.security_group_id for g in security_groups),
-            role_arn=role_arn,
-            instance_types=tuple(instance_types),
-            encrypt_inter_container_traffic=True if encrypt_inter_container_traffic is None else encrypt_inter_container_traffic,
-            file_system_id=file_system_id,
-            file_system_mount_name=file_system_mount_name,
-            file_system_access_mode=file_system_access_mode or "ro",
-            kms_key_arn=encryption_key.key_arn if encryption_key is not None else None,
-            require_output_kms_key=require_output_kms_key,
-            bucket_name=job_bucket.bucket_name if job_bucket is not None else None,
-            code_prefix=code_prefix if job_bucket is not None else None,
-            output_prefix=output_prefix if job_bucket is not None else None,
-            include_tuning_jobs=include_tuning_jobs,
-            training_plan_arns=tuple(training_plan_arns or ()),
-            job_name_prefix=job_name_prefix,
-            omit_condition_keys=tuple(omit_condition_keys),
-            extra_conditions=dict(extra_conditions or {}),
-            url_suffix=_url_suffix(stack),
-        )
+        self.scope = _launch_scope(Stack.of(self), network, parts or NetworkParts(), jobs or LaunchJobs(),
+                                   conditions or LaunchConditions())
         document = launch_policy_document(self.scope)
         self.policy = iam.ManagedPolicy(
             self,
@@ -182,18 +208,81 @@ class TrainingLaunchPolicy(Construct):
         return self.policy.managed_policy_arn
 
     def grant(self, principal: Any) -> None:
-        """Attach the policy to an IAM role, user or group (imported ones too)."""
-        if hasattr(principal, "role_name"):
-            self.policy.attach_to_role(principal)
-        elif hasattr(principal, "user_name"):
-            self.policy.attach_to_user(principal)
-        elif hasattr(principal, "group_name"):
-            self.policy.attach_to_group(principal)
-        else:
-            raise ConfigError(
-                "grant_launch needs an IAM role, user or group (a managed policy attaches only to those), "
-                f"got {type(principal).__name__}"
-            )
+        """Attach the policy to an IAM role, user or group (imported ones too).
+
+        A role, user or group created in another stack lists the policy's ARN among its own
+        ``ManagedPolicyArns``: the attachment is written in the grantee's stack, as aws-cdk-lib's
+        grants do (``iam.Grant.addToPrincipal``), so that stack depends on this one and not the
+        reverse; the policy naming the grantee would make this stack depend on the grantee's,
+        a cycle as soon as that stack uses the network. An imported principal is named by a
+        literal and attached from here, as is one in this stack.
+        """
+        kinds = (("role_name", iam.Role, self.policy.attach_to_role), ("user_name", iam.User, self.policy.attach_to_user),
+                 ("group_name", iam.Group, self.policy.attach_to_group))
+        for attribute, owned, attach in kinds:
+            if hasattr(principal, attribute):
+                if isinstance(principal, owned) and Stack.of(principal) is not Stack.of(self):
+                    principal.add_managed_policy(self.policy)
+                else:
+                    attach(principal)
+                return
+        raise ConfigError(
+            "grant_launch needs an IAM role, user or group (a managed policy attaches only to those), "
+            f"got {type(principal).__name__}"
+        )
+
+
+def _launch_scope(stack: Stack, network: Optional[ITrainingNetwork], parts: NetworkParts, jobs: LaunchJobs,
+                  conditions: LaunchConditions) -> LaunchScope:
+    """The groups' values over the network's (its parts, its job document's), as the policy states them."""
+    doc = network.job_document if network is not None else None
+    mount = network.file_system_mount if network is not None else None
+
+    def given(value: Any, otherwise: Any) -> Any:
+        return value if value is not None else otherwise
+
+    subnets = given(parts.training_subnets, [network.training_subnet] if network is not None else None)
+    groups = given(parts.security_groups, list(network.security_groups) if network is not None else None)
+    role_arn = jobs.role.role_arn if jobs.role is not None else doc.role_arn if doc is not None else None
+    instance_types = given(jobs.instance_types, [doc.instance_type] if doc is not None else None)
+    key = given(parts.encryption_key, network.encryption_key if network is not None else None)
+    bucket = given(parts.job_bucket, network.job_bucket if network is not None else None)
+    if not subnets:
+        raise ConfigError("training_subnets must name at least one subnet (or pass network=), got none")
+    if not groups:
+        raise ConfigError("security_groups must name at least one group (the EFA group first), got none")
+    if role_arn is None:
+        raise ConfigError("role: the execution role jobs pass is required (network= gives it when the network "
+                          "has a job document; one imported by its parts has none)")
+    if not instance_types:
+        raise ConfigError("instance_types must name at least one EFA instance type (network= gives the network's "
+                          "when it has a job document), got none")
+    return LaunchScope(
+        partition=Aws.PARTITION,
+        region=stack.region,
+        account=stack.account,
+        subnet_ids=tuple(s.subnet_id for s in subnets),
+        security_group_ids=tuple(g.security_group_id for g in groups),
+        role_arn=role_arn,
+        instance_types=tuple(instance_types),
+        encrypt_inter_container_traffic=given(jobs.encrypt_inter_container_traffic,
+                                              doc.encrypt_inter_container_traffic if doc is not None else True),
+        file_system_id=given(parts.file_system_id, network.file_system_id if network is not None else None),
+        file_system_mount_name=given(parts.file_system_mount_name, mount.mount_name if mount is not None else None),
+        file_system_access_mode=given(jobs.file_system_access_mode, doc.file_system.access_mode if doc is not None else "ro"),
+        kms_key_arn=key.key_arn if key is not None else None,
+        require_output_kms_key=conditions.require_output_kms_key,
+        bucket_name=bucket.bucket_name if bucket is not None else None,
+        code_prefix=given(parts.code_prefix, network.code_prefix if network is not None else None) if bucket is not None else None,
+        output_prefix=given(parts.output_prefix, network.output_prefix if network is not None else None) if bucket is not None else None,
+        include_tuning_jobs=conditions.include_tuning_jobs,
+        training_plan_arns=tuple(given(jobs.training_plan_arns, [doc.training_plan_arn] if doc is not None
+                                       and doc.training_plan_arn is not None else ())),
+        job_name_prefix=conditions.job_name_prefix,
+        omit_condition_keys=tuple(conditions.omit_condition_keys),
+        extra_conditions=dict(conditions.extra_conditions or {}),
+        url_suffix=_url_suffix(stack),
+    )
 
 
 def _url_suffix(stack: Stack) -> str:

@@ -9,12 +9,15 @@ import the interface without the L3 that builds a network; the imported network 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from aws_cdk import aws_ec2 as ec2, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
 from smddp_infra.contract import JobDocument
+from smddp_infra.errors import ConfigError
+from smddp_infra.facts.training_jobs import MAX_SECURITY_GROUPS, MAX_SUBNETS
 
 @dataclass(frozen=True)
 class FileSystemMount:
@@ -85,6 +88,46 @@ class ITrainingNetwork:
         raise NotImplementedError
 
 
+#: What each part of a network is, by the prop that names it (the jsii interface, or text).
+_PART_KINDS: dict[str, Optional[str]] = {
+    "training_subnet": "ISubnet", "training_subnets": "ISubnet", "security_groups": "ISecurityGroup",
+    "job_bucket": "IBucket", "encryption_key": "IKey", "checkpoint_prefix": None, "code_prefix": None,
+    "output_prefix": None, "file_system_id": None, "file_system_dns_name": None, "file_system_mount_name": None,
+}
+
+
+def check_parts(parts: Mapping[str, Any], *, required: Sequence[str] = ()) -> None:
+    """The one check of a network given by its parts, keyed by the prop the user wrote: run by
+    ``TrainingNetwork.from_attributes`` (and so by HyperPodCluster's parts props) and by the launch
+    policy's :class:`~smddp_infra.constructs.launch_policy.NetworkParts`, so the same value gets the
+    same answer on every path.
+
+    A job carries 1 to 5 security groups (CreateTrainingJob ``VpcConfig.SecurityGroupIds``; HyperPod's
+    ``VpcConfig`` alike), and a client mounts Lustre as ``<DNS name>@tcp:/<mount name>`` (FSx for
+    Lustre User Guide, "Mounting"; HyperPod's ``FsxLustreConfig`` needs both), so one without the
+    other mounts nothing.
+    """
+    for prop, value in parts.items():
+        kind = _PART_KINDS[prop]
+        if value is None:
+            if prop in required:
+                v.require(prop, None, kind or "", optional=False)
+        elif kind is None:
+            v.text(prop, value, allow_token=True)
+        elif prop in ("training_subnets", "security_groups"):
+            count = len(v.require_each(prop, value, kind))
+            high, what = ((MAX_SECURITY_GROUPS, "security groups (a training job's VpcConfig.SecurityGroupIds)")
+                          if prop == "security_groups" else (MAX_SUBNETS, "subnets (a training job's VpcConfig.Subnets)"))
+            if not 1 <= count <= high:
+                raise ConfigError(f"{prop} must name 1 to {high} {what}, got {count or 'none'}")
+        else:
+            v.require(prop, value, kind, optional=False)
+    if "file_system_dns_name" in parts and (parts["file_system_dns_name"] is None) != (parts.get("file_system_mount_name") is None):
+        raise ConfigError("file_system_dns_name and file_system_mount_name come together (a client mounts "
+                          "<dns name>@tcp:/<mount name>), got dns name "
+                          f"{parts['file_system_dns_name']!r} and mount name {parts.get('file_system_mount_name')!r}")
+
+
 def add_missing_endpoints(network: ITrainingNetwork, wanted: Sequence[str]) -> dict[str, ec2.InterfaceVpcEndpoint]:
     """The interface endpoints of ``wanted`` that ``network`` places but lacks, added to it (service ->
     endpoint); none when it places none (a NAT gateway, or a VPC the platform owns)."""
@@ -97,4 +140,4 @@ def missing_endpoints(network: ITrainingNetwork, wanted: Sequence[str]) -> list[
     return [] if placed is None else [service for service in wanted if service not in placed]
 
 
-__all__ = ["FileSystemMount", "ITrainingNetwork"]
+__all__ = ["FileSystemMount", "ITrainingNetwork", "check_parts"]

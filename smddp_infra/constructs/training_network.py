@@ -16,8 +16,8 @@ of the public contract: they feed logical IDs, and changing one replaces a state
 
 from __future__ import annotations
 
+import importlib
 import inspect
-import warnings
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence, cast
 
@@ -415,7 +415,7 @@ class TrainingNetwork(Construct, ITrainingNetwork, metaclass=_KnownProps):
         policy that lets its holders start training jobs only inside this network.
 
         :param overrides: :class:`TrainingLaunchPolicy` props to change on first creation
-            (e.g. ``include_tuning_jobs=True``, ``instance_types=[...]``).
+            (e.g. ``conditions=LaunchConditions(include_tuning_jobs=True)``).
         """
         from smddp_infra.constructs.launch_policy import TrainingLaunchPolicy
 
@@ -428,7 +428,8 @@ class TrainingNetwork(Construct, ITrainingNetwork, metaclass=_KnownProps):
         return TrainingLaunchPolicy(self, "LaunchPolicy", network=self, **overrides)
 
     def grant_launch(self, principal: Any) -> "TrainingLaunchPolicy":
-        """Let ``principal`` (an IAM role, user or group) start training jobs, only inside this network."""
+        """Let ``principal`` (an IAM role, user or group) start training jobs, only inside this network;
+        one created in another stack attaches the policy from its own side (:meth:`TrainingLaunchPolicy.grant`)."""
         policy = self.launch_policy()
         policy.grant(principal)
         return policy
@@ -510,145 +511,6 @@ class TrainingNetwork(Construct, ITrainingNetwork, metaclass=_KnownProps):
         return output
 
 
-class SmddpTrainingNetwork(TrainingNetwork):
-    """Deprecated: the flat-keyword front of :class:`TrainingNetwork` (one minor release).
-
-    Same 43 keywords, same construct IDs and templates; each keyword's new place is in
-    docs/upgrading.md. Emits one DeprecationWarning naming the new API.
-
-    Attributes: those of :class:`TrainingNetwork`.
-    """
-
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        instance_type: str = "ml.p4d.24xlarge",
-        instance_count: int = 4,
-        max_instance_count: Optional[int] = None,
-        availability_zone: Optional[str] = None,
-        availability_zone_id: Optional[str] = None,
-        lustre_plan: "Optional[LustrePlan | TieringPlan]" = None,
-        read_mbps_per_gpu: Optional[float] = None,
-        required_throughput_mbps: Optional[float] = None,
-        dataset_gib: float = 0,
-        deployment_types: Optional[Sequence[str]] = None,
-        max_capacity_gib: Optional[float] = None,
-        efa_file_system: bool = False,
-        nat_gateway: bool = False,
-        vpc_cidr: str = "10.0.0.0/16",
-        vpc: Optional[ec2.IVpc] = None,
-        training_subnet: Optional[ec2.ISubnet] = None,
-        security_group: Optional[ec2.ISecurityGroup] = None,
-        additional_security_groups: Sequence[ec2.ISecurityGroup] = (),
-        checkpoint_bucket: Optional[s3.IBucket] = None,
-        checkpoint_noncurrent_days: int = 30,
-        dataset_bucket: Optional[s3.IBucket] = None,
-        dataset_prefix: str = "",
-        encryption_key: Optional[kms.IKey] = None,
-        create_encryption_key: bool = False,
-        role: Optional[iam.IRole] = None,
-        s3_prefix_list_id: Optional[str] = None,
-        endpoint_security_groups: Sequence[ec2.ISecurityGroup] = (),
-        allow_https_egress: Optional[bool] = None,
-        ips_per_instance: Optional[int] = None,
-        restrict_default_security_group: bool = False,
-        file_system_access_mode: str = "ro",
-        encrypt_inter_container_traffic: bool = True,
-        publish_job_config: bool = True,
-        job_config_output_id: Optional[str] = None,
-        monthly_cost_warning_usd: Optional[float] = None,
-        availability_zone_id_prefix: Optional[str] = None,
-        monitoring: "bool | MonitoringOptions" = True,
-        max_runtime_seconds: Optional[int] = None,
-        image_account: Optional[str] = None,
-        ecr_repository_arns: Optional[Sequence[str]] = None,
-        file_system: Optional["ExistingFileSystem"] = None,
-        training_plan_arn: Optional[str] = None,
-        training_plan_availability_zone_id: Optional[str] = None,
-    ) -> None:
-        """
-        Each keyword is the same-named field of a :class:`TrainingNetwork` group (docs/upgrading.md),
-        with the default and the AWS fact documented there.
-
-        :param instance_type: ``Workload.instance_type``; default as there.
-        :param instance_count: ``Workload.instance_count``; default as there.
-        :param max_instance_count: ``Placement.max_instance_count``; default as there.
-        :param availability_zone: ``Placement.availability_zone``; default as there.
-        :param availability_zone_id: ``Placement.availability_zone_id``; default as there.
-        :param lustre_plan: ``Storage.lustre_plan``; default as there.
-        :param read_mbps_per_gpu: ``Workload.read_mbps_per_gpu``; default as there.
-        :param required_throughput_mbps: ``Workload.required_throughput_mbps``; default as there.
-        :param dataset_gib: ``Workload.dataset_gib``; default as there.
-        :param deployment_types: ``Storage.deployment_types``; default as there.
-        :param max_capacity_gib: ``Storage.max_capacity_gib``; default as there.
-        :param efa_file_system: ``Storage.efa_file_system``; default as there.
-        :param nat_gateway: ``Placement.nat_gateway``; default as there.
-        :param vpc_cidr: ``Placement.vpc_cidr``; default as there.
-        :param vpc: ``Existing.vpc``; default as there.
-        :param training_subnet: ``Existing.training_subnet``; default as there.
-        :param security_group: ``Existing.security_group``; default as there.
-        :param additional_security_groups: ``Existing.additional_security_groups``; default as there.
-        :param checkpoint_bucket: ``Existing.checkpoint_bucket``; default as there.
-        :param checkpoint_noncurrent_days: ``Storage.checkpoint_noncurrent_days``; default as there.
-        :param dataset_bucket: ``Existing.dataset_bucket``; default as there.
-        :param dataset_prefix: ``Storage.dataset_prefix``; default as there.
-        :param encryption_key: ``Existing.encryption_key``; default as there.
-        :param create_encryption_key: ``Security.create_encryption_key``; default as there.
-        :param role: ``Existing.role``; default as there.
-        :param s3_prefix_list_id: ``Placement.s3_prefix_list_id``; default as there.
-        :param endpoint_security_groups: ``Existing.endpoint_security_groups``; default as there.
-        :param allow_https_egress: ``Placement.allow_https_egress``; default as there.
-        :param ips_per_instance: ``Placement.ips_per_instance``; default as there.
-        :param restrict_default_security_group: ``Placement.restrict_default_security_group``; default as there.
-        :param file_system_access_mode: ``Storage.file_system_access_mode``; default as there.
-        :param encrypt_inter_container_traffic: ``Jobs.encrypt_inter_container_traffic``; default as there.
-        :param publish_job_config: ``Jobs.publish_job_config``; default as there.
-        :param job_config_output_id: ``Jobs.job_config_output_id``; default as there.
-        :param monthly_cost_warning_usd: ``Storage.monthly_cost_warning_usd``; default as there.
-        :param availability_zone_id_prefix: ``Placement.availability_zone_id_prefix``; default as there.
-        :param monitoring: ``monitoring``; default as there.
-        :param max_runtime_seconds: ``Jobs.max_runtime_seconds``; default as there.
-        :param image_account: ``Security.image_account``; default as there.
-        :param ecr_repository_arns: ``Security.ecr_repository_arns``; default as there.
-        :param file_system: ``Existing.file_system``; default as there.
-        :param training_plan_arn: ``Jobs.training_plan_arn``; default as there.
-        :param training_plan_availability_zone_id: ``Jobs.training_plan_availability_zone_id``; default as there.
-        """
-        warnings.warn("SmddpTrainingNetwork is deprecated: use TrainingNetwork(scope, id, workload=Workload(...), "
-                      "placement=Placement(...), storage=Storage(...), security=Security(...), jobs=Jobs(...), "
-                      "monitoring=..., existing=Existing(...)); docs/upgrading.md maps each keyword",
-                      DeprecationWarning, stacklevel=3)  # past jsii's JSIIMeta.__call__: the user's line
-        super().__init__(
-            scope, id,
-            workload=Workload(instance_type=instance_type, instance_count=instance_count, read_mbps_per_gpu=read_mbps_per_gpu,
-                              required_throughput_mbps=required_throughput_mbps, dataset_gib=dataset_gib),
-            placement=Placement(availability_zone=availability_zone, availability_zone_id=availability_zone_id,
-                                availability_zone_id_prefix=availability_zone_id_prefix, vpc_cidr=vpc_cidr,
-                                max_instance_count=max_instance_count, nat_gateway=nat_gateway,
-                                ips_per_instance=ips_per_instance, s3_prefix_list_id=s3_prefix_list_id,
-                                allow_https_egress=allow_https_egress,
-                                restrict_default_security_group=restrict_default_security_group),
-            storage=Storage(lustre_plan=lustre_plan, deployment_types=deployment_types, max_capacity_gib=max_capacity_gib,
-                            efa_file_system=efa_file_system, dataset_prefix=dataset_prefix,
-                            file_system_access_mode=file_system_access_mode,
-                            checkpoint_noncurrent_days=checkpoint_noncurrent_days,
-                            monthly_cost_warning_usd=monthly_cost_warning_usd),
-            security=Security(create_encryption_key=create_encryption_key, image_account=image_account,
-                              ecr_repository_arns=ecr_repository_arns),
-            jobs=Jobs(encrypt_inter_container_traffic=encrypt_inter_container_traffic, publish_job_config=publish_job_config,
-                      job_config_output_id=job_config_output_id, max_runtime_seconds=max_runtime_seconds,
-                      training_plan_arn=training_plan_arn,
-                      training_plan_availability_zone_id=training_plan_availability_zone_id),
-            monitoring=monitoring,
-            existing=Existing(vpc=vpc, training_subnet=training_subnet, security_group=security_group,
-                              additional_security_groups=additional_security_groups,
-                              endpoint_security_groups=endpoint_security_groups, checkpoint_bucket=checkpoint_bucket,
-                              dataset_bucket=dataset_bucket, encryption_key=encryption_key, role=role, file_system=file_system),
-        )
-
-
 def _spec_for(scope: Construct, what: str, spec: Optional[NetworkSpec], groups: tuple[Any, ...],
               existing: Existing) -> NetworkSpec:
     """The one spec: the reader's (``spec=``) or the groups', with the escape hatches the construct
@@ -683,4 +545,13 @@ def _attach_existing(network: TrainingNetwork, existing: ExistingFileSystem,
     return groups
 
 
-__all__ = ["Existing", "FileSystemMount", "ITrainingNetwork", "SmddpTrainingNetwork", "TrainingNetwork"]
+def __getattr__(name: str) -> Any:
+    """``SmddpTrainingNetwork`` still imports from here; it lives in :mod:`smddp_infra.constructs.deprecated`,
+    which sits above this module (it subclasses TrainingNetwork), so it is reached by name, as
+    ``smddp_infra``'s lazy map reaches every construct."""
+    if name == "SmddpTrainingNetwork":
+        return getattr(importlib.import_module("smddp_infra.constructs.deprecated"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Existing", "FileSystemMount", "ITrainingNetwork", "TrainingNetwork"]

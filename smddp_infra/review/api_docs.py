@@ -28,7 +28,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 #: Public constructs, in the order the reference lists them, and the module that defines each.
 PUBLIC_CONSTRUCTS: tuple[tuple[str, str], ...] = (
     ("TrainingNetwork", "constructs/training_network.py"),
-    ("SmddpTrainingNetwork", "constructs/training_network.py"),
+    ("SmddpTrainingNetwork", "constructs/deprecated.py"),
     ("TrainingVpc", "constructs/network.py"),
     ("EfaSecurityGroup", "constructs/efa.py"),
     ("LustreFileSystem", "constructs/filesystem.py"),
