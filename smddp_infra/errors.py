@@ -7,6 +7,8 @@ single line and a non-zero exit; any other exception is a bug in this project.
 
 from __future__ import annotations
 
+from typing import Any, Sequence, TypeVar
+
 
 class SmddpError(ValueError):
     """Bad input: the message names the setting, the value and what is allowed."""
@@ -23,3 +25,35 @@ class ConfigError(SmddpError):
 class PropTypeError(ConfigError, TypeError):
     """A construct prop of the wrong type (a str where an ``IVpc`` belongs): a ``TypeError``
     for Python callers, and a :class:`SmddpError` so the CLI and ``app.py`` print one line."""
+
+
+def unknown_field(owner: str, name: str, known: Sequence[str]) -> PropTypeError:
+    """One line for a keyword ``owner`` does not take, naming the nearest it does (``difflib``)."""
+    import difflib
+
+    near = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {near[0]!r}?" if near else f"it takes {', '.join(known)}"
+    return PropTypeError(f"{owner} has no field {name!r}: {hint}")
+
+
+_Group = TypeVar("_Group", bound=type)
+
+
+def known_fields(cls: _Group) -> _Group:
+    """A frozen option group (a dataclass) whose unknown keyword is one :func:`unknown_field` line
+    instead of the dataclass's ``__init__() got an unexpected keyword argument``."""
+    import dataclasses
+    import functools
+
+    init = cls.__init__  # type: ignore[misc]
+    names = tuple(f.name for f in dataclasses.fields(cls))
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        for name in kwargs:
+            if name not in names:
+                raise unknown_field(cls.__name__, name, names)
+        init(self, *args, **kwargs)
+
+    cls.__init__ = __init__  # type: ignore[misc]
+    return cls
