@@ -27,13 +27,13 @@ class PropTypeError(ConfigError, TypeError):
     for Python callers, and a :class:`SmddpError` so the CLI and ``app.py`` print one line."""
 
 
-def unknown_field(owner: str, name: str, known: Sequence[str]) -> PropTypeError:
+def unknown_field(owner: str, name: str, known: Sequence[str], *, what: str = "field") -> PropTypeError:
     """One line for a keyword ``owner`` does not take, naming the nearest it does (``difflib``)."""
     import difflib
 
     near = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean {near[0]!r}?" if near else f"it takes {', '.join(known)}"
-    return PropTypeError(f"{owner} has no field {name!r}: {hint}")
+    return PropTypeError(f"{owner} has no {what} {name!r}: {hint}")
 
 
 _Group = TypeVar("_Group", bound=type)

@@ -78,12 +78,15 @@ def hyperpod_legacy(legacy: Mapping[str, Any], given: Mapping[str, Any]) -> dict
     known = [name for _, names in HYPERPOD_GROUPS.values() for name in names]
     for name in legacy:
         if name not in known:
-            raise unknown_field("HyperPodCluster", name, [*given, "instance_groups", "cluster_name", *known])
+            raise unknown_field("HyperPodCluster", name, [*given, "instance_groups", "cluster_name", *known], what="keyword")
     placed: dict[str, dict[str, Any]] = {}
     for group, (_, names) in HYPERPOD_GROUPS.items():
         used = {n: legacy[n] for n in names if n in legacy and (group != "network" or legacy[n] is not None)}
+        if used and given.get(group) is not None and group == "network":
+            raise ConfigError(f"pass network, or its parts ({', '.join(sorted(used))}), not both")
         if used and given.get(group) is not None:
-            raise ConfigError(f"pass {group}, or its parts ({', '.join(sorted(used))}), not both")
+            raise ConfigError(f"pass {', '.join(used)} inside {group}={HYPERPOD_GROUPS[group][0]}(...), not beside "
+                              f"{group}=")
         if used:
             placed[group] = used
     if placed:

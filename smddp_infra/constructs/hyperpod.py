@@ -556,7 +556,7 @@ def _default_name(scope: Construct) -> str:
     return name[:63].rstrip("-")
 
 
-__all__ = ["HyperPodCluster", "InstanceGroup"]
+__all__ = ["HyperPodCluster", "InstanceGroup", "Lifecycle", "Nodes", "Orchestration", "Provisioning", "Roles", "Updates"]
 
 
 def _refuse_absent_in_partition(cluster: Construct) -> None:
