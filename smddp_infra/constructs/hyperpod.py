@@ -322,7 +322,6 @@ class HyperPodCluster(Construct):
 
     def _eks(self, given: Orchestration, network: ITrainingNetwork) -> Optional[str]:
         """The EKS cluster (built here or imported) and what HyperPod needs on it; its ARN."""
-        #: The EKS cluster (built here or imported), and what HyperPod needs on it.
         self.eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = given.eks_cluster
         self.eks: Optional[Any] = None
         if not given.eks_wanted:
