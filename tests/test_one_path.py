@@ -133,6 +133,6 @@ def test_the_old_flat_keyword_names_its_new_place() -> None:
     with pytest.raises(TypeError) as caught:
         TrainingNetwork(stack, "Network", instance_count=4)  # type: ignore[call-arg]
     assert str(caught.value) == "TrainingNetwork has no 'instance_count': it moved to workload=Workload(instance_count=...)"
-    with pytest.raises(TypeError, match=r"^TrainingNetwork has no field 'workloads'; did you mean workload\?$"):
+    with pytest.raises(TypeError, match=r"^TrainingNetwork has no field 'workloads': did you mean 'workload'\?$"):
         TrainingNetwork(stack, "Network", workloads=Workload())  # type: ignore[call-arg]
 

@@ -365,7 +365,7 @@ MESSAGES = [
     (lambda: Jobs(training_plan_arn=PLAN_ARN, training_plan_availability_zone_id="x"),
      "training_plan_availability_zone_id must be an AZ ID like use1-az4 (DescribeTrainingPlan's "
      "ReservedCapacitySummaries[].AvailabilityZoneId), got 'x'"),
-    (lambda: Workload(instnace_count=4), "Workload has no field 'instnace_count'; did you mean instance_count?"),
+    (lambda: Workload(instnace_count=4), "Workload has no field 'instnace_count': did you mean 'instance_count'?"),
     (lambda: NetworkSpec(workload=Placement()), "workload must be a Workload(...), got Placement"),
 ], ids=lambda v: "" if callable(v) else v.split(" ")[0])
 def test_a_group_refuses_a_bad_value_when_it_is_built(build: "Callable[[], object]", message: str) -> None:

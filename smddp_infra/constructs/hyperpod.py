@@ -10,6 +10,12 @@ recovery on, deep health checks on GPU/Trainium groups, and HyperPod's own Slurm
 (``SlurmConfig`` node types) instead of lifecycle scripts of our own. An optional user script
 runs through ``LifeCycleConfig.OnInitComplete`` from the job bucket's lifecycle prefix.
 
+Its options come in groups, as aws-cdk-lib's ``ec2.Vpc`` takes them: the pure ones
+(:class:`~smddp_infra.hyperpod.options.Provisioning`, :class:`~smddp_infra.hyperpod.options.Nodes`)
+and, here, the ones that can hold a CDK object (:class:`Orchestration`, :class:`Lifecycle`,
+:class:`Updates`, :class:`Roles`). Each refuses a bad value when built; the old flat keywords
+are translated in :mod:`smddp_infra.constructs.deprecated`.
+
 Construct ids ("Role", "Cluster") are part of the contract: ``ClusterName``, ``VpcConfig`` and
 ``Orchestrator.Eks`` are create-only, so a changed id or name replaces the cluster and ends
 every running job; the cluster is RETAINed and ``smddp-infra guard`` refuses such updates.
@@ -18,214 +24,294 @@ every running job; the cluster is RETAINed and ``smddp-infra guard`` refuses suc
 from __future__ import annotations
 
 import re
-import warnings
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union, cast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, TypeVar, Union
 
 from aws_cdk import Annotations, Names, RemovalPolicy, Stack, Token, aws_cloudwatch as cloudwatch, aws_ec2 as ec2, aws_iam as iam, aws_s3 as s3
 from aws_cdk import aws_eks_v2 as eks, aws_lambda as lambda_, aws_sagemaker as sagemaker
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
+from smddp_infra.constructs.deprecated import check_hyperpod_parts, hyperpod_legacy
 from smddp_infra.constructs.hyperpod_role import HyperPodAutoscalingRole, HyperPodClusterRole
 from smddp_infra.constructs.network_interface import ITrainingNetwork, add_missing_endpoints, missing_endpoints
 from smddp_infra.constructs.training_network import TrainingNetwork
-from smddp_infra.errors import ConfigError
+from smddp_infra.errors import ConfigError, PropTypeError, known_fields
 from smddp_infra.hyperpod import eks as hyperpod_eks, validation as hv
+from smddp_infra.hyperpod.options import Nodes, Provisioning
 from smddp_infra.hyperpod.values import (
     DEFAULT_LIFECYCLE_PREFIX,
-    DEFAULT_MOUNT_PATH,
     DEFAULT_UPDATE_BATCH_PERCENT,
     DEFAULT_UPDATE_WAIT_SECONDS,
-    HYPERPOD_INTERFACE_ENDPOINTS,
     InstanceGroup,
 )
 from smddp_infra.facts.subnets import FILE_SYSTEM_IPS
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from aws_cdk import aws_eks as eks_v1
 
-_MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
+    from smddp_infra.constructs.deprecated import HyperPodClusterLegacyProps
+
+
+@known_fields
+@dataclass(frozen=True)
+class Orchestration:
+    """Who schedules the nodes (``orchestration=``): HyperPod's Slurm, or the platform's EKS.
+
+    :param orchestrator: ``slurm`` (HyperPod's Slurm, node types per group) or ``eks``.
+        Default: ``slurm``.
+    :param eks_cluster_arn: the platform's EKS cluster by ARN (HyperPod does not create one).
+        Default: none; with ``eks`` and neither this nor ``eks_cluster``, the cluster builds the
+        EKS control plane on the network (:mod:`smddp_infra.constructs.hyperpod_eks`).
+    :param eks_settings: the EKS side (:class:`~smddp_infra.hyperpod.eks.HyperPodEks`): the control
+        plane's second AZ and version, admin roles, add-ons, the dependencies chart. Default: none
+        (with ``eks_cluster_arn``: nothing on EKS; otherwise HyperPodEks() defaults).
+    :param eks_cluster: an imported EKS cluster to attach to (``aws_eks_v2.ICluster``, or the older
+        ``aws_eks.ICluster`` many platforms import with); its add-ons and chart are installed as on a
+        built one, and a VPC other than the network's is refused. Default: none.
+    :param eks_kubectl_layer: a kubectl Lambda layer for the control plane's kubectl provider,
+        which installs ``eks_settings.dependencies_chart``. Default: none.
+    """
+
+    orchestrator: str = "slurm"
+    eks_cluster_arn: Optional[str] = None
+    eks_settings: Optional[hyperpod_eks.HyperPodEks] = None
+    eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = None
+    eks_kubectl_layer: Optional[lambda_.ILayerVersion] = None
+
+    def __post_init__(self) -> None:
+        hv.check_orchestrator("orchestrator", self.orchestrator)
+        if self.orchestrator != "eks" or self.eks_cluster_arn is not None:
+            hv.check_eks_cluster_arn("eks_cluster_arn", self.orchestrator, self.eks_cluster_arn)
+        _check_eks_props(self.orchestrator, self.eks_cluster_arn, self.eks_settings, self.eks_cluster, self.eks_kubectl_layer)
+        if self.eks_wanted:
+            hyperpod_eks.check_eks("eks_settings", self.eks_settings,
+                                   building=self.eks_cluster is None and self.eks_cluster_arn is None)
+
+    @property
+    def eks_wanted(self) -> bool:
+        """EKS with HyperPod's prerequisites on it (a control plane built, or add-ons on an imported
+        one); an ARN alone, without ``eks_settings``, leaves the platform's EKS as it is."""
+        return self.orchestrator == "eks" and (self.eks_settings is not None or self.eks_cluster_arn is None)
+
+
+@known_fields
+@dataclass(frozen=True)
+class Lifecycle:
+    """A script of the platform's that runs on every node after HyperPod's own set-up (``lifecycle=``).
+
+    :param lifecycle_script: file name of a script under ``lifecycle_prefix`` that runs on every
+        node (``LifeCycleConfig.OnInitComplete``); the role may read that prefix. Default: none
+        (HyperPod's bootstrap alone).
+    :param lifecycle_prefix: key prefix of the script in the job bucket. Default: ``hyperpod-lifecycle``.
+    :param lifecycle_bucket: the bucket of the script instead of the job bucket, e.g. one named
+        ``sagemaker-...`` (the CreateCluster reference asks for ``s3://sagemaker-`` paths; see
+        docs/hyperpod.md). Default: the job bucket.
+    """
+
+    lifecycle_script: Optional[str] = None
+    lifecycle_prefix: str = DEFAULT_LIFECYCLE_PREFIX
+    lifecycle_bucket: Optional[s3.IBucket] = None
+
+    def __post_init__(self) -> None:
+        script = self.lifecycle_script
+        if script is not None and (not isinstance(script, str) or not 1 <= len(script) <= 128 or "/" in script):
+            raise ConfigError(f"lifecycle_script must be a file name of 1 to 128 characters under lifecycle_prefix "
+                              f"(LifeCycleConfig.OnInitComplete), got {script!r}")
+        v.text("lifecycle_prefix", self.lifecycle_prefix, optional=False)
+        if not self.prefix:
+            raise ConfigError("lifecycle_prefix must name a prefix in the job bucket (the role reads only it), got "
+                              f"{self.lifecycle_prefix!r}")
+        v.require("lifecycle_bucket", self.lifecycle_bucket, "IBucket")
+        if self.lifecycle_bucket is not None and script is None:
+            raise ConfigError("lifecycle_bucket was given without lifecycle_script: name the script it holds")
+
+    @property
+    def prefix(self) -> str:
+        return self.lifecycle_prefix.strip("/")
+
+
+@known_fields
+@dataclass(frozen=True)
+class Updates:
+    """How a group's scheduled AMI update (``InstanceGroup.update_schedule``) is rolled back (``updates=``).
+
+    :param update_rollback_alarms: CloudWatch alarms (or their names, at most 10) whose alarm rolls back
+        a group's scheduled AMI update (``DeploymentConfig.AutoRollbackConfiguration``). Default: none.
+    """
+
+    update_rollback_alarms: Sequence["cloudwatch.IAlarm | str"] = field(default=(), hash=False)
+
+    def __post_init__(self) -> None:
+        _alarm_names("update_rollback_alarms", self.update_rollback_alarms)
+
+    @property
+    def alarm_names(self) -> list[str]:
+        return _alarm_names("update_rollback_alarms", self.update_rollback_alarms)
+
+
+@known_fields
+@dataclass(frozen=True)
+class Roles:
+    """Roles the platform already owns, used as given: nothing is attached to them (``roles=``).
+
+    :param role: the instance groups' role. Default: a new :class:`HyperPodClusterRole`, scoped to
+        this cluster.
+    :param autoscaling_role: the ``ClusterRole`` HyperPod assumes to add and delete nodes (with
+        ``provisioning.autoscaling``). Default: with autoscaling, a new :class:`HyperPodAutoscalingRole`
+        (scoped to this account and Region); none without.
+    """
+
+    role: Optional[iam.IRole] = None
+    autoscaling_role: Optional[iam.IRole] = None
+
+    def __post_init__(self) -> None:
+        v.require("role", self.role, "IRole")
+        v.require("autoscaling_role", self.autoscaling_role, "IRole")
+
+
+_G = TypeVar("_G")
+
+
+def _group(name: str, value: Optional[_G], kind: type[_G], old: Optional[Mapping[str, Any]]) -> _G:
+    """A group prop: built from the old flat keywords, the defaults (None), or an instance of its class."""
+    if old is not None:
+        return kind(**old)
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise PropTypeError(f"{name} must be a {kind.__name__}(...), got {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The groups a cluster was given (or built from the old flat keywords), and the old network parts."""
+
+    orchestration: Orchestration
+    provisioning: Provisioning
+    lifecycle: Lifecycle
+    nodes: Nodes
+    updates: Updates
+    roles: Roles
+    parts: Mapping[str, Any]
+
+    @staticmethod
+    def of(legacy: Mapping[str, Any], network: Any, orchestration: Any, provisioning: Any, lifecycle: Any, nodes: Any,
+           updates: Any, roles: Any) -> "_Options":
+        old = hyperpod_legacy(legacy, {"network": network, "orchestration": orchestration, "provisioning": provisioning,
+                                       "lifecycle": lifecycle, "nodes": nodes, "updates": updates, "roles": roles})
+        options = _Options(_group("orchestration", orchestration, Orchestration, old.get("orchestration")),
+                           _group("provisioning", provisioning, Provisioning, old.get("provisioning")),
+                           _group("lifecycle", lifecycle, Lifecycle, old.get("lifecycle")),
+                           _group("nodes", nodes, Nodes, old.get("nodes")),
+                           _group("updates", updates, Updates, old.get("updates")),
+                           _group("roles", roles, Roles, old.get("roles")), old.get("network", {}))
+        if network is not None and not isinstance(network, ITrainingNetwork):
+            raise PropTypeError(f"network must be an ITrainingNetwork (a TrainingNetwork, or "
+                                f"TrainingNetwork.from_attributes(...)), got {type(network).__name__}")
+        if network is None:
+            check_hyperpod_parts(options.parts)
+        return options
+
+    def check_across(self) -> None:
+        """The rules between groups: what needs EKS, what autoscaling needs."""
+        orchestrator, given = self.orchestration.orchestrator, self.provisioning
+        hv.check_continuous_provisioning("continuous_provisioning", orchestrator, given.continuous_provisioning)
+        hv.check_autoscaling_orchestrator("autoscaling", orchestrator, given.autoscaling)
+        hv.check_autoscaling_needs_continuous("autoscaling", given.autoscaling, given.continuous_provisioning)
+        hv.check_autoscaling_needs_node_recovery("autoscaling", given.autoscaling, given.node_recovery)
+        hv.check_autoscaling_role("autoscaling_role", given.autoscaling, self.roles.autoscaling_role)
+        hv.check_tiered_checkpointing_orchestrator("tiered_checkpointing_memory_percent", orchestrator,
+                                                   given.tiered_checkpointing_memory_percent)
 
 
 class HyperPodCluster(Construct):
     """A SageMaker HyperPod cluster in the network's training subnet, with its own scoped role.
 
     Attributes: ``cluster`` (the ``CfnCluster``), ``cluster_name``, ``cluster_arn``, ``role``
-    (``iam.IRole``), ``execution_role`` (:class:`HyperPodClusterRole`, None when ``role`` was
+    (``iam.IRole``), ``execution_role`` (:class:`HyperPodClusterRole`, None when ``roles.role`` was
     passed), ``instance_groups``, ``orchestrator``, ``mount_path``, ``lifecycle_s3_uri``,
     ``interface_endpoints`` (the endpoints this construct added to the network).
     """
 
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        instance_groups: Sequence[InstanceGroup],
-        network: Optional[ITrainingNetwork] = None,
-        orchestrator: str = "slurm",
-        eks_cluster_arn: Optional[str] = None,
-        cluster_name: Optional[str] = None,
-        node_recovery: bool = True,
-        continuous_provisioning: bool = False,
-        autoscaling: bool = False,
-        autoscaling_role: Optional[iam.IRole] = None,
-        tiered_checkpointing_memory_percent: Optional[int] = None,
-        update_rollback_alarms: Sequence["cloudwatch.IAlarm | str"] = (),
-        lifecycle_script: Optional[str] = None,
-        lifecycle_prefix: str = DEFAULT_LIFECYCLE_PREFIX,
-        lifecycle_bucket: Optional[s3.IBucket] = None,
-        mount_path: str = DEFAULT_MOUNT_PATH,
-        ips_per_node: Optional[int] = None,
-        interface_endpoints: Optional[Sequence[str]] = None,
-        role: Optional[iam.IRole] = None,
-        training_subnet: Optional[ec2.ISubnet] = None,
-        security_groups: Optional[Sequence[ec2.ISecurityGroup]] = None,
-        job_bucket: Optional[s3.IBucket] = None,
-        checkpoint_prefix: Optional[str] = None,
-        file_system_id: Optional[str] = None,
-        file_system_dns_name: Optional[str] = None,
-        file_system_mount_name: Optional[str] = None,
-        eks_settings: Optional[hyperpod_eks.HyperPodEks] = None,
-        eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = None,
-        eks_kubectl_layer: Optional[lambda_.ILayerVersion] = None,
-    ) -> None:
+    def __init__(self, scope: Construct, id: str, *, instance_groups: Sequence[InstanceGroup],
+                 network: Optional[ITrainingNetwork] = None, cluster_name: Optional[str] = None,
+                 orchestration: Optional[Orchestration] = None, provisioning: Optional[Provisioning] = None,
+                 lifecycle: Optional[Lifecycle] = None, nodes: Optional[Nodes] = None, updates: Optional[Updates] = None,
+                 roles: Optional[Roles] = None, **legacy: Unpack[HyperPodClusterLegacyProps]) -> None:
         """
         :param instance_groups: the groups (:class:`~smddp_infra.hyperpod.InstanceGroup`). A Slurm
             cluster has exactly one ``Controller`` group; every Slurm group names its node type.
         :param network: the :class:`~smddp_infra.constructs.network_interface.ITrainingNetwork` the
             cluster joins (a ``TrainingNetwork``, or ``TrainingNetwork.from_attributes(...)`` for one
             built elsewhere): its training subnet, security groups, file system, job bucket and
-            checkpoint prefix. Default: none, then the deprecated parts props below are required.
-        :param orchestrator: ``slurm`` (HyperPod's Slurm, node types per group) or ``eks``.
-            Default: ``slurm``.
-        :param eks_cluster_arn: the platform's EKS cluster by ARN (HyperPod does not create one).
-            Default: none; with ``eks`` and neither this nor ``eks_cluster``, this construct builds the
-            EKS control plane on the network (:mod:`smddp_infra.constructs.hyperpod_eks`).
+            checkpoint prefix. Default: none, which only the deprecated parts keywords allow.
         :param cluster_name: ``ClusterName`` (create-only: a new name replaces the cluster).
             Default: derived from the construct's path, unique in the account and region.
-        :param node_recovery: HyperPod replaces faulty nodes on its own (``NodeRecovery: Automatic``).
-            Default: True.
-        :param continuous_provisioning: ``NodeProvisioningMode: Continuous`` (EKS only, botocore
-            CreateCluster): HyperPod provisions what it can, retries the rest in the background and keeps
-            the groups InService while scaling. Default: False (HyperPod's standard provisioning).
-        :param autoscaling: HyperPod's managed Karpenter autoscaling (``AutoScaling {Mode: Enable,
-            AutoScalerType: Karpenter}``); needs EKS, ``continuous_provisioning`` and ``node_recovery``
-            (SageMaker developer guide, "Autoscaling on SageMaker HyperPod EKS", Prerequisites), and a
-            ``ClusterRole``. Default: False.
-        :param autoscaling_role: the ``ClusterRole`` HyperPod assumes to add and delete nodes, used as
-            given. Default: with ``autoscaling``, a new :class:`HyperPodAutoscalingRole` (scoped to this
-            account and Region); none without.
-        :param tiered_checkpointing_memory_percent: managed tiered checkpointing on (``TieredStorageConfig
-            {Mode: Enable, InstanceMemoryAllocationPercentage}``), with this share of each instance's
-            memory (0 to 100) for checkpoints; EKS only. Default: none (off, nothing written).
-        :param update_rollback_alarms: CloudWatch alarms (or their names, at most 10) whose alarm rolls back
-            a group's scheduled AMI update (``DeploymentConfig.AutoRollbackConfiguration``). Default: none.
-        :param lifecycle_script: file name of a script under ``lifecycle_prefix`` that runs on every
-            node after HyperPod's own set-up (``LifeCycleConfig.OnInitComplete``); the role may read
-            that prefix. Default: none (HyperPod's bootstrap alone).
-        :param lifecycle_prefix: key prefix of the script in the job bucket. Default: ``hyperpod-lifecycle``.
-        :param lifecycle_bucket: the bucket of the script instead of the job bucket, e.g. one named
-            ``sagemaker-...`` (the CreateCluster reference asks for ``s3://sagemaker-`` paths; see
-            docs/hyperpod.md). Default: the job bucket.
-        :param mount_path: where every group mounts the file system. Default: ``/fsx``.
-        :param ips_per_node: private IPs planned per node when checking that the subnet holds the
-            cluster. Default: none, 5 per node of an EFA type and 1 otherwise (UNCONFIRMED: AWS
-            documents no figure for HyperPod; 5 is SageMaker's minimum for an EFA training instance).
-        :param interface_endpoints: interface endpoints to add to a network that has no NAT gateway,
-            beyond the ones it has. Default: ``ssm``, ``ssmmessages``, ``ec2messages`` (UNCONFIRMED:
-            Systems Manager access to nodes; see docs/hyperpod.md); none with a NAT gateway or a
-            network given as parts.
-        :param role: escape hatch: an existing role for the instance groups, used as given (nothing
-            is attached to it). Default: a new :class:`HyperPodClusterRole`.
-        :param training_subnet: (parts, deprecated: ``network=TrainingNetwork.from_attributes(...)``
-            takes the same seven) the subnet, in one AZ. Default: the network's.
-        :param security_groups: (parts) 1 to 5 groups; the first must allow all traffic to and from
-            itself (EFA). Default: the network's.
-        :param job_bucket: (parts) the bucket of the lifecycle script and checkpoints. Default: the network's.
-        :param checkpoint_prefix: (parts) the checkpoint prefix the role may write. Default: the network's.
-        :param file_system_id: (parts) the FSx for Lustre file system. Default: the network's.
-        :param file_system_dns_name: (parts) its DNS name. Default: the network's.
-        :param file_system_mount_name: (parts) its mount name. Default: the network's.
-        :param eks_settings: the EKS side (:class:`~smddp_infra.hyperpod.eks.HyperPodEks`): the control
-            plane's second AZ and version, admin roles, add-ons, the dependencies chart. Default: none
-            (with ``eks_cluster_arn``: nothing on EKS, as before; otherwise HyperPodEks() defaults).
-        :param eks_cluster: an imported EKS cluster to attach to (``aws_eks_v2.ICluster``, or the older
-            ``aws_eks.ICluster`` many platforms import with); its add-ons and chart are
-            installed as on a built one, and a VPC other than the network's is refused. Default: none.
-        :param eks_kubectl_layer: a kubectl Lambda layer for the control plane's kubectl provider,
-            which installs ``eks_settings.dependencies_chart``. Default: none.
+        :param orchestration: :class:`Orchestration`: ``orchestrator`` (Slurm or EKS), ``eks_cluster_arn``,
+            ``eks_settings``, ``eks_cluster``, ``eks_kubectl_layer``. Default: HyperPod's Slurm.
+        :param provisioning: :class:`~smddp_infra.hyperpod.options.Provisioning`: ``node_recovery``,
+            ``continuous_provisioning``, ``autoscaling``, ``tiered_checkpointing_memory_percent``.
+            Default: node recovery on, the rest off.
+        :param lifecycle: :class:`Lifecycle`: ``lifecycle_script``, ``lifecycle_prefix``, ``lifecycle_bucket``,
+            a script of yours on every node. Default: none (HyperPod's bootstrap alone).
+        :param nodes: :class:`~smddp_infra.hyperpod.options.Nodes`: ``mount_path``, ``ips_per_node``,
+            ``interface_endpoints``. Default: ``/fsx``, the planned IPs and endpoints described there.
+        :param updates: :class:`Updates`: ``update_rollback_alarms``, which roll back a scheduled AMI
+            update. Default: none.
+        :param roles: :class:`Roles`: ``role``, ``autoscaling_role``, used as given (nothing is attached).
+            Default: scoped roles are created.
+        :param legacy: the old flat keywords, each the same-named field of a group (or, for the
+            network's parts, of ``TrainingNetwork.from_attributes``); for one minor release, with one
+            DeprecationWarning naming where they go (:mod:`smddp_infra.constructs.deprecated`).
         """
-        orchestrator = hv.check_orchestrator("orchestrator", orchestrator)
-        if orchestrator != "eks" or eks_cluster_arn is not None:
-            hv.check_eks_cluster_arn("eks_cluster_arn", orchestrator, eks_cluster_arn)
-        eks_wanted = orchestrator == "eks" and (eks_settings is not None or eks_cluster_arn is None)
-        _check_eks_props(orchestrator, eks_cluster_arn, eks_settings, eks_cluster, eks_kubectl_layer)
-        if eks_wanted:
-            eks_settings = hyperpod_eks.check_eks("eks_settings", eks_settings,
-                                                  building=eks_cluster is None and eks_cluster_arn is None)
+        given = _Options.of(legacy, network, orchestration, provisioning, lifecycle, nodes, updates, roles)
+        orchestrator = given.orchestration.orchestrator
         groups = hv.check_group_list("instance_groups", instance_groups)
         notes = hv.check_groups("instance_groups", orchestrator, groups)
-        hv.check_ips_per_node("ips_per_node", ips_per_node)
-        v.flag("node_recovery", node_recovery)
-        hv.check_continuous_provisioning("continuous_provisioning", orchestrator, continuous_provisioning)
-        hv.check_autoscaling_orchestrator("autoscaling", orchestrator, autoscaling)
-        hv.check_autoscaling_needs_continuous("autoscaling", autoscaling, continuous_provisioning)
-        hv.check_autoscaling_needs_node_recovery("autoscaling", autoscaling, node_recovery)
-        v.require("autoscaling_role", autoscaling_role, "IRole")
-        hv.check_autoscaling_role("autoscaling_role", autoscaling, autoscaling_role)
-        hv.check_memory_percent("tiered_checkpointing_memory_percent", tiered_checkpointing_memory_percent)
-        hv.check_tiered_checkpointing_orchestrator("tiered_checkpointing_memory_percent", orchestrator,
-                                                   tiered_checkpointing_memory_percent)
-        alarm_names = _alarm_names("update_rollback_alarms", update_rollback_alarms)
+        given.check_across()
         if cluster_name is not None:
             hv.check_cluster_name("cluster_name", cluster_name)
-        if lifecycle_script is not None and (not isinstance(lifecycle_script, str) or not 1 <= len(lifecycle_script) <= 128
-                                             or "/" in lifecycle_script):
-            raise ConfigError(f"lifecycle_script must be a file name of 1 to 128 characters under lifecycle_prefix "
-                              f"(LifeCycleConfig.OnInitComplete), got {lifecycle_script!r}")
-        v.text("lifecycle_prefix", lifecycle_prefix, optional=False)
-        if not lifecycle_prefix.strip("/"):
-            raise ConfigError("lifecycle_prefix must name a prefix in the job bucket (the role reads only it), got "
-                              f"{lifecycle_prefix!r}")
-        if not isinstance(mount_path, str) or not _MOUNT_PATH.fullmatch(mount_path):
-            raise ConfigError(f"mount_path must be an absolute path like /fsx (FsxLustreConfig.MountPath), got {mount_path!r}")
-        v.text_list("interface_endpoints", interface_endpoints)
-        endpoints = HYPERPOD_INTERFACE_ENDPOINTS if interface_endpoints is None else tuple(interface_endpoints)
-        v.require("role", role, "IRole")
-        v.require("lifecycle_bucket", lifecycle_bucket, "IBucket")
-        if lifecycle_bucket is not None and lifecycle_script is None:
-            raise ConfigError("lifecycle_bucket was given without lifecycle_script: name the script it holds")
-        parts = {"training_subnet": training_subnet, "security_groups": security_groups, "job_bucket": job_bucket,
-                 "checkpoint_prefix": checkpoint_prefix, "file_system_id": file_system_id,
-                 "file_system_dns_name": file_system_dns_name, "file_system_mount_name": file_system_mount_name}
-        given = sorted(k for k, value in parts.items() if value is not None)
-        if network is not None and given:
-            raise ConfigError(f"pass network, or its parts ({', '.join(given)}), not both")
-        if network is None:
-            v.require("training_subnet", training_subnet, "ISubnet", optional=False)
-            groups_given = v.require_each("security_groups", security_groups if security_groups is not None else [], "ISecurityGroup")
-            if not 1 <= len(groups_given) <= 5:
-                raise ConfigError(f"security_groups must list 1 to 5 groups (VpcConfig.SecurityGroupIds), got {len(groups_given)}")
-            v.require("job_bucket", job_bucket, "IBucket", optional=False)
-            fs = [file_system_dns_name, file_system_mount_name]
-            if any(x is not None for x in fs) and not all(x is not None for x in fs):
-                raise ConfigError("file_system_dns_name and file_system_mount_name go together (FsxLustreConfig needs "
-                                  f"both), got dns name {file_system_dns_name!r} and mount name {file_system_mount_name!r}")
-        elif not isinstance(network, ITrainingNetwork):
-            raise ConfigError(f"network must be an ITrainingNetwork (a TrainingNetwork, or "
-                              f"TrainingNetwork.from_attributes(...)), got {type(network).__name__}")
         super().__init__(scope, id)
         if network is None:
-            warnings.warn("HyperPodCluster's network parts props are deprecated: pass network=TrainingNetwork."
-                          f"from_attributes(scope, id, {', '.join(given)})", DeprecationWarning, stacklevel=3)
-            network = TrainingNetwork.from_attributes(
-                self, "Network", training_subnet=cast(ec2.ISubnet, training_subnet), security_groups=groups_given,
-                job_bucket=cast(s3.IBucket, job_bucket), checkpoint_prefix=checkpoint_prefix,
-                file_system_id=file_system_id, file_system_dns_name=file_system_dns_name,
-                file_system_mount_name=file_system_mount_name)
+            network = TrainingNetwork.from_attributes(self, "Network", **given.parts)
         v.stack_of(self)  # one line, not a jsii trace, when created outside a stack
         _refuse_absent_in_partition(self)
+        self._annotate(groups, notes)
+        # HyperPod nodes mount the file system themselves and can use an EFA-enabled file
+        # system's EFA path (with the EFA Lustre client): the network's "training jobs only,
+        # over TCP" warning does not apply once a cluster joins (docs/sizing.md, EFA).
+        network.add_efa_client(f"HyperPod cluster {self.node.path}")
+        self.orchestrator, self.instance_groups, self.mount_path = orchestrator, groups, given.nodes.mount_path
+        self.cluster_name = cluster_name or _default_name(self)
+
+        endpoints = given.nodes.endpoints
+        self._check_subnet(network, network.training_subnet, groups, given.nodes.ips_per_node, endpoints,
+                           eks=given.orchestration.eks_wanted)
+        #: The endpoints HyperPod nodes use without a NAT gateway that the network lacked, placed as
+        #: the network places its own: the training subnet, private DNS, HTTPS from that subnet.
+        self.interface_endpoints = add_missing_endpoints(network, endpoints)
+        eks_cluster_arn = self._eks(given.orchestration, network)
+        life = given.lifecycle
+        script_bucket = life.lifecycle_bucket or network.job_bucket
+        self.lifecycle_s3_uri: Optional[str] = (
+            f"s3://{script_bucket.bucket_name}/{life.prefix}/" if life.lifecycle_script else None)
+        if life.lifecycle_script:
+            _warn_lifecycle_bucket(self, script_bucket.bucket_name)
+        self.role: iam.IRole = self._execution_role(given, network, eks_cluster_arn)
+        self.cluster = self._cluster(given, network, groups, eks_cluster_arn)
+        # Stateful: jobs and their nodes live in it. RETAIN keeps a deleted or replaced cluster
+        # (and its running jobs) alive instead of ending them with the stack change.
+        self.cluster.apply_removal_policy(RemovalPolicy.RETAIN)
+        for needed in self._waits_for():
+            self.cluster.node.add_dependency(needed)
+        self.cluster_arn: str = self.cluster.attr_cluster_arn
+
+    def _annotate(self, groups: Sequence[InstanceGroup], notes: Sequence[str]) -> None:
+        """Infos for checks not evaluated, the training plans' Regions, Spot beside a plan."""
         for note in notes:
             Annotations.of(self).add_info(note)
         self._check_plan_regions(groups)
@@ -234,107 +320,98 @@ class HyperPodCluster(Construct):
             if warning:
                 Annotations.of(self).add_warning_v2(WARN_SPOT_WITH_PLAN, warning)
 
-        training_subnet, security_groups = network.training_subnet, list(network.security_groups)
-        job_bucket, checkpoint_prefix = network.job_bucket, network.checkpoint_prefix
-        mount = network.file_system_mount
-        # HyperPod nodes mount the file system themselves and can use an EFA-enabled file
-        # system's EFA path (with the EFA Lustre client): the network's "training jobs only,
-        # over TCP" warning does not apply once a cluster joins (docs/sizing.md, EFA).
-        network.add_efa_client(f"HyperPod cluster {self.node.path}")
-        self.orchestrator = orchestrator
-        self.instance_groups = groups
-        self.mount_path = mount_path
-        self.cluster_name = cluster_name or _default_name(self)
-
-        self._check_subnet(network, training_subnet, groups, ips_per_node, endpoints, eks=eks_wanted)
-        #: The endpoints HyperPod nodes use without a NAT gateway that the network lacked, placed as
-        #: the network places its own: the training subnet, private DNS, HTTPS from that subnet.
-        self.interface_endpoints = add_missing_endpoints(network, endpoints)
-        #: The EKS cluster (built here or imported), and what HyperPod needs on it.
-        self.eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = eks_cluster
+    def _eks(self, given: Orchestration, network: ITrainingNetwork) -> Optional[str]:
+        """The EKS cluster (built here or imported) and what HyperPod needs on it; its ARN."""
+        self.eks_cluster: Optional[Union[eks.ICluster, "eks_v1.ICluster"]] = given.eks_cluster
         self.eks: Optional[Any] = None
-        if eks_wanted:
-            from smddp_infra.constructs.hyperpod_eks import HyperPodEksCluster
+        if not given.eks_wanted:
+            return given.eks_cluster_arn
+        from smddp_infra.constructs.hyperpod_eks import HyperPodEksCluster
 
-            assert eks_settings is not None
-            self.eks = HyperPodEksCluster(
-                self, "Eks", settings=eks_settings, network=network, imported=eks_cluster, imported_arn=eks_cluster_arn, kubectl_layer=eks_kubectl_layer)
-            self.eks_cluster = self.eks.cluster
-            eks_cluster_arn = self.eks.cluster_arn
+        self.eks = HyperPodEksCluster(
+            self, "Eks", settings=given.eks_settings or hyperpod_eks.HyperPodEks(), network=network,
+            imported=given.eks_cluster, imported_arn=given.eks_cluster_arn, kubectl_layer=given.eks_kubectl_layer)
+        self.eks_cluster = self.eks.cluster
+        return self.eks.cluster_arn  # type: ignore[no-any-return]
 
-        prefix = lifecycle_prefix.strip("/")
-        script_bucket = lifecycle_bucket or job_bucket
-        self.lifecycle_s3_uri: Optional[str] = (f"s3://{script_bucket.bucket_name}/{prefix}/" if lifecycle_script else None)
-        if lifecycle_script:
-            _warn_lifecycle_bucket(self, script_bucket.bucket_name)
+    def _execution_role(self, given: _Options, network: ITrainingNetwork, eks_cluster_arn: Optional[str]) -> iam.IRole:
+        """The role given (used as is), or a :class:`HyperPodClusterRole` scoped to this cluster."""
         self.execution_role: Optional[HyperPodClusterRole] = None
-        if role is None:
-            self.execution_role = HyperPodClusterRole(
-                self,
-                "Role",
-                cluster_name=self.cluster_name,
-                job_bucket=job_bucket,
-                lifecycle_bucket=lifecycle_bucket,
-                lifecycle_prefix=prefix if lifecycle_script else None,
-                checkpoint_prefix=checkpoint_prefix,
-                training_subnet=training_subnet,
-                security_groups=security_groups,
-                file_system_id=network.file_system_id,
-                encryption_keys=[network.encryption_key] if network.encryption_key else [],
-                eks_cluster_arn=eks_cluster_arn if orchestrator == "eks" else None,
-            )
-            role = self.execution_role.role
-        self.role: iam.IRole = role
+        if given.roles.role is not None:
+            return given.roles.role
+        life = given.lifecycle
+        self.execution_role = HyperPodClusterRole(
+            self,
+            "Role",
+            cluster_name=self.cluster_name,
+            job_bucket=network.job_bucket,
+            lifecycle_bucket=life.lifecycle_bucket,
+            lifecycle_prefix=life.prefix if life.lifecycle_script else None,
+            checkpoint_prefix=network.checkpoint_prefix,
+            training_subnet=network.training_subnet,
+            security_groups=list(network.security_groups),
+            file_system_id=network.file_system_id,
+            encryption_keys=[network.encryption_key] if network.encryption_key else [],
+            eks_cluster_arn=eks_cluster_arn if given.orchestration.orchestrator == "eks" else None,
+        )
+        return self.execution_role.role
 
+    def _cluster(self, given: _Options, network: ITrainingNetwork, groups: Sequence[InstanceGroup],
+                 eks_cluster_arn: Optional[str]) -> sagemaker.CfnCluster:
+        """The ``CfnCluster``: the groups rendered, the network's subnet and groups, the options."""
+        mount, life, provisioning = network.file_system_mount, given.lifecycle, given.provisioning
         storage: list[Any] = []
         if mount is not None:
             storage.append(sagemaker.CfnCluster.ClusterInstanceStorageConfigProperty(
                 fsx_lustre_config=sagemaker.CfnCluster.ClusterFsxLustreConfigProperty(
-                    dns_name=mount.dns_name, mount_name=mount.mount_name, mount_path=mount_path)))
+                    dns_name=mount.dns_name, mount_name=mount.mount_name, mount_path=self.mount_path)))
         life_cycle = (sagemaker.CfnCluster.ClusterLifeCycleConfigProperty(
-            source_s3_uri=self.lifecycle_s3_uri, on_init_complete=lifecycle_script) if lifecycle_script else None)
-        rendered = [self._group(g, role, storage if g.mount_file_system else [], life_cycle, alarm_names) for g in groups]
+            source_s3_uri=self.lifecycle_s3_uri, on_init_complete=life.lifecycle_script) if life.lifecycle_script else None)
+        alarms = given.updates.alarm_names
+        rendered = [self._group(g, self.role, storage if g.mount_file_system else [], life_cycle, alarms) for g in groups]
         self.autoscaling_role: Optional[HyperPodAutoscalingRole] = None
-        if autoscaling and autoscaling_role is None:
+        autoscaling_role = given.roles.autoscaling_role
+        if provisioning.autoscaling and autoscaling_role is None:
             self.autoscaling_role = HyperPodAutoscalingRole(self, "AutoscalingRole")
             autoscaling_role = self.autoscaling_role.role
         self.cluster_role: Optional[iam.IRole] = autoscaling_role
-        self.cluster = sagemaker.CfnCluster(
+        eks_orchestrated = given.orchestration.orchestrator == "eks"
+        memory_percent = provisioning.tiered_checkpointing_memory_percent
+        return sagemaker.CfnCluster(
             self,
             "Cluster",
             cluster_name=self.cluster_name,
             instance_groups=rendered,
             vpc_config=sagemaker.CfnCluster.VpcConfigProperty(
-                security_group_ids=[g.security_group_id for g in security_groups],
-                subnets=[training_subnet.subnet_id],
+                security_group_ids=[g.security_group_id for g in network.security_groups],
+                subnets=[network.training_subnet.subnet_id],
             ),
             orchestrator=sagemaker.CfnCluster.OrchestratorProperty(
                 eks=sagemaker.CfnCluster.ClusterOrchestratorEksConfigProperty(cluster_arn=eks_cluster_arn),
-            ) if orchestrator == "eks" else sagemaker.CfnCluster.OrchestratorProperty(
+            ) if eks_orchestrated else sagemaker.CfnCluster.OrchestratorProperty(
                 slurm=sagemaker.CfnCluster.ClusterOrchestratorSlurmConfigProperty(),
             ),
-            node_recovery="Automatic" if node_recovery else "None",
-            node_provisioning_mode="Continuous" if continuous_provisioning else None,
+            node_recovery="Automatic" if provisioning.node_recovery else "None",
+            node_provisioning_mode="Continuous" if provisioning.continuous_provisioning else None,
             auto_scaling=sagemaker.CfnCluster.ClusterAutoScalingConfigProperty(
-                mode="Enable", auto_scaler_type="Karpenter") if autoscaling else None,
+                mode="Enable", auto_scaler_type="Karpenter") if provisioning.autoscaling else None,
             cluster_role=autoscaling_role.role_arn if autoscaling_role is not None else None,
             tiered_storage_config=sagemaker.CfnCluster.TieredStorageConfigProperty(
-                mode="Enable", instance_memory_allocation_percentage=tiered_checkpointing_memory_percent,
-            ) if tiered_checkpointing_memory_percent is not None else None,
+                mode="Enable", instance_memory_allocation_percentage=memory_percent,
+            ) if memory_percent is not None else None,
         )
-        # Stateful: jobs and their nodes live in it. RETAIN keeps a deleted or replaced cluster
-        # (and its running jobs) alive instead of ending them with the stack change.
-        self.cluster.apply_removal_policy(RemovalPolicy.RETAIN)
+
+    def _waits_for(self) -> list[Any]:
+        """What must exist before HyperPod creates the cluster: the roles' policies (HyperPod starts
+        nodes that use them) and HyperPod's EKS prerequisites (add-ons, chart)."""
+        needed: list[Any] = []
         if self.execution_role is not None:
-            # The role's policy must exist before HyperPod starts nodes that use it.
-            self.cluster.node.add_dependency(self.execution_role.policy)
+            needed.append(self.execution_role.policy)
         if self.autoscaling_role is not None:
-            self.cluster.node.add_dependency(self.autoscaling_role.policy)
+            needed.append(self.autoscaling_role.policy)
         if self.eks is not None:
-            # HyperPod's EKS prerequisites (add-ons, chart) exist before the cluster is created.
-            for needed in self.eks.dependencies:
-                self.cluster.node.add_dependency(needed)
-        self.cluster_arn: str = self.cluster.attr_cluster_arn
+            needed.extend(self.eks.dependencies)
+        return needed
 
     @staticmethod
     def _group(group: InstanceGroup, role: iam.IRole, storage: list[Any], life_cycle: Any, alarms: Sequence[str]) -> Any:
@@ -478,7 +555,7 @@ def _default_name(scope: Construct) -> str:
     return name[:63].rstrip("-")
 
 
-__all__ = ["HyperPodCluster", "InstanceGroup"]
+__all__ = ["HyperPodCluster", "InstanceGroup", "Lifecycle", "Nodes", "Orchestration", "Provisioning", "Roles", "Updates"]
 
 
 def _refuse_absent_in_partition(cluster: Construct) -> None:

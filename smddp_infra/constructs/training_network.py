@@ -40,8 +40,7 @@ from smddp_infra.constructs.imported_network import ImportedTrainingNetwork, net
 from smddp_infra.constructs.network_interface import FileSystemMount, ITrainingNetwork
 from smddp_infra.constructs.role import TrainingExecutionRole
 from smddp_infra.contract import FileSystemRef, JobDocument, document_output_id
-from smddp_infra.errors import ConfigError, PropTypeError
-from smddp_infra.schema.fields import unknown_field
+from smddp_infra.errors import ConfigError, PropTypeError, unknown_field
 from smddp_infra.schema.network import (
     Jobs,
     NetworkSpec,
@@ -111,7 +110,7 @@ class _KnownProps(type(Construct)):  # type: ignore[misc]
         known = [name for name in parameters if name not in ("self", "scope", "id")]
         unknown = [name for name in kwargs if name not in known]
         if unknown and not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
-            raise PropTypeError(unknown_field(f"{cls.__name__}", unknown[0], known, _moved_keywords()))
+            raise unknown_field(cls.__name__, unknown[0], known, moved=_moved_keywords())
         return super().__call__(*args, **kwargs)
 
 

@@ -15,13 +15,11 @@ the same through every door, ``instance_count must be a whole number >= 1, got 0
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import functools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Optional, Sequence, TypeVar
 
-from smddp_infra.errors import ConfigError, PropTypeError
+from smddp_infra.errors import ConfigError, PropTypeError, known_fields
 
 #: How a CDK token reads in a Python string (``${Token[TOKEN.12]}``): a value known only at deploy.
 TOKEN_MARK = "${Token["
@@ -221,40 +219,19 @@ G = TypeVar("G")
 
 
 def group(cls: type[G]) -> type[G]:
-    """A frozen dataclass that refuses bad values when built, and an unknown field in one line.
-
-    An unknown keyword names the group and the nearest field (``Workload has no field
-    'instnace_count'; did you mean instance_count?``) instead of Python's TypeError trace.
-    """
-    init = cls.__init__
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
-
-    @functools.wraps(init)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        unknown = [k for k in kwargs if k not in names]
-        if unknown:
-            raise PropTypeError(unknown_field(cls.__name__, unknown[0], names))
-        if len(args) > len(names):
-            raise PropTypeError(f"{cls.__name__} takes at most {len(names)} values, got {len(args)}: "
-                                f"name them ({', '.join(names)})")
-        init(self, *args, **kwargs)
-        for f in dataclasses.fields(self):
-            rule = rule_of(f)
-            if rule is not None:
-                rule.check(f.name, getattr(self, f.name))
-
-    cls.__init__ = __init__  # type: ignore[method-assign]
-    return cls
+    """A frozen dataclass that refuses bad values when built (each field's :class:`Rule`), and an
+    unknown field in one line naming the nearest (:func:`smddp_infra.errors.known_fields`)."""
+    return known_fields(cls, check=check_rules)
 
 
-def unknown_field(owner: str, name: str, known: Sequence[str], moved: Optional[Mapping[str, str]] = None) -> str:
-    """``owner`` has no ``name``: the nearest known one, or where an old keyword moved."""
-    if moved and name in moved:
-        return f"{owner} has no {name!r}: it moved to {moved[name]}"
-    near = difflib.get_close_matches(name, known, n=1)
-    hint = f"; did you mean {near[0]}?" if near else f"; its fields: {', '.join(known)}"
-    return f"{owner} has no field {name!r}{hint}"
+def check_rules(instance: Any) -> None:
+    """Every field's rule over the value it holds."""
+    for f in dataclasses.fields(instance):
+        rule = rule_of(f)
+        if rule is not None:
+            rule.check(f.name, getattr(instance, f.name))
 
 
-__all__ = ["LOOKUP_PLACEHOLDER_AZS", "RULE", "TOKEN_MARK", "FieldTypeError", "FieldValueError", "Rule", "choice", "field_of", "flag", "group", "instance_of",
-           "is_token", "number", "rule_of", "text", "texts", "unknown_field", "value", "whole"]
+__all__ = ["LOOKUP_PLACEHOLDER_AZS", "RULE", "TOKEN_MARK", "FieldTypeError", "FieldValueError", "Rule", "check_rules",
+           "choice", "field_of", "flag", "group", "instance_of",
+           "is_token", "number", "rule_of", "text", "texts", "value", "whole"]

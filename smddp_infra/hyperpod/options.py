@@ -1,0 +1,100 @@
+"""The grouped options of a HyperPod cluster that hold no CDK object (PURE).
+
+:class:`~smddp_infra.constructs.hyperpod.HyperPodCluster` takes its options in groups, as
+aws-cdk-lib's ``ec2.Vpc`` does: the two here are plain values; the ones that can hold a CDK
+object (the orchestration's EKS cluster, the lifecycle bucket, alarms, roles) live beside the
+construct. Each group refuses a bad value when it is built (type, range, pattern: one line naming
+the field, with :mod:`.validation`'s one validator per rule); a rule across groups (autoscaling
+needs EKS) is the construct's. A field keeps the name the flat ``HyperPodCluster`` keyword had,
+so an error names what the user wrote in either form.
+
+Not in :mod:`.values`: these groups call :mod:`.validation`, which reads ``values`` (a cycle).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+from smddp_infra.errors import ConfigError, PropTypeError, known_fields
+from smddp_infra.hyperpod import validation as hv
+from smddp_infra.hyperpod.values import DEFAULT_MOUNT_PATH, HYPERPOD_INTERFACE_ENDPOINTS
+
+#: ``FsxLustreConfig.MountPath``: an absolute path of letters, digits and ``._/-``.
+_MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
+
+
+def _flags(group: object, *names: str) -> None:
+    for name in names:
+        value = getattr(group, name)
+        if not isinstance(value, bool):
+            raise PropTypeError(f"{name} must be True or False, got {value!r}")
+
+
+@known_fields
+@dataclass(frozen=True)
+class Provisioning:
+    """How HyperPod provisions, recovers and scales the nodes (``provisioning=``).
+
+    :param node_recovery: HyperPod replaces faulty nodes on its own (``NodeRecovery: Automatic``).
+        Default: True.
+    :param continuous_provisioning: ``NodeProvisioningMode: Continuous`` (EKS only, botocore
+        CreateCluster): HyperPod provisions what it can, retries the rest in the background and keeps
+        the groups InService while scaling. Default: False (HyperPod's standard provisioning).
+    :param autoscaling: HyperPod's managed Karpenter autoscaling (``AutoScaling {Mode: Enable,
+        AutoScalerType: Karpenter}``); needs EKS, ``continuous_provisioning`` and ``node_recovery``
+        (SageMaker developer guide, "Autoscaling on SageMaker HyperPod EKS", Prerequisites) and a
+        ``ClusterRole`` (``roles.autoscaling_role``, or one built). Default: False.
+    :param tiered_checkpointing_memory_percent: managed tiered checkpointing on (``TieredStorageConfig
+        {Mode: Enable, InstanceMemoryAllocationPercentage}``), with this share of each instance's
+        memory (0 to 100) for checkpoints; EKS only. Default: none (off, nothing written).
+    """
+
+    node_recovery: bool = True
+    continuous_provisioning: bool = False
+    autoscaling: bool = False
+    tiered_checkpointing_memory_percent: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        _flags(self, "node_recovery", "continuous_provisioning", "autoscaling")
+        hv.check_memory_percent("tiered_checkpointing_memory_percent", self.tiered_checkpointing_memory_percent)
+
+
+@known_fields
+@dataclass(frozen=True)
+class Nodes:
+    """What every node gets from the network (``nodes=``).
+
+    :param mount_path: where every group mounts the file system (``FsxLustreConfig.MountPath``).
+        Default: ``/fsx``.
+    :param ips_per_node: private IPs planned per node when checking that the subnet holds the
+        cluster. Default: none, 5 per node of an EFA type and 1 otherwise (UNCONFIRMED: AWS documents
+        no figure for HyperPod; 5 is SageMaker's minimum for an EFA training instance).
+    :param interface_endpoints: interface endpoints to add to a network that has no NAT gateway,
+        beyond the ones it has. Default: ``ssm``, ``ssmmessages``, ``ec2messages`` (UNCONFIRMED:
+        Systems Manager access to nodes; see docs/hyperpod.md); none with a NAT gateway or a network
+        given as parts.
+    """
+
+    mount_path: str = DEFAULT_MOUNT_PATH
+    ips_per_node: Optional[int] = None
+    interface_endpoints: Optional[Sequence[str]] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mount_path, str) or not _MOUNT_PATH.fullmatch(self.mount_path):
+            raise ConfigError(f"mount_path must be an absolute path like /fsx (FsxLustreConfig.MountPath), "
+                              f"got {self.mount_path!r}")
+        hv.check_ips_per_node("ips_per_node", self.ips_per_node)
+        found = self.interface_endpoints
+        if found is not None and (isinstance(found, str) or not isinstance(found, (list, tuple))
+                                  or not all(isinstance(name, str) for name in found)):
+            raise PropTypeError(f"interface_endpoints must be a list of endpoint service names (str), got {found!r}")
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """The endpoints HyperPod nodes use without a NAT gateway (the default, or the ones given)."""
+        return HYPERPOD_INTERFACE_ENDPOINTS if self.interface_endpoints is None else tuple(self.interface_endpoints)
+
+
+__all__ = ["Nodes", "Provisioning"]
