@@ -77,12 +77,17 @@ ROOMS: dict[str, Room] = {
          "tests/test_rules_network.py", "tests/test_rules_fixtures.py"),
     ),
     "preflight-rules": Room(
-        ("smddp_infra/preflight/checks.py",),
+        ("smddp_infra/preflight/rules.py", "smddp_infra/preflight/facts.py"),
         ("tests/test_preflight.py",),
     ),
-    # the network's spec: one validator per rule, the subnet arithmetic, SageMaker names
+    # the data path: network ACLs, the FSx client ports, DNS (what diagnose joins too)
+    "data-path": Room(
+        ("smddp_infra/rules/nacl_rules.py", "smddp_infra/rules/fsx_client_rules.py", "smddp_infra/rules/dns_rules.py"),
+        ("tests/test_rules_data_path.py", "tests/test_rules_nacl_paths.py", "tests/test_rules_fsx_clients.py"),
+    ),
+    # the network's schema: each field's rule, one validator per cross-field rule, the one sizing call
     "schema": Room(
-        ("smddp_infra/schema/network.py", "smddp_infra/facts/subnets.py", "smddp_infra/facts/names.py"),
+        ("smddp_infra/schema/network.py", "smddp_infra/schema/fields.py"),
         ("tests/test_schema.py", "tests/test_stated_limits.py", "tests/test_settings.py"),
         ("tests/test_schema.py::test_the_old_api_warns_once_naming_the_new_one",
          "tests/test_schema.py::test_training_network_takes_at_most_ten_props_and_a_short_constructor",
@@ -90,6 +95,13 @@ ROOMS: dict[str, Room] = {
          "tests/test_stated_limits.py::test_a_64_character_monitoring_prefix_is_one_line_naming_the_field",
          # runs app.py through the cdk CLI in a child process: it cannot see the mutant
          "tests/test_settings.py::test_app_exits_2_with_one_line_on_bad_context"),
+    ),
+    # the AWS facts floor: patterns, limits, tables and arithmetic, each once
+    "facts": Room(
+        ("smddp_infra/facts/subnets.py", "smddp_infra/facts/names.py", "smddp_infra/facts/regions.py",
+         "smddp_infra/facts/arns.py", "smddp_infra/facts/s3.py", "smddp_infra/facts/eks.py",
+         "smddp_infra/facts/training_jobs.py"),
+        ("tests/test_facts.py", "tests/test_schema.py", "tests/test_stated_limits.py"),
     ),
 }
 

@@ -21,7 +21,7 @@ from smddp_infra.errors import ConfigError
 from smddp_infra.facts.arns import is_kms_key_arn, is_sns_topic_arn
 from smddp_infra.facts.names import is_sagemaker_name
 from smddp_infra.facts.regions import REGION
-from smddp_infra.facts.s3 import bucket_name_problem, split_s3_uri
+from smddp_infra.facts.s3 import bucket_name_problem
 from smddp_infra.partitions import absent_in, partition_of
 from smddp_infra.schema.fields import FieldValueError, field_of, flag, group, number, rule_of, text, value
 from smddp_infra.schema.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload
@@ -88,14 +88,16 @@ class NetworkSettings:
     spec: NetworkSpec
 
     def __getattr__(self, name: str) -> Any:
-        for part in (self.__dict__.get("app"), *self.__dict__["spec"].groups()) if "spec" in self.__dict__ else ():
-            if name in getattr(part, "__dataclass_fields__", {}):
+        if name.startswith("__") or "spec" not in self.__dict__:  # copy/pickle probing, or not built yet
+            raise AttributeError(name)
+        for part in (self.app, *self.spec.groups()):
+            if name in part.__dataclass_fields__:
                 return getattr(part, name)
         raise AttributeError(f"NetworkSettings has no setting {name!r}")
 
     @property
     def dataset_bucket_name(self) -> Optional[str]:
-        return self.app.dataset_bucket.removeprefix("s3://").partition("/")[0] if self.app.dataset_bucket else None
+        return _bucket_and_prefix(self.app.dataset_bucket)[0] if self.app.dataset_bucket else None
 
     @classmethod
     def from_context(cls, context: Mapping[str, Any]) -> "NetworkSettings":
@@ -123,7 +125,7 @@ class NetworkSettings:
         if "deployment_types" in storage:
             storage["deployment_types"] = tuple(_one_or_more(storage["deployment_types"]))
         if app.dataset_bucket:
-            storage["dataset_prefix"] = app.dataset_bucket.removeprefix("s3://").partition("/")[2]
+            storage["dataset_prefix"] = _bucket_and_prefix(app.dataset_bucket)[1]
         given = frozenset(name for name, present in (("encryption_key", app.kms_key not in (None, "create")),
                                                      ("dataset_bucket", app.dataset_bucket)) if present)
         try:
@@ -136,10 +138,15 @@ class NetworkSettings:
         return cls(app=app, spec=spec)
 
 
+def _bucket_and_prefix(value: str) -> tuple[str, str]:
+    """``bucket`` or ``s3://bucket/prefix`` -> (bucket, prefix)."""
+    bucket, _, prefix = value.removeprefix("s3://").partition("/")
+    return bucket, prefix
+
+
 def _bucket_problem(value: str) -> Optional[str]:
     """What S3 refuses in ``bucket`` or ``s3://bucket/prefix`` (None: nothing)."""
-    parts = split_s3_uri(value if value.startswith("s3://") else f"s3://{value}")
-    return bucket_name_problem(parts[0] if parts else value)
+    return bucket_name_problem(_bucket_and_prefix(value)[0])
 
 
 def _one_or_more(value: Any) -> list[str]:

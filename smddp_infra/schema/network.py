@@ -43,10 +43,6 @@ from smddp_infra.sizing.workload import throughput_from_cluster
 if TYPE_CHECKING:
     from smddp_infra.sizing.tiering import TieringPlan
 
-#: A value known only at deploy, which the schema leaves to the construct's validate step and the deploy.
-_TOKEN_MARK = TOKEN_MARK
-
-
 def _efa_type_hint(name: Any) -> str:
     why = EXCLUDED_EFA_TYPES.get(name) if isinstance(name, str) else None
     return f" ({name} is left out on purpose: {why})" if why else ""
@@ -450,7 +446,7 @@ def training_plan_zone_problem(spec: NetworkSpec) -> Optional[str]:
     if zone_id is None:
         return None
     known = p.availability_zone_id if spec.creates_vpc and p.availability_zone_id and \
-        _TOKEN_MARK not in p.availability_zone_id else None
+        TOKEN_MARK not in p.availability_zone_id else None
     return plan_zone_problem(known, zone_id, subnet_zone=p.availability_zone or "")
 
 
