@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from smddp_infra.errors import ConfigError
-from smddp_infra.facts.arns import is_kms_key_arn, is_sns_topic_arn
+from smddp_infra.facts.arns import alarm_topic_problem, is_kms_key_arn, is_sns_topic_arn
 from smddp_infra.facts.names import is_sagemaker_name
 from smddp_infra.facts.regions import REGION
 from smddp_infra.facts.s3 import bucket_name_problem
@@ -154,8 +154,11 @@ def _one_or_more(value: Any) -> list[str]:
 
 
 def _check_app(app: AppOptions, spec: NetworkSpec) -> None:
-    """The app's own rules between its keys: HyperPod's instance types, and whether the region's
-    partition has HyperPod at all."""
+    """The app's own rules between its keys: the alarm topic's Region, HyperPod's instance types, and
+    whether the region's partition has HyperPod at all."""
+    problem = alarm_topic_problem(app.alarm_topic_arn, app.region) if app.alarm_topic_arn else None
+    if problem is not None:
+        raise ConfigError(f"smddp:alarmTopicArn {app.alarm_topic_arn} {problem}")
     if app.hyperpod:
         from smddp_infra.hyperpod.validation import check_instance_type
 

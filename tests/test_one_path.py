@@ -136,3 +136,16 @@ def test_the_old_flat_keyword_names_its_new_place() -> None:
     with pytest.raises(TypeError, match=r"^TrainingNetwork has no field 'workloads': did you mean 'workload'\?$"):
         TrainingNetwork(stack, "Network", workloads=Workload())  # type: ignore[call-arg]
 
+
+
+def test_an_alarm_topic_of_another_region_names_the_context_key() -> None:
+    """Values from another place are checked against the stack, in the words the app's user wrote
+    (the construct's check names monitoring.alarm_topic; the same rule, facts.arns.alarm_topic_problem)."""
+    arn = "arn:aws:sns:us-west-2:123456789012:alarms"
+    with pytest.raises(ConfigError) as caught:
+        NetworkSettings.from_context(cdk_context(**{"smddp:alarmTopicArn": arn}))
+    assert str(caught.value) == (f"smddp:alarmTopicArn {arn} is in us-west-2 (aws), the stack in us-east-1 (aws): "
+                                 "CloudWatch alarm actions must be in the alarm's Region; pass a topic of the stack's "
+                                 "Region")
+    same_region = arn.replace("us-west-2", "us-east-1")
+    assert NetworkSettings.from_context(cdk_context(**{"smddp:alarmTopicArn": same_region})).alarm_topic_arn == same_region

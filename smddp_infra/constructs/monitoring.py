@@ -37,10 +37,9 @@ from constructs import Construct
 from smddp_infra.constructs import _validation as v
 from smddp_infra.contract import FSX_DIMENSION, FSX_NAMESPACE, MonitoringSettings, SizingRecord
 from smddp_infra.errors import ConfigError, PropTypeError
+from smddp_infra.facts.arns import alarm_topic_problem
 from smddp_infra.observe import metrics as m
-from smddp_infra.facts.arns import parse_arn
 from smddp_infra.facts.names import is_sagemaker_name
-from smddp_infra.partitions import partition_of
 
 #: SageMaker training job metrics (SageMaker "Monitor with CloudWatch": namespace, GPUUtilization,
 #: dimension Host = "<job name>/algo-<n>").
@@ -138,13 +137,9 @@ def check_topic_region(scope: Construct, topic: sns.ITopic, *, prop: str = "moni
     be in the alarm's Region (CloudWatch User Guide, alarm actions; PutMetricAlarm refuses an SNS
     topic of another Region). Known when the stack's Region and the topic's ARN are literals."""
     region, arn = v.concrete_region(scope), topic.topic_arn
-    if region is None or Token.is_unresolved(arn):
-        return
-    parsed = parse_arn(arn)
-    where = parsed.elsewhere(region) if parsed is not None else None
-    if where is not None:
-        raise ConfigError(f"{prop}.alarm_topic {arn} is in {where}, the stack in {region} ({partition_of(region)}): "
-                          "CloudWatch alarm actions must be in the alarm's Region; pass a topic of the stack's Region")
+    problem = None if region is None or Token.is_unresolved(arn) else alarm_topic_problem(arn, region)
+    if problem is not None:
+        raise ConfigError(f"{prop}.alarm_topic {arn} {problem}")
 
 
 class FileSystemMonitoring(Construct):

@@ -61,6 +61,18 @@ class Arn:
         return None
 
 
+def alarm_topic_problem(arn: str, region: str) -> Optional[str]:
+    """What is wrong with an SNS topic ``arn`` as an alarm action of a stack in ``region`` (None:
+    nothing, or not an ARN): CloudWatch alarm actions must be in the alarm's Region (CloudWatch
+    User Guide, alarm actions; PutMetricAlarm refuses an SNS topic of another Region)."""
+    parsed = parse_arn(arn)
+    where = parsed.elsewhere(region) if parsed is not None else None
+    if where is None:
+        return None
+    return (f"is in {where}, the stack in {region} ({partition_of(region)}): CloudWatch alarm actions must be in the "
+            "alarm's Region; pass a topic of the stack's Region")
+
+
 def parse_arn(value: Any) -> Optional[Arn]:
     """The parts of ``value``, or None when it is not an ARN (a token is not one: check
     ``Token.is_unresolved`` first where tokens can arrive)."""
@@ -113,5 +125,5 @@ def is_eks_cluster_arn(value: Any) -> bool:
     return eks_cluster_name(value) is not None
 
 
-__all__ = ["Arn", "EKS_CLUSTER_ARN", "ROLE_ARN_LENGTH", "TRAINING_PLAN_ARN", "TRAINING_PLAN_ARN_LENGTH", "eks_cluster_name", "is_eks_cluster_arn",
+__all__ = ["alarm_topic_problem", "Arn", "EKS_CLUSTER_ARN", "ROLE_ARN_LENGTH", "TRAINING_PLAN_ARN", "TRAINING_PLAN_ARN_LENGTH", "eks_cluster_name", "is_eks_cluster_arn",
            "is_kms_key_arn", "is_role_arn", "is_sns_topic_arn", "is_training_plan_arn", "parse_arn"]
