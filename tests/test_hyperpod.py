@@ -394,8 +394,10 @@ BAD = [
      "instance_groups must hold exactly one group with slurm_node_type='Controller' (the Slurm head node), got 0: none"),
     ({"instance_groups": [_controller(), _group(name="c2", slurm_node_type="Controller")]},
      "got 2: instance_groups[0] 'controller', instance_groups[1] 'c2'"),
-    ({"instance_groups": [_controller(), _group(count=900)]},
-     "instance_groups: 901 nodes need 4501 private IPs"),
+    # a p5 node takes 32 addresses on Slurm (one per network card): 8 of them and the controller
+    # are 257, past the /24's 251 usable addresses (test_a_cluster_that_fits_the_small_subnet...: 7 fit)
+    ({"instance_groups": [_controller(), _group(count=8)]},
+     "instance_groups: 9 nodes need 257 private IPs"),
     ({"instance_groups": [_controller(), _group(training_plan_arn="arn:aws:sagemaker:us-east-1:123456789012:training-job/plan-abcdefgh")]},
      "instance_groups[1].training_plan_arn must be a SageMaker training plan ARN"),
     ({"orchestrator": "eks", "instance_groups": [_group(slurm_node_type=None)]},
@@ -440,7 +442,8 @@ def test_bad_props_raise_one_line_naming_the_prop(small_network: Any, props: dic
 def test_a_cluster_that_fits_the_small_subnet_is_accepted(small_network: Any) -> None:
     from smddp_infra import HyperPodCluster
 
-    cluster = HyperPodCluster(small_network.node.scope, "Fits", network=small_network, instance_groups=[_controller(), _group(count=40)])
+    # 7 p5 nodes x 32 addresses + the controller's 1 + 17 for the file system and endpoints: 242 of 251
+    cluster = HyperPodCluster(small_network.node.scope, "Fits", network=small_network, instance_groups=[_controller(), _group(count=7)])
     assert cluster.cluster_name.startswith("Errors-Fits-")
 
 

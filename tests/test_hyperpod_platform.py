@@ -196,6 +196,9 @@ def test_review_lists_the_new_options(synth: dict[str, Any]) -> None:
     assert "| spot | ml.p5.48xlarge | 2 | Spot |" in text
     slurm = "\n".join(_hyperpod_section(TemplateView(synth["templates"]["HyperPodSlurmOptions"]), "##"))
     assert "Slurm; node provisioning standard; autoscaling off" in slurm and "| train | ml.p5.48xlarge | 3 to 4 |" in slurm
+    # the address plan: per group nodes x addresses per node (facts.addresses), against the subnet's usable ones
+    assert "Address plan: system 2 x 15 + train 4 x 81 + spot 2 x 81 = 516 private IPs of 4,091 usable in its " \
+           "subnet (10.0.0.0/20)" in text
     assert _hyperpod_section(TemplateView({"Resources": {}}), "##") == []  # no cluster, no section
 
 

@@ -48,12 +48,27 @@ def test_an_eks_arn_is_checked_even_without_botocore(no_botocore: Any) -> None:
 
 
 def test_the_subnet_check_is_an_error_only_when_the_addresses_certainly_run_out() -> None:
-    groups = [InstanceGroup(name="g", instance_type="ml.p5.48xlarge", count=48)]  # 48 x 5 = 240 IPs
-    v.check_fits_subnet("instance_groups", groups, ips_override=None, subnet_mask=24, other_ips=11)  # 251 usable
-    with pytest.raises(ConfigError, match=r"48 nodes need 240 private IPs .* \+ 12 for the file system"):
-        v.check_fits_subnet("instance_groups", groups, ips_override=None, subnet_mask=24, other_ips=12)
-    with pytest.raises(ConfigError, match="ips_per_node 32"):
-        v.check_fits_subnet("instance_groups", groups, ips_override=32, subnet_mask=22, other_ips=0)
+    groups = [InstanceGroup(name="g", instance_type="ml.p5.48xlarge", count=7)]  # 7 x 32 = 224 IPs on Slurm
+    v.check_fits_subnet("instance_groups", groups, ips_override=None, subnet_mask=24, other_ips=27)  # 251 usable
+    with pytest.raises(ConfigError, match=r"^instance_groups: 7 nodes need 224 private IPs \+ 28 for the file system"):
+        v.check_fits_subnet("instance_groups", groups, ips_override=None, subnet_mask=24, other_ips=28)
+    with pytest.raises(ConfigError, match="takes 7 x 40 \\(ml.p5.48xlarge on slurm: ips_per_node 40, as given\\)"):
+        v.check_fits_subnet("instance_groups", groups, ips_override=40, subnet_mask=24, other_ips=0)
+
+
+def test_on_eks_the_subnet_check_counts_the_pods_addresses_and_names_a_new_networks_mask() -> None:
+    """The same 7 p5 nodes take 81 each on EKS (32 interfaces + 49 pod addresses the VPC CNI holds):
+    567 do not fit a /24; the line names the group, its figure and source, and the mask of a NEW network."""
+    groups = [InstanceGroup(name="c", instance_type="ml.m5.2xlarge", count=1),
+              InstanceGroup(name="train", instance_type="ml.p5.48xlarge", count=7)]
+    with pytest.raises(ConfigError) as caught:
+        v.check_fits_subnet("instance_groups", groups, ips_override=None, subnet_mask=24, other_ips=20, orchestrator="eks")
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith("instance_groups: 8 nodes need 582 private IPs + 20")
+    assert "instance_groups[1] 'train' takes 7 x 81 (ml.p5.48xlarge on eks: 32 network cards" in text
+    assert "WARM_ENI_TARGET=1" in text and "the other groups 15" in text
+    assert "a new network with a /22 or larger training subnet" in text and "never change this one in place" in text
+    v.check_fits_subnet("instance_groups", groups, ips_override=None, subnet_mask=22, other_ips=20, orchestrator="eks")
 
 
 def test_deep_health_checks_default_on_accelerator_efa_types_only() -> None:

@@ -290,7 +290,7 @@ class HyperPodCluster(Construct):
 
         endpoints = given.nodes.endpoints
         self._check_subnet(network, network.training_subnet, groups, given.nodes.ips_per_node, endpoints,
-                           eks=given.orchestration.eks_wanted)
+                           eks=given.orchestration.eks_wanted, orchestrator=orchestrator)
         #: The endpoints HyperPod nodes use without a NAT gateway that the network lacked, placed as
         #: the network places its own: the training subnet, private DNS, HTTPS from that subnet.
         self.interface_endpoints = add_missing_endpoints(network, endpoints)
@@ -458,10 +458,12 @@ class HyperPodCluster(Construct):
                                           region, partition_of(region))
 
     def _check_subnet(self, network: ITrainingNetwork, subnet: ec2.ISubnet, groups: Sequence[InstanceGroup],
-                      ips_per_node: Optional[int], endpoints: Sequence[str], *, eks: bool) -> None:
+                      ips_per_node: Optional[int], endpoints: Sequence[str], *, eks: bool, orchestrator: str) -> None:
         """The nodes' addresses must fit the training subnet beside the file system and the
         endpoints: the network's, the ones HyperPod adds, and on EKS the ones its nodes need
-        (``EKS_INTERFACE_ENDPOINTS``, added by :class:`HyperPodEksCluster`), one address each."""
+        (``EKS_INTERFACE_ENDPOINTS``, added by :class:`HyperPodEksCluster`), one address each. A
+        node's addresses follow its type and the orchestrator (on EKS its pods take VPC addresses:
+        :func:`smddp_infra.facts.addresses.addresses_per_node`); ``ips_per_node`` overrides them."""
         mask = network.training_subnet_mask
         if mask is not None:
             adding = set(missing_endpoints(network, endpoints))
@@ -469,7 +471,8 @@ class HyperPodCluster(Construct):
                 adding |= set(missing_endpoints(network, hyperpod_eks.EKS_INTERFACE_ENDPOINTS))
             other = FILE_SYSTEM_IPS + len(network.endpoint_services() or ()) + len(adding)
             hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=mask,
-                                 other_ips=other, subnet=f"the training subnet of {network.node.path}")
+                                 other_ips=other, orchestrator=orchestrator,
+                                 subnet=f"the training subnet of {network.node.path}")
             return
         cidr = v.subnet_cidr(subnet)
         if cidr is None:
@@ -478,7 +481,8 @@ class HyperPodCluster(Construct):
                 "so whether it holds the cluster's nodes is not evaluated")
             return
         hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=int(cidr.rsplit("/", 1)[1]),
-                             other_ips=FILE_SYSTEM_IPS, subnet=f"training_subnet {subnet.node.path} ({cidr})")
+                             other_ips=FILE_SYSTEM_IPS, orchestrator=orchestrator,
+                             subnet=f"training_subnet {subnet.node.path} ({cidr})")
 
 
 def _check_eks_props(orchestrator: str, arn: Optional[str], settings: Any, cluster: Any, layer: Any) -> None:

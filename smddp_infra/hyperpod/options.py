@@ -68,9 +68,12 @@ class Nodes:
 
     :param mount_path: where every group mounts the file system (``FsxLustreConfig.MountPath``).
         Default: ``/fsx``.
-    :param ips_per_node: private IPs planned per node when checking that the subnet holds the
-        cluster. Default: none, 5 per node of an EFA type and 1 otherwise (UNCONFIRMED: AWS documents
-        no figure for HyperPod; 5 is SageMaker's minimum for an EFA training instance).
+    :param ips_per_node: private IPs planned per node (every group) when checking that the subnet holds
+        the cluster, e.g. for a VPC CNI configured otherwise than EKS installs it. Default: none, each
+        group's figure from its instance type, orchestrator and interface
+        (:func:`smddp_infra.facts.addresses.addresses_per_node`: on Slurm one address per network
+        card, 32 on a p5; on EKS also the pod addresses the VPC CNI holds, 81 on a p5; table and
+        sources in docs/hyperpod.md).
     :param interface_endpoints: interface endpoints to add to a network that has no NAT gateway,
         beyond the ones it has. Default: ``ssm``, ``ssmmessages``, ``ec2messages`` (UNCONFIRMED:
         Systems Manager access to nodes; see docs/hyperpod.md); none with a NAT gateway or a network

@@ -17,8 +17,6 @@ from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.hyperpod import api
 from smddp_infra.hyperpod.values import (
     DEEP_HEALTH_CHECKS,
-    DEFAULT_IPS_PER_EFA_NODE,
-    DEFAULT_IPS_PER_NODE,
     ORCHESTRATORS,
     SLURM_NODE_TYPES,
     TAINT_EFFECTS,
@@ -26,6 +24,7 @@ from smddp_infra.hyperpod.values import (
     KubernetesTaint,
 )
 from smddp_infra.facts import arns, names
+from smddp_infra.facts.addresses import NodeAddresses, addresses_per_node
 from smddp_infra.facts.subnets import smallest_mask_for, usable_addresses
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
@@ -452,11 +451,14 @@ def health_checks(group: InstanceGroup) -> tuple[str, ...]:
     return default_health_checks(group.instance_type) if group.deep_health_checks is None else tuple(group.deep_health_checks)
 
 
-def ips_per_node(group: InstanceGroup, override: Optional[int]) -> int:
-    """Private IPs planned for one node of ``group``: the prop, else the UNCONFIRMED defaults."""
+def node_addresses(group: InstanceGroup, orchestrator: str, override: Optional[int]) -> NodeAddresses:
+    """The private IPs one node of ``group`` takes: ``ips_per_node`` when given, else the figure of its
+    instance type, orchestrator and interface (:func:`smddp_infra.facts.addresses.addresses_per_node`,
+    each part cited there; the VPC CNI as EKS installs it, without prefix delegation)."""
     if override is not None:
-        return override
-    return DEFAULT_IPS_PER_EFA_NODE if group.instance_type in EFA_INSTANCE_TYPES else DEFAULT_IPS_PER_NODE
+        return NodeAddresses(override, override, f"ips_per_node {override}, as given")
+    return addresses_per_node(group.instance_type, orchestrator=orchestrator,
+                              interface=getattr(group, "network_interface", None) or "efa")
 
 
 def check_ips_per_node(prop: str, value: Any) -> None:
@@ -464,24 +466,32 @@ def check_ips_per_node(prop: str, value: Any) -> None:
         raise ConfigError(f"{prop} must be a whole number >= 1 (private IPs per HyperPod node) or None, got {_shown(value)}")
 
 
-def addresses_needed(groups: Sequence[InstanceGroup], override: Optional[int]) -> int:
-    return sum(g.count * ips_per_node(g, override) for g in groups)
+def addresses_needed(groups: Sequence[InstanceGroup], override: Optional[int], orchestrator: str = "slurm") -> int:
+    return sum(g.count * node_addresses(g, orchestrator, override).addresses for g in groups)
 
 
 def check_fits_subnet(prop: str, groups: Sequence[InstanceGroup], *, ips_override: Optional[int], subnet_mask: int,
-                      other_ips: int, subnet: str = "the training subnet") -> None:
+                      other_ips: int, orchestrator: str = "slurm", subnet: str = "the training subnet") -> None:
     """Every node's addresses, plus what else lives in the subnet (the file system, endpoints),
-    within the subnet's usable addresses (AWS reserves 5 in every subnet): error when certain."""
+    within the subnet's usable addresses (AWS reserves 5 in every subnet): error when certain, as
+    each group's figure is what a node certainly takes. The way out is a NEW network with a larger
+    training subnet, or fewer nodes: a subnet's ``CidrBlock`` is create-only, so a deployed
+    network's CIDR is never changed in place."""
     usable = usable_addresses(subnet_mask)
-    nodes = addresses_needed(groups, ips_override)
-    if nodes + other_ips > usable:
-        total = sum(g.count for g in groups)
-        wanted = smallest_mask_for(nodes + other_ips)
-        raise ConfigError(
-            f"{prop}: {total} nodes need {nodes} private IPs (ips_per_node "
-            f"{ips_override if ips_override is not None else 'default, UNCONFIRMED'}) + {other_ips} for the file system "
-            f"and endpoints, more than {subnet} (/{subnet_mask}, {usable} usable addresses) holds; use a /{wanted} or "
-            "larger subnet (the network's max_instance_count / smddp:maxInstanceCount) or fewer nodes")
+    plans = [(index, group, node_addresses(group, orchestrator, ips_override)) for index, group in enumerate(groups)]
+    nodes = sum(group.count * plan.addresses for _, group, plan in plans)
+    if nodes + other_ips <= usable:
+        return
+    index, group, plan = max(plans, key=lambda p: p[1].count * p[2].addresses)
+    rest = nodes - group.count * plan.addresses
+    raise ConfigError(
+        f"{prop}: {sum(g.count for g in groups)} nodes need {nodes} private IPs + {other_ips} for the file system and "
+        f"endpoints, more than {subnet} (/{subnet_mask}, {usable} usable addresses) holds; {prop}[{index}] "
+        f"{group.name!r} takes {group.count} x {plan.addresses} ({group.instance_type} on {orchestrator}: {plan.source})"
+        f"{f', the other groups {rest}' if len(groups) > 1 else ''}; a new network with a /"
+        f"{smallest_mask_for(nodes + other_ips)} or larger training subnet holds them (the network's max_instance_count "
+        "/ smddp:maxInstanceCount; a subnet's CIDR is create-only: build a new network, never change this one in "
+        "place), or use fewer nodes")
 
 
 def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) -> list[str]:

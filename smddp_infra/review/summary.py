@@ -112,8 +112,36 @@ def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
                     updates += f", rollback on {', '.join(g.rollback_alarms)}"
             out.append(f"| {_cell(g.name)} | {g.instance_type} | {g.nodes} | {g.capacity} | {_cell(placement)} | "
                        f"{_cell(updates)} | {_cell(g.image_id or 'HyperPod default')} |")
-        out.append("")
+        out += ["", _address_plan(view, c), ""]
     return out
+
+
+def _address_plan(view: TemplateView, cluster: Any) -> str:
+    """Per group nodes x private IPs per node (:func:`smddp_infra.facts.addresses.addresses_per_node`,
+    from its type, the orchestrator and ``NetworkInterface.InterfaceType``) against the usable addresses of
+    the cluster's subnet, when the template writes its CIDR. A construct's ``ips_per_node`` override is not
+    in a template, so the figures here are always the facts'."""
+    from smddp_infra.facts.addresses import addresses_per_node
+    from smddp_infra.facts.subnets import usable_addresses
+
+    props = view.props(cluster.logical_id)
+    written = [g for g in props.get("InstanceGroups") or [] if isinstance(g, Mapping)]
+    parts, total = [], 0
+    for group, raw in zip(cluster.groups, written):
+        interface = (raw.get("NetworkInterface") or {}).get("InterfaceType", "efa")
+        figure = addresses_per_node(group.instance_type, orchestrator=cluster.orchestrator,
+                                    interface=interface if interface == "efa-only" else "efa")
+        if not isinstance(group.count, int):
+            return f"Address plan: not evaluated ({group.name}'s InstanceCount is not a number in the template)."
+        total += group.count * figure.addresses
+        parts.append(f"{group.name} {group.count} x {figure.addresses}{' (UNCONFIRMED)' if figure.unconfirmed else ''}")
+    subnets = (props.get("VpcConfig") or {}).get("Subnets") or []
+    ref = subnets[0].get("Ref") if subnets and isinstance(subnets[0], Mapping) else None
+    cidr = view.props(ref).get("CidrBlock") if isinstance(ref, str) else None
+    against = (f" of {usable_addresses(int(cidr.rsplit('/', 1)[1])):,} usable in its subnet ({cidr})" if isinstance(cidr, str)
+               else " (the subnet's CIDR is not in this template)")
+    return (f"Address plan: {' + '.join(parts)} = {total:,} private IPs{against}; per node, what a node takes when it "
+            "joins (docs/hyperpod.md, Addresses per node).")
 
 
 def _ref_name(value: Any) -> str:
