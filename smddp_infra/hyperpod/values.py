@@ -27,12 +27,6 @@ DEFAULT_MOUNT_PATH = "/fsx"
 #: and ``ec2messages``. UNCONFIRMED: AWS documents no list of endpoints for HyperPod nodes; with
 #: a NAT gateway none is needed.
 HYPERPOD_INTERFACE_ENDPOINTS: tuple[str, ...] = ("ssm", "ssmmessages", "ec2messages")
-#: Private IPs planned per HyperPod node of an EFA type. UNCONFIRMED: AWS documents no figure for
-#: HyperPod; this is SageMaker's documented minimum for a training instance that uses EFA.
-#: Override with ``HyperPodCluster(ips_per_node=...)``.
-DEFAULT_IPS_PER_EFA_NODE = 5
-#: ... and per node of a type without EFA (one network interface, one address). UNCONFIRMED.
-DEFAULT_IPS_PER_NODE = 1
 #: Key prefix in the job bucket under which the optional lifecycle script lives.
 DEFAULT_LIFECYCLE_PREFIX = "hyperpod-lifecycle"
 #: Kubernetes taint effects (botocore ``ClusterKubernetesTaintEffect``; Kubernetes' own three);
