@@ -404,7 +404,7 @@ BAD = [
      "eks_settings.control_plane_availability_zone is required when this app builds the EKS control plane"),
     ({"orchestrator": "eks", "eks_cluster_arn": EKS_ARN, "instance_groups": [_group()]},
      "instance_groups[0].slurm_node_type is for orchestrator='slurm' only"),
-    ({"orchestrator": "k8s", "instance_groups": [_group()]}, "orchestrator must be one of 'slurm', 'eks', got 'k8s'"),
+    ({"orchestrator": "k8s", "instance_groups": [_group()]}, "orchestrator must be 'slurm' or 'eks', got 'k8s'"),
     ({"instance_groups": [_controller(), _group(name="gpu_1")]}, "instance_groups[1].name must be 1 to 63 letters"),
     ({"instance_groups": [_controller(), _group(name="controller")]}, "instance_groups[1].name 'controller' is already"),
     ({"instance_groups": [_controller(), _group(threads_per_core=4)]}, "instance_groups[1].threads_per_core must be 1"),

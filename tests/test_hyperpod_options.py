@@ -247,11 +247,11 @@ def test_an_unknown_field_is_one_line_naming_the_group_and_the_nearest_field(kin
 BAD_VALUES = [
     ("Provisioning", {"tiered_checkpointing_memory_percent": 150},
      "tiered_checkpointing_memory_percent must be a whole percentage of instance memory from 0 to 100"),
-    ("Provisioning", {"node_recovery": "yes"}, "node_recovery must be True or False, got 'yes'"),
+    ("Provisioning", {"node_recovery": "yes"}, "node_recovery must be True or False, got str 'yes'"),
     ("Nodes", {"mount_path": "fsx"}, "mount_path must be an absolute path like /fsx"),
     ("Nodes", {"ips_per_node": 0}, "ips_per_node must be a whole number >= 1"),
     ("Nodes", {"interface_endpoints": "ssm"}, "interface_endpoints must be a list of endpoint service names (str)"),
-    ("Orchestration", {"orchestrator": "k8s"}, "orchestrator must be one of 'slurm', 'eks', got 'k8s'"),
+    ("Orchestration", {"orchestrator": "k8s"}, "orchestrator must be 'slurm' or 'eks', got 'k8s'"),
     ("Orchestration", {"eks_cluster_arn": EKS_ARN}, "eks_cluster_arn is for orchestrator='eks' only"),
     ("Lifecycle", {"lifecycle_script": "scripts/on_init.sh"}, "lifecycle_script must be a file name of 1 to 128 characters"),
     ("Lifecycle", {"lifecycle_prefix": "/"}, "lifecycle_prefix must name a prefix in the job bucket"),

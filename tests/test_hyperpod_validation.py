@@ -102,7 +102,7 @@ def _taint(key: str = "nvidia.com/gpu", value: Any = "true", effect: str = "NoSc
 GROUP_RULES = [
     ({"min_count": 5}, "instance_groups[0].min_count must be at most the group's count 4 (MinInstanceCount <= InstanceCount), got 5"),
     ({"min_count": -1}, "instance_groups[0].min_count must be a whole number from 0 to 6758"),
-    ({"spot": "yes"}, "instance_groups[0].spot must be True or False, got 'yes'"),
+    ({"spot": "yes"}, "instance_groups[0].spot must be True or False, got str 'yes'"),
     ({"kubernetes_labels": {"team/": "x"}}, "instance_groups[0].kubernetes_labels key 'team/' must be letters"),
     ({"kubernetes_labels": {"example.com/" + "n" * 64: "x"}}, "a name of at most 63 characters (Kubernetes)"),
     ({"kubernetes_labels": {"role": ""}}, "instance_groups[0].kubernetes_labels['role'] must be 1 to 63"),

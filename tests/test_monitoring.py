@@ -277,7 +277,7 @@ def test_the_file_system_alone_is_watched_too(variants: dict[str, dict[str, Any]
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"throughput_fraction": 1.5}, "monitoring.throughput_fraction must be > 0 and <= 1"),
+    ({"throughput_fraction": 1.5}, "monitoring.throughput_fraction must be a number > 0 and <= 1"),
     ({"throughput_fraction": 0}, "monitoring.throughput_fraction must be a number > 0"),
     ({"period_seconds": 90}, "monitoring.period_seconds must be a multiple of 60"),
     ({"datapoints_to_alarm": 5}, "monitoring.datapoints_to_alarm must be <= evaluation_periods (4), got 5"),

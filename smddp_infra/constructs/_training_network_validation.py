@@ -16,7 +16,7 @@ from aws_cdk import Annotations, Token
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
-from smddp_infra.schema.fields import field_of, rule_of
+from smddp_infra.schema.fields import rule_for
 from smddp_infra.schema.network import NetworkSpec, Placement, Storage
 from smddp_infra.sizing.catalog import efa_instance
 
@@ -117,9 +117,7 @@ def _legacy_context(scope: Construct, key: str, group: type, prop: str) -> Any:
         return None
     warnings.warn(f"{scope.node.path} read context key {key}: constructs no longer read context; pass "
                   f"{prop}= (TrainingNetwork: its group field of that name)", DeprecationWarning, stacklevel=2)
-    rule = rule_of(field_of(group, prop))
-    assert rule is not None
-    return rule.read(f"context {key}", raw)
+    return rule_for(group, prop).read(f"context {key}", raw)
 
 
 __all__ = ["az_id_prefix_for", "check_against_app", "check_existing", "context_cost_warning"]

@@ -20,8 +20,6 @@ Two kinds of checks:
 from __future__ import annotations
 
 import ipaddress
-import math
-from numbers import Real
 from typing import Any, Optional, Sequence
 
 from aws_cdk import Annotations, Aspects, Stack, Token, aws_ec2 as ec2
@@ -29,9 +27,12 @@ from constructs import IConstruct
 
 from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.facts import regions
-from smddp_infra.facts.regions import check_availability_zone, check_availability_zone_id, is_az_id, is_az_name
+from smddp_infra.facts.regions import check_availability_zone, check_availability_zone_id, is_az_id
 from smddp_infra.facts.s3 import bucket_name_problem
 from smddp_infra.facts.subnets import FILE_SYSTEM_IPS, HEADROOM, smallest_mask_for, usable_addresses
+from smddp_infra.schema import fields
+from smddp_infra.schema.fields import LOOKUP_PLACEHOLDER_AZS
+from smddp_infra.schema.network import Placement
 
 #: What each jsii interface is recognised by: jsii's Python interfaces are typing Protocols
 #: that ``isinstance`` cannot check, so a value qualifies by the attribute that defines the
@@ -54,10 +55,10 @@ WARN_SUBNET_HEADROOM = "smddp:subnetWithoutHeadroom"
 WARN_KEY_OTHER_ACCOUNT = "smddp:keyInOtherAccount"
 
 #: What aws-cdk-lib's context lookups return BEFORE the CLI has performed them (aws-cdk-lib
-#: ``aws-ec2/lib/vpc.js``: the dummy ``Vpc.from_lookup`` answer, and ``Stack.availability_zones``'
-#: dummy list). The CLI then looks the values up, writes cdk.context.json and runs the app again,
-#: so a check that throws on these values prevents the very lookup that would answer it.
-LOOKUP_PLACEHOLDER_AZS = frozenset({"dummy1a", "dummy1b", "dummy1c"})
+#: ``aws-ec2/lib/vpc.js``: the dummy ``Vpc.from_lookup`` answer; ``Stack.availability_zones``' dummy
+#: list is the schema's :data:`~smddp_infra.schema.fields.LOOKUP_PLACEHOLDER_AZS`). The CLI then looks
+#: the values up, writes cdk.context.json and runs the app again, so a check that throws on these
+#: values prevents the very lookup that would answer it.
 LOOKUP_PLACEHOLDER_VPC_IDS = frozenset({"vpc-12345"})
 LOOKUP_PLACEHOLDER_SUBNET_IDS = frozenset({"s-12345", "s-67890", "p-12345", "p-67890"})
 LOOKUP_PLACEHOLDER_CIDR = "1.2.3.4/5"
@@ -72,11 +73,6 @@ def _shown(value: Any) -> str:
         return f"{' / '.join(kinds) or 'construct'} {node.path}"
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
-
-
-def is_token(value: Any) -> bool:
-    """A CloudFormation token (``Fn.select(...)``, a parameter, an attribute): unknown at synth."""
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool) and Token.is_unresolved(value)
 
 
 # --- value checks (no construct needed) ----------------------------------------------------------
@@ -116,72 +112,39 @@ def require_each(prop: str, values: Any, interface: str) -> list[Any]:
 
 
 def text(prop: str, value: Any, *, optional: bool = True, allow_token: bool = False) -> Optional[str]:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise PropTypeError(f"{prop} must be a str, got {_shown(value)}")
-    if not allow_token and Token.is_unresolved(value):
+    if not allow_token and isinstance(value, str) and Token.is_unresolved(value):
         raise ConfigError(f"{prop} must be known at synth (a literal string), got a token {value!r}")
-    return value
+    checked: Optional[str] = fields.text("a str", optional=optional, tokens=True).check(prop, value)
+    return checked
 
 
 def text_list(prop: str, values: Any, *, optional: bool = True) -> Optional[list[str]]:
-    if values is None and optional:
+    if fields.Rule("a list of str", (list, tuple), optional=optional).check(prop, values) is None:
         return None
-    if isinstance(values, str) or not isinstance(values, (list, tuple)):
-        raise PropTypeError(f"{prop} must be a list of str, got {_shown(values)}")
     for index, value in enumerate(values):
         text(f"{prop}[{index}]", value, optional=False, allow_token=True)
     return list(values)
 
 
 def flag(prop: str, value: Any, *, optional: bool = False) -> Optional[bool]:
-    if value is None and optional:
-        return None
-    if not isinstance(value, bool):
-        raise PropTypeError(f"{prop} must be True or False, got {_shown(value)}")
-    return value
-
-
-def number(prop: str, value: Any, *, minimum: float, exclusive: bool = False, unit: str = "",
-           optional: bool = True) -> Optional[float]:
-    """A finite literal number >= (or >) ``minimum``."""
-    if value is None and optional:
-        return None
-    relation = ">" if exclusive else ">="
-    what = f"a number {relation} {minimum:g}{' ' + unit if unit else ''}"
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise PropTypeError(f"{prop} must be {what}, got {_shown(value)}")
-    if is_token(value):
-        raise ConfigError(f"{prop} must be known at synth (a literal number): it sizes resources, got a token")
-    number_ = float(value)
-    if not math.isfinite(number_) or number_ < minimum or (exclusive and number_ == minimum):
-        raise ConfigError(f"{prop} must be {what}, got {value!r}")
-    return number_
-
-
-def whole(prop: str, value: Any, *, minimum: int, maximum: Optional[int] = None, why: str = "",
-          optional: bool = False) -> Optional[int]:
-    if value is None and optional:
-        return None
-    allowed = f"a whole number >= {minimum}" if maximum is None else f"a whole number from {minimum} to {maximum}"
-    allowed += " or None" if optional else ""
-    if is_token(value):
-        raise ConfigError(f"{prop} must be known at synth (a literal number): it sizes resources, got a token")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise PropTypeError(f"{prop} must be {allowed}{why}, got {_shown(value)}")
-    if value < minimum or (maximum is not None and value > maximum):
-        raise ConfigError(f"{prop} must be {allowed}{why}, got {value!r}")
-    checked: int = value
+    checked: Optional[bool] = fields.flag(optional=optional).check(prop, value)
     return checked
 
 
+def number(prop: str, value: Any, *, minimum: float, exclusive: bool = False, unit: str = "",
+           optional: bool = True) -> None:
+    """A finite literal number >= (or >) ``minimum``."""
+    fields.number(minimum, exclusive=exclusive, unit=unit, optional=optional).check(prop, value)
+
+
+def whole(prop: str, value: Any, *, minimum: int, maximum: Optional[int] = None, why: str = "",
+          optional: bool = False) -> None:
+    fields.whole(minimum, maximum, optional=optional, why=why).check(prop, value)
+
+
 def choice(prop: str, value: Any, allowed: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        names = [repr(a) for a in allowed]
-        listed = " or ".join(names) if len(names) == 2 else "one of " + ", ".join(names)
-        raise ConfigError(f"{prop} must be {listed}, got {value!r}")
-    return value
+    checked: str = fields.choice(allowed).check(prop, value)
+    return checked
 
 
 def instance(prop: str, value: Any, cls: type, how: str) -> None:
@@ -189,59 +152,15 @@ def instance(prop: str, value: Any, cls: type, how: str) -> None:
         raise PropTypeError(f"{prop} must be a {cls.__name__} ({how}), got {_shown(value)}")
 
 
-def vpc_cidr(prop: str, value: Any) -> ipaddress.IPv4Network:
-    """An IPv4 CIDR block from /16 to /24 (a VPC CIDR that holds the planned training subnet)."""
-    text(prop, value, optional=False)
-    network = regions.vpc_cidr(value)
-    if network is None:
-        raise ConfigError(f"{prop} must be an IPv4 CIDR block from /16 to /24 like 10.0.0.0/16, got {value!r}")
-    return network
+def placement(prop: str, name: str, value: Any) -> Any:
+    """``value`` checked by the rule of :class:`~smddp_infra.schema.network.Placement`'s field ``name``
+    (its one owner), named ``prop`` as the user wrote it."""
+    return fields.rule_for(Placement, name).check(prop, value)
 
 
-def prefix_list_id(prop: str, value: Any) -> Optional[str]:
-    if value is None:
-        return None
-    text(prop, value, allow_token=True)
-    if not Token.is_unresolved(value) and not regions.is_prefix_list_id(value):
-        raise ConfigError(f"{prop} must be a managed prefix list id like pl-63a5400a, got {value!r}")
-    return str(value)
-
-
-def az_id_prefix(prop: str, value: Any) -> Optional[str]:
-    if value is None:
-        return None
-    text(prop, value)
-    if not regions.is_az_id_prefix(value):
-        raise ConfigError(f"{prop} must be an AZ ID prefix like use1 (the part before -az in use1-az4), got {value!r}")
-    return str(value)
-
-
-def az_name_shape(prop: str, value: Any) -> Optional[str]:
-    """An AZ name, or a token; an AZ ID given as a name is the common slip and named as such."""
-    if value is None:
-        return None
-    text(prop, value, allow_token=True)
-    if Token.is_unresolved(value) or is_lookup_placeholder(value):  # e.g. stack.availability_zones[0] before its lookup
-        return str(value)
-    if is_az_id(value):
-        raise ConfigError(f"{prop} must be an Availability Zone name like us-east-1a, got the AZ ID {value!r}: "
-                          "pass it as availability_zone_id")
-    if not is_az_name(value):
-        raise ConfigError(f"{prop} must be an Availability Zone name like us-east-1a, got {value!r}")
-    return str(value)
-
-
-def az_id_shape(prop: str, value: Any) -> Optional[str]:
-    if value is None:
-        return None
-    text(prop, value, allow_token=True)
-    if Token.is_unresolved(value):
-        return str(value)
-    if is_az_name(value):
-        raise ConfigError(f"{prop} must be an AZ ID like use1-az4, got the AZ name {value!r}: pass it as availability_zone")
-    if not is_az_id(value):
-        raise ConfigError(f"{prop} must be an AZ ID like use1-az4, got {value!r}")
-    return str(value)
+#: A managed prefix list id (``pl-63a5400a``), or a token (known at deploy).
+PREFIX_LIST_ID = fields.text("a managed prefix list id like pl-63a5400a", regions.is_prefix_list_id, optional=True,
+                            tokens=True)
 
 
 # --- checks against the app ------------------------------------------------------------------------

@@ -15,9 +15,8 @@ from constructs import Construct
 from smddp_infra.constructs.existing_filesystem import ExistingFileSystem
 from smddp_infra.constructs.launch_policy import LaunchConditions, LaunchJobs, NetworkParts
 from smddp_infra.constructs.monitoring import MonitoringOptions
-from smddp_infra.constructs.training_network import Existing, TrainingNetwork
+from smddp_infra.constructs.training_network import GROUPS, TrainingNetwork
 from smddp_infra.errors import ConfigError, PropTypeError, unknown_field
-from smddp_infra.schema.network import Jobs, Placement, Security, Storage, Workload
 from smddp_infra.sizing.planner import LustrePlan
 from smddp_infra.sizing.tiering import TieringPlan
 
@@ -136,37 +135,13 @@ class SmddpTrainingNetwork(TrainingNetwork):
         :param training_plan_arn: ``Jobs.training_plan_arn``; default as there.
         :param training_plan_availability_zone_id: ``Jobs.training_plan_availability_zone_id``; default as there.
         """
+        flat = {name: given for name, given in locals().items() if name not in ("self", "scope", "id", "__class__")}
         warnings.warn("SmddpTrainingNetwork is deprecated: use TrainingNetwork(scope, id, workload=Workload(...), "
                       "placement=Placement(...), storage=Storage(...), security=Security(...), jobs=Jobs(...), "
                       "monitoring=..., existing=Existing(...)); docs/upgrading.md maps each keyword",
                       DeprecationWarning, stacklevel=3)  # past jsii's JSIIMeta.__call__: the user's line
-        super().__init__(
-            scope, id,
-            workload=Workload(instance_type=instance_type, instance_count=instance_count, read_mbps_per_gpu=read_mbps_per_gpu,
-                              required_throughput_mbps=required_throughput_mbps, dataset_gib=dataset_gib),
-            placement=Placement(availability_zone=availability_zone, availability_zone_id=availability_zone_id,
-                                availability_zone_id_prefix=availability_zone_id_prefix, vpc_cidr=vpc_cidr,
-                                max_instance_count=max_instance_count, nat_gateway=nat_gateway,
-                                ips_per_instance=ips_per_instance, s3_prefix_list_id=s3_prefix_list_id,
-                                allow_https_egress=allow_https_egress,
-                                restrict_default_security_group=restrict_default_security_group),
-            storage=Storage(lustre_plan=lustre_plan, deployment_types=deployment_types, max_capacity_gib=max_capacity_gib,
-                            efa_file_system=efa_file_system, dataset_prefix=dataset_prefix,
-                            file_system_access_mode=file_system_access_mode,
-                            checkpoint_noncurrent_days=checkpoint_noncurrent_days,
-                            monthly_cost_warning_usd=monthly_cost_warning_usd),
-            security=Security(create_encryption_key=create_encryption_key, image_account=image_account,
-                              ecr_repository_arns=ecr_repository_arns),
-            jobs=Jobs(encrypt_inter_container_traffic=encrypt_inter_container_traffic, publish_job_config=publish_job_config,
-                      job_config_output_id=job_config_output_id, max_runtime_seconds=max_runtime_seconds,
-                      training_plan_arn=training_plan_arn,
-                      training_plan_availability_zone_id=training_plan_availability_zone_id),
-            monitoring=monitoring,
-            existing=Existing(vpc=vpc, training_subnet=training_subnet, security_group=security_group,
-                              additional_security_groups=additional_security_groups,
-                              endpoint_security_groups=endpoint_security_groups, checkpoint_bucket=checkpoint_bucket,
-                              dataset_bucket=dataset_bucket, encryption_key=encryption_key, role=role, file_system=file_system),
-        )
+        groups = {prop: cls(**{f.name: flat[f.name] for f in fields(cls) if f.name in flat}) for prop, cls in GROUPS}
+        super().__init__(scope, id, monitoring=monitoring, **groups)
 
 
 # --- TrainingLaunchPolicy ---
@@ -208,7 +183,8 @@ def launch_policy_groups(flat: dict[str, Any], *, parts: Optional[NetworkParts],
 
 class HyperPodClusterLegacyProps(TypedDict, total=False):
     """``HyperPodCluster``'s flat keywords before the groups (each is the same-named field of the
-    group :data:`HYPERPOD_GROUPS` names; the network's parts go to ``TrainingNetwork.from_attributes``)."""
+    group that holds it now; the network's parts, :data:`HYPERPOD_PARTS`, go to
+    ``TrainingNetwork.from_attributes``)."""
 
     orchestrator: str
     eks_cluster_arn: Optional[str]
@@ -237,43 +213,37 @@ class HyperPodClusterLegacyProps(TypedDict, total=False):
     file_system_mount_name: Optional[str]
 
 
-#: The group prop (and its class) that holds each old keyword now; ``network`` takes the parts as
-#: ``TrainingNetwork.from_attributes(...)``.
-HYPERPOD_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "orchestration": ("Orchestration", ("orchestrator", "eks_cluster_arn", "eks_settings", "eks_cluster", "eks_kubectl_layer")),
-    "provisioning": ("Provisioning", ("node_recovery", "continuous_provisioning", "autoscaling",
-                                      "tiered_checkpointing_memory_percent")),
-    "lifecycle": ("Lifecycle", ("lifecycle_script", "lifecycle_prefix", "lifecycle_bucket")),
-    "nodes": ("Nodes", ("mount_path", "ips_per_node", "interface_endpoints")),
-    "updates": ("Updates", ("update_rollback_alarms",)),
-    "roles": ("Roles", ("role", "autoscaling_role")),
-    "network": ("TrainingNetwork.from_attributes", ("training_subnet", "security_groups", "job_bucket", "checkpoint_prefix",
-                                                    "file_system_id", "file_system_dns_name", "file_system_mount_name")),
-}
+#: The old keywords of the network's parts: ``network`` takes them as ``TrainingNetwork.from_attributes(...)``.
+HYPERPOD_PARTS = ("training_subnet", "security_groups", "job_bucket", "checkpoint_prefix", "file_system_id",
+                  "file_system_dns_name", "file_system_mount_name")
 
 
-def hyperpod_legacy(legacy: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The old keywords in ``legacy``, by the group prop that holds them now (the network's parts
-    only when not None, as before); one DeprecationWarning naming where they go. An unknown
-    keyword, or an old keyword beside the group that holds it (``given``), is one line."""
+def hyperpod_legacy(legacy: Mapping[str, Any], given: Mapping[str, Any],
+                    groups: Mapping[str, type]) -> dict[str, dict[str, Any]]:
+    """The old keywords in ``legacy``, by the group prop that holds them now (each a field of its class
+    in ``groups``; the network's parts only when not None, as before); one DeprecationWarning naming
+    where they go. An unknown keyword, or an old keyword beside the group that holds it (``given``),
+    is one line."""
     if not legacy:
         return {}
-    known = [name for _, names in HYPERPOD_GROUPS.values() for name in names]
+    places = {prop: (cls.__name__, tuple(f.name for f in fields(cls))) for prop, cls in groups.items()}
+    places["network"] = ("TrainingNetwork.from_attributes", HYPERPOD_PARTS)
+    known = [name for _, names in places.values() for name in names]
     for name in legacy:
         if name not in known:
             raise unknown_field("HyperPodCluster", name, [*given, "instance_groups", "cluster_name", *known], what="keyword")
     placed: dict[str, dict[str, Any]] = {}
-    for group, (_, names) in HYPERPOD_GROUPS.items():
+    for group, (_, names) in places.items():
         used = {n: legacy[n] for n in names if n in legacy and (group != "network" or legacy[n] is not None)}
         if used and given.get(group) is not None and group == "network":
             raise ConfigError(f"pass network, or its parts ({', '.join(sorted(used))}), not both")
         if used and given.get(group) is not None:
-            raise ConfigError(f"pass {', '.join(used)} inside {group}={HYPERPOD_GROUPS[group][0]}(...), not beside "
+            raise ConfigError(f"pass {', '.join(used)} inside {group}={places[group][0]}(...), not beside "
                               f"{group}=")
         if used:
             placed[group] = used
     if placed:
-        where = "; ".join(f"{group}={HYPERPOD_GROUPS[group][0]}({'scope, id, ' if group == 'network' else ''}"
+        where = "; ".join(f"{group}={places[group][0]}({'scope, id, ' if group == 'network' else ''}"
                           f"{', '.join(f'{n}=...' for n in used)})" for group, used in placed.items())
         warnings.warn(f"HyperPodCluster's flat keywords are deprecated (one minor release): pass {where}",
                       DeprecationWarning, stacklevel=5)  # _Options.of, __init__, jsii's metaclass
@@ -292,5 +262,5 @@ def check_hyperpod_parts(parts: Mapping[str, Any]) -> None:
 # --- end HyperPodCluster -----------------------------------------------------------------------------
 
 
-__all__ = ["HYPERPOD_GROUPS", "HyperPodClusterLegacyProps", "SmddpTrainingNetwork", "check_hyperpod_parts",
+__all__ = ["HYPERPOD_PARTS", "HyperPodClusterLegacyProps", "SmddpTrainingNetwork", "check_hyperpod_parts",
            "hyperpod_legacy", "launch_policy_groups"]

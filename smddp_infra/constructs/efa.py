@@ -108,7 +108,7 @@ class EfaSecurityGroup(Construct):
         v.require("vpc", vpc, "IVpc", optional=False)
         v.require("security_group", security_group, "ISecurityGroup")
         v.require_each("endpoint_security_groups", endpoint_security_groups, "ISecurityGroup")
-        v.prefix_list_id("s3_prefix_list_id", s3_prefix_list_id)
+        v.PREFIX_LIST_ID.check("s3_prefix_list_id", s3_prefix_list_id)
         v.flag("allow_https_to_anywhere", allow_https_to_anywhere)
         _check_description(description)
         super().__init__(scope, id)

@@ -43,9 +43,11 @@ from smddp_infra.hyperpod.values import (
     DEFAULT_LIFECYCLE_PREFIX,
     DEFAULT_UPDATE_BATCH_PERCENT,
     DEFAULT_UPDATE_WAIT_SECONDS,
+    ORCHESTRATORS,
     InstanceGroup,
 )
 from smddp_infra.facts.subnets import FILE_SYSTEM_IPS
+from smddp_infra.schema.fields import choice
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -82,7 +84,7 @@ class Orchestration:
     eks_kubectl_layer: Optional[lambda_.ILayerVersion] = None
 
     def __post_init__(self) -> None:
-        hv.check_orchestrator("orchestrator", self.orchestrator)
+        choice(ORCHESTRATORS).check("orchestrator", self.orchestrator)
         if self.orchestrator != "eks" or self.eks_cluster_arn is not None:
             hv.check_eks_cluster_arn("eks_cluster_arn", self.orchestrator, self.eks_cluster_arn)
         _check_eks_props(self.orchestrator, self.eks_cluster_arn, self.eks_settings, self.eks_cluster, self.eks_kubectl_layer)
@@ -186,6 +188,11 @@ def _group(name: str, value: Optional[_G], kind: type[_G], old: Optional[Mapping
     return value
 
 
+#: The group props and their classes, in ``_Options``' order: each old flat keyword is a field of one.
+_GROUPS: dict[str, type] = {"orchestration": Orchestration, "provisioning": Provisioning, "lifecycle": Lifecycle,
+                            "nodes": Nodes, "updates": Updates, "roles": Roles}
+
+
 @dataclass(frozen=True)
 class _Options:
     """The groups a cluster was given (or built from the old flat keywords), and the old network parts."""
@@ -199,16 +206,10 @@ class _Options:
     parts: Mapping[str, Any]
 
     @staticmethod
-    def of(legacy: Mapping[str, Any], network: Any, orchestration: Any, provisioning: Any, lifecycle: Any, nodes: Any,
-           updates: Any, roles: Any) -> "_Options":
-        old = hyperpod_legacy(legacy, {"network": network, "orchestration": orchestration, "provisioning": provisioning,
-                                       "lifecycle": lifecycle, "nodes": nodes, "updates": updates, "roles": roles})
-        options = _Options(_group("orchestration", orchestration, Orchestration, old.get("orchestration")),
-                           _group("provisioning", provisioning, Provisioning, old.get("provisioning")),
-                           _group("lifecycle", lifecycle, Lifecycle, old.get("lifecycle")),
-                           _group("nodes", nodes, Nodes, old.get("nodes")),
-                           _group("updates", updates, Updates, old.get("updates")),
-                           _group("roles", roles, Roles, old.get("roles")), old.get("network", {}))
+    def of(legacy: Mapping[str, Any], network: Any, groups: Mapping[str, Any]) -> "_Options":
+        old = hyperpod_legacy(legacy, {"network": network, **groups}, _GROUPS)
+        options = _Options(**{prop: _group(prop, groups[prop], kind, old.get(prop)) for prop, kind in _GROUPS.items()},
+                           parts=old.get("network", {}))
         if network is not None and not isinstance(network, ITrainingNetwork):
             raise PropTypeError(f"network must be an ITrainingNetwork (a TrainingNetwork, or "
                                 f"TrainingNetwork.from_attributes(...)), got {type(network).__name__}")
@@ -268,7 +269,9 @@ class HyperPodCluster(Construct):
             network's parts, of ``TrainingNetwork.from_attributes``); for one minor release, with one
             DeprecationWarning naming where they go (:mod:`smddp_infra.constructs.deprecated`).
         """
-        given = _Options.of(legacy, network, orchestration, provisioning, lifecycle, nodes, updates, roles)
+        given = _Options.of(legacy, network, {"orchestration": orchestration, "provisioning": provisioning,
+                                              "lifecycle": lifecycle, "nodes": nodes, "updates": updates,
+                                              "roles": roles})
         orchestrator = given.orchestration.orchestrator
         groups = hv.check_group_list("instance_groups", instance_groups)
         notes = hv.check_groups("instance_groups", orchestrator, groups)

@@ -34,6 +34,7 @@ from smddp_infra.constructs.network_interface import ITrainingNetwork, check_par
 from smddp_infra.contract import FILE_SYSTEM_ACCESS_MODES
 from smddp_infra.errors import ConfigError
 from smddp_infra.guardrails import LaunchScope, launch_policy_document
+from smddp_infra.schema.fields import choice, flag, group, text, value
 from smddp_infra.sizing.catalog import efa_instance
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class NetworkParts:
         check_parts({f.name: getattr(self, f.name) for f in fields(self)})
 
 
+@group
 @dataclass(frozen=True)
 class LaunchJobs:
     """What a job must be: the network's job document says it (one imported by its parts has none)."""
@@ -79,9 +81,9 @@ class LaunchJobs:
     #: The EFA types the network was sized for (``sagemaker:InstanceTypes``).
     instance_types: Optional[Sequence[str]] = None
     #: Require ``EnableInterContainerTrafficEncryption=true`` (None: the network's, else True).
-    encrypt_inter_container_traffic: Optional[bool] = None
+    encrypt_inter_container_traffic: Optional[bool] = value(None, flag(optional=True))
     #: ``ro`` allows read-only channels; ``rw`` allows both (None: the network's, else ``ro``).
-    file_system_access_mode: Optional[str] = None
+    file_system_access_mode: Optional[str] = value(None, choice(FILE_SYSTEM_ACCESS_MODES, optional=True))
     #: SageMaker training plans jobs may run on (CreateTrainingJob is then also authorized on the
     #: plan; UNCONFIRMED).
     training_plan_arns: Optional[Sequence[str]] = None
@@ -90,23 +92,21 @@ class LaunchJobs:
         v.require("role", self.role, "IRole")
         for name in v.text_list("instance_types", self.instance_types) or ():
             efa_instance(name, setting="instance_types")
-        v.flag("encrypt_inter_container_traffic", self.encrypt_inter_container_traffic, optional=True)
-        if self.file_system_access_mode is not None:
-            v.choice("file_system_access_mode", self.file_system_access_mode, FILE_SYSTEM_ACCESS_MODES)
         v.text_list("training_plan_arns", self.training_plan_arns)
 
 
+@group
 @dataclass(frozen=True)
 class LaunchConditions:
     """The tuning of the launch statement's conditions."""
 
     #: Also require ``OutputDataConfig.KmsKeyId`` = the key (``smddp-infra job-config`` does not
     #: render one yet).
-    require_output_kms_key: bool = False
+    require_output_kms_key: bool = value(False, flag())
     #: Also allow ``CreateHyperParameterTuningJob`` under the same conditions.
-    include_tuning_jobs: bool = False
+    include_tuning_jobs: bool = value(False, flag())
     #: Job names the principal may use (``""``: any).
-    job_name_prefix: str = ""
+    job_name_prefix: str = value("", text("a str", tokens=True))
     #: Escape hatch for an UNCONFIRMED key that refuses real jobs, e.g.
     #: ``["sagemaker:FileSystemDirectoryPath"]``.
     omit_condition_keys: Sequence[str] = ()
@@ -114,9 +114,6 @@ class LaunchConditions:
     extra_conditions: Optional[Mapping[str, Mapping[str, Any]]] = None
 
     def __post_init__(self) -> None:
-        v.flag("require_output_kms_key", self.require_output_kms_key)
-        v.flag("include_tuning_jobs", self.include_tuning_jobs)
-        v.text("job_name_prefix", self.job_name_prefix, optional=False, allow_token=True)
         v.text_list("omit_condition_keys", self.omit_condition_keys, optional=False)
 
 
@@ -182,9 +179,9 @@ class TrainingLaunchPolicy(Construct):
             (docs/upgrading.md). Default: none.
         """
         v.instance("network", network, ITrainingNetwork, "a TrainingNetwork, or TrainingNetwork.from_attributes(...)")
-        for prop, value, cls in (("parts", parts, NetworkParts), ("jobs", jobs, LaunchJobs),
+        for prop, given, cls in (("parts", parts, NetworkParts), ("jobs", jobs, LaunchJobs),
                                  ("conditions", conditions, LaunchConditions)):
-            v.instance(prop, value, cls, f"{cls.__name__}(...)")
+            v.instance(prop, given, cls, f"{cls.__name__}(...)")
         if flat:  # deprecated.py sits above this module (it fronts TrainingNetwork too): reached by name
             translate = importlib.import_module("smddp_infra.constructs.deprecated").launch_policy_groups
             parts, jobs, conditions = translate(dict(flat), parts=parts, jobs=jobs, conditions=conditions)

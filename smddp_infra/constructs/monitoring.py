@@ -26,8 +26,8 @@ The arithmetic and defaults live in :mod:`smddp_infra.observe.metrics`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Optional
 
 from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack, Token, aws_cloudwatch as cw, aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_iam as iam
@@ -40,12 +40,18 @@ from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.facts.arns import alarm_topic_problem
 from smddp_infra.observe import metrics as m
 from smddp_infra.facts.names import is_sagemaker_name
+from smddp_infra.schema.fields import Rule, number, rule_of, text, value, whole
 
 #: SageMaker training job metrics (SageMaker "Monitor with CloudWatch": namespace, GPUUtilization,
 #: dimension Host = "<job name>/algo-<n>").
 TRAINING_JOBS_NAMESPACE = "/aws/sagemaker/TrainingJobs"
 GPU_METRIC = "GPUUtilization"
 _METRIC_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,255}$")
+_METRIC = text("a CloudWatch metric name (letters, digits, _ . -)", lambda name: bool(_METRIC_NAME.match(name)))
+
+
+def _fraction(upper: str, accepts: Callable[[float], bool]) -> Rule:
+    return Rule(f"a number > 0 and {upper}", (int, float), accepts, synth_only=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,19 +74,24 @@ class MonitoringOptions:
         defaults are the documented Lustre ones; see docs/observe.md).
     """
 
-    throughput_fraction: float = m.DEFAULT_THROUGHPUT_FRACTION
-    period_seconds: int = m.DEFAULT_PERIOD_SECONDS
-    datapoints_to_alarm: int = m.DEFAULT_DATAPOINTS_TO_ALARM
-    evaluation_periods: int = m.DEFAULT_EVALUATION_PERIODS
-    checkpoint_gib: Optional[float] = None
-    free_capacity_fraction: float = m.DEFAULT_FREE_CAPACITY_FRACTION
+    throughput_fraction: float = value(m.DEFAULT_THROUGHPUT_FRACTION, _fraction("<= 1 (a fraction of the baseline)",
+                                                                               lambda f: 0 < f <= 1))
+    period_seconds: int = value(m.DEFAULT_PERIOD_SECONDS, Rule(
+        "a multiple of 60 (CloudWatch alarm periods on standard metrics) from 60 up", int,
+        lambda seconds: seconds >= 60 and not seconds % 60, synth_only=True))
+    datapoints_to_alarm: int = value(m.DEFAULT_DATAPOINTS_TO_ALARM, whole(1))
+    evaluation_periods: int = value(m.DEFAULT_EVALUATION_PERIODS, whole(1))
+    checkpoint_gib: Optional[float] = value(None, number(0, exclusive=True, unit="GiB", optional=True))
+    free_capacity_fraction: float = value(m.DEFAULT_FREE_CAPACITY_FRACTION, _fraction("< 1", lambda f: 0 < f < 1))
     alarm_topic: Optional[sns.ITopic] = field(default=None, compare=False)
-    training_job_name_prefix: Optional[str] = None
+    training_job_name_prefix: Optional[str] = value(None, text(
+        "the start of a SageMaker training job name (letters, digits and hyphens, at most 63)", is_sagemaker_name,
+        optional=True))
     dashboard_name: Optional[str] = None
-    read_metric: str = "DataReadBytes"
-    write_metric: str = "DataWriteBytes"
-    free_capacity_metric: str = "FreeDataStorageCapacity"
-    metadata_metric: str = "MetadataOperations"
+    read_metric: str = value("DataReadBytes", _METRIC)
+    write_metric: str = value("DataWriteBytes", _METRIC)
+    free_capacity_metric: str = value("FreeDataStorageCapacity", _METRIC)
+    metadata_metric: str = value("MetadataOperations", _METRIC)
 
 
 def monitoring_options(value: Any, *, prop: str = "monitoring") -> Optional[MonitoringOptions]:
@@ -95,24 +106,13 @@ def monitoring_options(value: Any, *, prop: str = "monitoring") -> Optional[Moni
 
 
 def validate_options(o: MonitoringOptions, *, capacity_gib: int, prop: str = "monitoring") -> None:
-    """One small check per field; messages name ``monitoring.<field>`` and the value given."""
-    v.number(f"{prop}.throughput_fraction", o.throughput_fraction, minimum=0, exclusive=True, optional=False)
-    if o.throughput_fraction > 1:
-        raise ConfigError(f"{prop}.throughput_fraction must be > 0 and <= 1 (a fraction of the baseline), "
-                          f"got {o.throughput_fraction!r}")
-    v.whole(f"{prop}.period_seconds", o.period_seconds, minimum=60)
-    if o.period_seconds % 60:
-        raise ConfigError(f"{prop}.period_seconds must be a multiple of 60 (CloudWatch alarm periods on standard "
-                          f"metrics), got {o.period_seconds!r}")
-    v.whole(f"{prop}.evaluation_periods", o.evaluation_periods, minimum=1)
-    v.whole(f"{prop}.datapoints_to_alarm", o.datapoints_to_alarm, minimum=1)
+    """Each field's rule, then the rules across fields; messages name ``monitoring.<field>`` and the value given."""
+    for f in fields(o):
+        if (rule := rule_of(f)) is not None:
+            rule.check(f"{prop}.{f.name}", getattr(o, f.name))
     if o.datapoints_to_alarm > o.evaluation_periods:
         raise ConfigError(f"{prop}.datapoints_to_alarm must be <= evaluation_periods ({o.evaluation_periods}), "
                           f"got {o.datapoints_to_alarm!r}")
-    v.number(f"{prop}.free_capacity_fraction", o.free_capacity_fraction, minimum=0, exclusive=True, optional=False)
-    if o.free_capacity_fraction >= 1:
-        raise ConfigError(f"{prop}.free_capacity_fraction must be > 0 and < 1, got {o.free_capacity_fraction!r}")
-    v.number(f"{prop}.checkpoint_gib", o.checkpoint_gib, minimum=0, exclusive=True, unit="GiB")
     if o.checkpoint_gib is not None and o.checkpoint_gib * m.CHECKPOINT_MULTIPLE >= capacity_gib:
         raise ConfigError(f"{prop}.checkpoint_gib={o.checkpoint_gib:g} needs {o.checkpoint_gib * m.CHECKPOINT_MULTIPLE:g} GiB "
                           f"free (twice the checkpoint), more than the file system's {capacity_gib:,} GiB: the capacity "
@@ -121,15 +121,7 @@ def validate_options(o: MonitoringOptions, *, capacity_gib: int, prop: str = "mo
     if topic is not None and (isinstance(topic, (str, bytes, dict, list)) or not hasattr(topic, "topic_arn")):
         raise PropTypeError(f"{prop}.alarm_topic must be an aws_sns.ITopic, e.g. sns.Topic.from_topic_arn(...), "
                             f"got {type(topic).__name__} {topic!r}")
-    prefix = o.training_job_name_prefix
-    if prefix is not None and not is_sagemaker_name(prefix):
-        raise ConfigError(f"{prop}.training_job_name_prefix must be the start of a SageMaker training job name "
-                          f"(letters, digits and hyphens, at most 63), got {prefix!r}")
     v.text(f"{prop}.dashboard_name", o.dashboard_name)
-    for name in ("read_metric", "write_metric", "free_capacity_metric", "metadata_metric"):
-        value = getattr(o, name)
-        if not isinstance(value, str) or not _METRIC_NAME.match(value):
-            raise ConfigError(f"{prop}.{name} must be a CloudWatch metric name (letters, digits, _ . -), got {value!r}")
 
 
 def check_topic_region(scope: Construct, topic: sns.ITopic, *, prop: str = "monitoring") -> None:

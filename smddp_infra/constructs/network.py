@@ -9,6 +9,7 @@ endpoint or a NAT device"), and jobs without STS/Logs endpoints stay stuck in "S
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Optional, Sequence
 
 from aws_cdk import Annotations, Stack, Tags, Token, aws_ec2 as ec2, aws_s3 as s3
@@ -86,19 +87,19 @@ class TrainingVpc(Construct):
             against. Default: the ``smddp:availabilityZoneIdPrefix`` context value, else the built-in
             table (UNCONFIRMED; regions outside it are not checked).
         """
-        v.az_name_shape("availability_zone", availability_zone)
-        v.az_id_shape("availability_zone_id", availability_zone_id)
-        v.az_id_prefix("availability_zone_id_prefix", availability_zone_id_prefix)
+        v.placement("availability_zone", "availability_zone", availability_zone)
+        v.placement("availability_zone_id", "availability_zone_id", availability_zone_id)
+        v.placement("availability_zone_id_prefix", "availability_zone_id_prefix", availability_zone_id_prefix)
         if (availability_zone is None) == (availability_zone_id is None):
             raise ConfigError(
                 "TrainingVpc needs exactly one of availability_zone or availability_zone_id, "
                 f"got availability_zone={availability_zone!r}, availability_zone_id={availability_zone_id!r}"
             )
-        v.whole("max_instance_count", max_instance_count, minimum=1, optional=True)
+        v.placement("max_instance_count", "max_instance_count", max_instance_count)
         v.whole("ips_per_instance", ips_per_instance, minimum=5,
                 why=" (SageMaker: a training instance that uses EFA needs at least 5 private IPs)")
         v.whole("file_system_ips", file_system_ips, minimum=0)
-        network = v.vpc_cidr("cidr", cidr)
+        v.placement("cidr", "vpc_cidr", cidr)
         v.flag("nat_gateway", nat_gateway)
         v.flag("restrict_default_security_group", restrict_default_security_group)
         v.text_list("interface_endpoints", interface_endpoints)
@@ -106,8 +107,7 @@ class TrainingVpc(Construct):
         if interface_endpoints is None:
             interface_endpoints = () if nat_gateway else DEFAULT_INTERFACE_ENDPOINTS
         other_ips = len(interface_endpoints) + file_system_ips
-        vpc_prefix = network.prefixlen
-        mask = fitting_training_subnet_mask(cidr, vpc_prefix=vpc_prefix, nat=nat_gateway,
+        mask = fitting_training_subnet_mask(cidr, vpc_prefix=ipaddress.ip_network(cidr).prefixlen, nat=nat_gateway,
                                             max_instance_count=max_instance_count, ips_per_instance=ips_per_instance,
                                             other_ips=other_ips, cidr_name="cidr", max_name="max_instance_count")
         capacity = subnet_instance_capacity(mask, ips_per_instance=ips_per_instance, other_ips=other_ips)

@@ -114,11 +114,14 @@ class _KnownProps(type(Construct)):  # type: ignore[misc]
         return super().__call__(*args, **kwargs)
 
 
+#: The group props and their classes: each flat keyword of earlier releases is a field of one.
+GROUPS: tuple[tuple[str, type], ...] = (("workload", Workload), ("placement", Placement), ("storage", Storage),
+                                        ("security", Security), ("jobs", Jobs), ("existing", Existing))
+
+
 def _moved_keywords() -> dict[str, str]:
     """Each group field, as the flat keyword it was: ``instance_count`` -> ``workload=Workload(instance_count=...)``."""
-    return {f.name: f"{prop}={cls.__name__}({f.name}=...)" for prop, cls in (
-        ("workload", Workload), ("placement", Placement), ("storage", Storage), ("security", Security),
-        ("jobs", Jobs), ("existing", Existing)) for f in fields(cls)}
+    return {f.name: f"{prop}={cls.__name__}({f.name}=...)" for prop, cls in GROUPS for f in fields(cls)}
 
 
 class TrainingNetwork(Construct, ITrainingNetwork, metaclass=_KnownProps):

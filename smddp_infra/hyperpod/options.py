@@ -4,9 +4,10 @@
 aws-cdk-lib's ``ec2.Vpc`` does: the two here are plain values; the ones that can hold a CDK
 object (the orchestration's EKS cluster, the lifecycle bucket, alarms, roles) live beside the
 construct. Each group refuses a bad value when it is built (type, range, pattern: one line naming
-the field, with :mod:`.validation`'s one validator per rule); a rule across groups (autoscaling
-needs EKS) is the construct's. A field keeps the name the flat ``HyperPodCluster`` keyword had,
-so an error names what the user wrote in either form.
+the field, by its :mod:`~smddp_infra.schema.fields` rule, or by :mod:`.validation` where botocore
+holds the limit); a rule across groups (autoscaling needs EKS) is the construct's. A field keeps
+the name the flat ``HyperPodCluster`` keyword had, so an error names what the user wrote in either
+form.
 
 Not in :mod:`.values`: these groups call :mod:`.validation`, which reads ``values`` (a cycle).
 """
@@ -17,22 +18,15 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from smddp_infra.errors import ConfigError, PropTypeError, known_fields
 from smddp_infra.hyperpod import validation as hv
 from smddp_infra.hyperpod.values import DEFAULT_MOUNT_PATH, HYPERPOD_INTERFACE_ENDPOINTS
+from smddp_infra.schema.fields import flag, group, text, texts, value, whole
 
 #: ``FsxLustreConfig.MountPath``: an absolute path of letters, digits and ``._/-``.
 _MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
 
 
-def _flags(group: object, *names: str) -> None:
-    for name in names:
-        value = getattr(group, name)
-        if not isinstance(value, bool):
-            raise PropTypeError(f"{name} must be True or False, got {value!r}")
-
-
-@known_fields
+@group
 @dataclass(frozen=True)
 class Provisioning:
     """How HyperPod provisions, recovers and scales the nodes (``provisioning=``).
@@ -51,17 +45,16 @@ class Provisioning:
         memory (0 to 100) for checkpoints; EKS only. Default: none (off, nothing written).
     """
 
-    node_recovery: bool = True
-    continuous_provisioning: bool = False
-    autoscaling: bool = False
+    node_recovery: bool = value(True, flag())
+    continuous_provisioning: bool = value(False, flag())
+    autoscaling: bool = value(False, flag())
     tiered_checkpointing_memory_percent: Optional[int] = None
 
-    def __post_init__(self) -> None:
-        _flags(self, "node_recovery", "continuous_provisioning", "autoscaling")
+    def __post_init__(self) -> None:  # the range is botocore's (hyperpod.api), read when checked
         hv.check_memory_percent("tiered_checkpointing_memory_percent", self.tiered_checkpointing_memory_percent)
 
 
-@known_fields
+@group
 @dataclass(frozen=True)
 class Nodes:
     """What every node gets from the network (``nodes=``).
@@ -80,19 +73,11 @@ class Nodes:
         given as parts.
     """
 
-    mount_path: str = DEFAULT_MOUNT_PATH
-    ips_per_node: Optional[int] = None
-    interface_endpoints: Optional[Sequence[str]] = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.mount_path, str) or not _MOUNT_PATH.fullmatch(self.mount_path):
-            raise ConfigError(f"mount_path must be an absolute path like /fsx (FsxLustreConfig.MountPath), "
-                              f"got {self.mount_path!r}")
-        hv.check_ips_per_node("ips_per_node", self.ips_per_node)
-        found = self.interface_endpoints
-        if found is not None and (isinstance(found, str) or not isinstance(found, (list, tuple))
-                                  or not all(isinstance(name, str) for name in found)):
-            raise PropTypeError(f"interface_endpoints must be a list of endpoint service names (str), got {found!r}")
+    mount_path: str = value(DEFAULT_MOUNT_PATH, text("an absolute path like /fsx (FsxLustreConfig.MountPath)",
+                                                     lambda path: bool(_MOUNT_PATH.fullmatch(path))))
+    ips_per_node: Optional[int] = value(None, whole(1, optional=True, why=" (private IPs per HyperPod node)"))
+    interface_endpoints: Optional[Sequence[str]] = value(None, texts("a list of endpoint service names (str)",
+                                                                     optional=True))
 
     @property
     def endpoints(self) -> tuple[str, ...]:

@@ -17,7 +17,6 @@ from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.hyperpod import api
 from smddp_infra.hyperpod.values import (
     DEEP_HEALTH_CHECKS,
-    ORCHESTRATORS,
     SLURM_NODE_TYPES,
     TAINT_EFFECTS,
     InstanceGroup,
@@ -26,6 +25,7 @@ from smddp_infra.hyperpod.values import (
 from smddp_infra.facts import arns, names
 from smddp_infra.facts.addresses import NodeAddresses, addresses_per_node
 from smddp_infra.facts.subnets import smallest_mask_for, usable_addresses
+from smddp_infra.schema.fields import flag
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 #: CreateCluster ``InstanceGroups``: 1 to 100 groups.
@@ -51,13 +51,6 @@ MAX_ROLLBACK_ALARMS = 10
 
 def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, (str, int, float, bool, type(None), tuple, list)) else type(value).__name__
-
-
-def check_orchestrator(prop: str, value: Any) -> str:
-    """``slurm`` or ``eks``."""
-    if value not in ORCHESTRATORS:
-        raise ConfigError(f"{prop} must be one of {', '.join(repr(o) for o in ORCHESTRATORS)}, got {_shown(value)}")
-    return str(value)
 
 
 def check_eks_cluster_arn(prop: str, orchestrator: str, arn: Any) -> Optional[str]:
@@ -93,7 +86,7 @@ def check_continuous_provisioning(prop: str, orchestrator: str, value: Any) -> N
     """``NodeProvisioningMode: Continuous`` "is only supported for EKS orchestrated clusters" (botocore
     ``CreateClusterRequest.NodeProvisioningMode``; SageMaker developer guide, "Continuous provisioning for
     enhanced cluster operations on Amazon EKS": Slurm clusters use a different scaling model)."""
-    _flag(prop, value)
+    flag().check(prop, value)
     if value and orchestrator != "eks":
         raise ConfigError(f"{prop}=True (NodeProvisioningMode: Continuous) is only supported on EKS-orchestrated "
                           f"clusters (botocore CreateCluster), got orchestrator={orchestrator!r}")
@@ -102,7 +95,7 @@ def check_continuous_provisioning(prop: str, orchestrator: str, value: Any) -> N
 def check_autoscaling_orchestrator(prop: str, orchestrator: str, value: Any) -> None:
     """HyperPod's managed Karpenter autoscaling is "for clusters created with EKS orchestration"
     (SageMaker developer guide, "Autoscaling on SageMaker HyperPod EKS")."""
-    _flag(prop, value)
+    flag().check(prop, value)
     if value and orchestrator != "eks":
         raise ConfigError(f"{prop}=True (AutoScaling, Karpenter) is only for EKS-orchestrated clusters (SageMaker "
                           f"developer guide, Autoscaling on SageMaker HyperPod EKS), got orchestrator={orchestrator!r}")
@@ -179,11 +172,6 @@ def check_rollback_alarms(prop: str, names: Sequence[Any]) -> None:
     for index, name in enumerate(names):
         if isinstance(name, str) and (not name.strip() or len(name) > 255):
             raise ConfigError(f"{prop}[{index}] must be an alarm name of 1 to 255 characters, got {name!r}")
-
-
-def _flag(prop: str, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise PropTypeError(f"{prop} must be True or False, got {_shown(value)}")
 
 
 def _int_range(shape: str, default: tuple[int, int]) -> tuple[int, int]:
@@ -461,11 +449,6 @@ def node_addresses(group: InstanceGroup, orchestrator: str, override: Optional[i
                               interface=getattr(group, "network_interface", None) or "efa")
 
 
-def check_ips_per_node(prop: str, value: Any) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ConfigError(f"{prop} must be a whole number >= 1 (private IPs per HyperPod node) or None, got {_shown(value)}")
-
-
 def addresses_needed(groups: Sequence[InstanceGroup], override: Optional[int], orchestrator: str = "slurm") -> int:
     return sum(g.count * node_addresses(g, orchestrator, override).addresses for g in groups)
 
@@ -512,10 +495,9 @@ def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) 
         check_slurm_node_type(f"{at}.slurm_node_type", orchestrator, group.slurm_node_type)
         check_partition(f"{at}.partition", orchestrator, group.slurm_node_type, group.partition)
         check_deep_health_checks(f"{at}.deep_health_checks", group.deep_health_checks)
-        if not isinstance(group.mount_file_system, bool):
-            raise PropTypeError(f"{at}.mount_file_system must be True or False, got {_shown(group.mount_file_system)}")
+        flag().check(f"{at}.mount_file_system", group.mount_file_system)
         check_min_count(f"{at}.min_count", group.min_count, group.count)
-        _flag(f"{at}.spot", group.spot)
+        flag().check(f"{at}.spot", group.spot)
         check_kubernetes_only(f"{at}.kubernetes_labels", orchestrator, group.kubernetes_labels)
         check_kubernetes_labels(f"{at}.kubernetes_labels", group.kubernetes_labels)
         check_kubernetes_only(f"{at}.kubernetes_taints", orchestrator, group.kubernetes_taints)

@@ -213,6 +213,13 @@ def rule_of(f: dataclasses.Field[Any]) -> Optional[Rule]:
     return rule
 
 
+def rule_for(cls: type, name: str) -> Rule:
+    """The rule of ``cls``'s field ``name``: a reader outside the group checks by the group's own rule."""
+    rule = rule_of(field_of(cls, name))
+    assert rule is not None, f"{cls.__name__}.{name} declares no rule"
+    return rule
+
+
 # --- the group decorator ----------------------------------------------------------------------------
 
 G = TypeVar("G")
@@ -234,4 +241,4 @@ def check_rules(instance: Any) -> None:
 
 __all__ = ["LOOKUP_PLACEHOLDER_AZS", "RULE", "TOKEN_MARK", "FieldTypeError", "FieldValueError", "Rule", "check_rules",
            "choice", "field_of", "flag", "group", "instance_of",
-           "is_token", "number", "rule_of", "text", "texts", "value", "whole"]
+           "is_token", "number", "rule_for", "rule_of", "text", "texts", "value", "whole"]

@@ -380,10 +380,10 @@ def best_per_deployment_type(  # type: ignore[misc]  # dict is invariant: the SS
     if rules.SSD not in classes:
         assert tiering is not None
         return {INTELLIGENT_TIERING_CLASS: tiering}
-    ssd = _best_ssd_per_group(required_throughput_mbps, min_capacity_gib, efa_enabled=efa_enabled,
-                              deployment_types=deployment_types, prices=prices, max_capacity_gib=max_capacity_gib,
-                              clients=clients, per_unit_storage_throughput=per_unit_storage_throughput,
-                              customer_key=customer_key)
+    ssd = _best_ssd_per_group(_Request.build(
+        required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
+        per_unit_storage_throughput, customer_key,
+    ))
     if tiering is None:
         return dict(ssd)
     ordered: list[tuple[str, "LustrePlan | TieringPlan"]] = list(ssd.items())
@@ -393,22 +393,7 @@ def best_per_deployment_type(  # type: ignore[misc]  # dict is invariant: the SS
     return dict(ordered)
 
 
-def _best_ssd_per_group(
-    required_throughput_mbps: float,
-    min_capacity_gib: float = 0,
-    *,
-    efa_enabled: bool = False,
-    deployment_types: Optional[Sequence[str]] = None,
-    prices: Optional[Mapping[str, float]] = None,
-    max_capacity_gib: Optional[float] = None,
-    clients: Optional[int] = None,
-    per_unit_storage_throughput: Optional[int] = None,
-    customer_key: bool = False,
-) -> dict[str, LustrePlan]:
-    request = _Request.build(
-        required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
-        per_unit_storage_throughput, customer_key,
-    )
+def _best_ssd_per_group(request: "_Request") -> dict[str, LustrePlan]:
     candidates = sorted(request.feasible_candidates(), key=lambda c: c.rank)
     result: dict[str, LustrePlan] = {}
     for candidate in candidates:
