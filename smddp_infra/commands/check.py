@@ -115,18 +115,6 @@ def expand_inputs(paths: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-#: An AWS Region name: two letters, optional partition marker, a direction, a number (us-east-1,
-#: us-gov-west-1, eu-central-2, ap-southeast-5, cn-north-1, us-isob-east-1).
-_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+"
-
-
-def _check_region(region: Any) -> None:
-    import re
-
-    if region is not None and not re.fullmatch(_REGION, region):
-        raise ConfigError(f"--region must be an AWS Region name such as us-east-1, got {region!r}")
-
-
 def _is_dir(path: str) -> bool:
 
     return os.path.isdir(path)
@@ -179,7 +167,10 @@ def judge(
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.rules import Severity
 
-    _check_region(args.region)
+    if args.region is not None:
+        from smddp_infra.account import check_region
+
+        check_region(args.region)
     results: list[tuple[str, list[Any]]] = []
     unreadable: list[tuple[str, str]] = []
     skipped: list[str] = []
