@@ -7,6 +7,7 @@ The documents are built here (an alias bomb, 5,000 levels of nesting, a body pas
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -170,3 +171,42 @@ def test_an_account_built_with_a_malformed_region_refuses_it_at_once() -> None:
     with pytest.raises(AccountError, match=r"^--region must be an AWS Region name such as us-east-1, got 'us-east-1\\n'$"):
         Account(region="us-east-1\n")
     assert Account(region="us-gov-west-1").region == "us-gov-west-1"
+
+
+# -- check DIR: a file it cannot read is named, with why, and the run exits 2 ----------------------
+
+
+def test_check_dir_names_a_template_it_cannot_read_and_exits_2(capsys: pytest.CaptureFixture[str],
+                                                               tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(COMPLIANT.read_text())
+    (tmp_path / "typo.yaml").write_text("Resources:\n  Q: [\n")
+    (tmp_path / "bomb.yaml").write_text(laughs())
+    (tmp_path / "config.json").write_text('{"not": "a template"}')  # read, not a template: skipped by content
+    code = main(["check", "--json", str(tmp_path)])
+    out, err = capsys.readouterr()
+    payload = json.loads(out)
+    assert code == 2
+    assert [Path(t["template"]).name for t in payload["templates"]] == ["good.yaml"]
+    unreadable = {Path(u["template"]).name: u["error"] for u in payload["unreadable"]}
+    assert set(unreadable) == {"bomb.yaml", "typo.yaml"}
+    assert "did not find expected node content (line 3, column 1)" in unreadable["typo.yaml"]
+    assert "once its YAML aliases are expanded" in unreadable["bomb.yaml"]
+    assert [Path(p).name for p in payload["skipped"]] == ["config.json"]
+    assert main(["check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"smddp-infra check: error: TEMPLATE {str(tmp_path / 'typo.yaml')!r} is not a readable" in err
+    assert "no findings in 1 template(s); 2 input(s) could not be read" in err
+
+
+def test_check_dir_skips_what_cdk_copied_into_a_cloud_assemblys_asset_directories(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    root = tmp_path / "cdk.out"
+    (root / "asset.0123abcd" / "chart" / "templates").mkdir(parents=True)
+    (root / "manifest.json").write_text('{"version": "36.0.0", "artifacts": {}}')
+    (root / "Stack.template.json").write_text(json.dumps({"Resources": {"Q": {"Type": "AWS::SQS::Queue"}}}))
+    helm = root / "asset.0123abcd" / "chart" / "templates" / "deployment.yaml"
+    helm.write_text("spec:\n  replicas: {{ .Values.replicas }}\n  x: [\n")
+    code = main(["check", "--json", str(root)])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and payload["unreadable"] == []
+    assert str(helm) in payload["skipped"]
