@@ -210,3 +210,16 @@ def test_check_dir_skips_what_cdk_copied_into_a_cloud_assemblys_asset_directorie
     payload = json.loads(capsys.readouterr().out)
     assert code == 0 and payload["unreadable"] == []
     assert str(helm) in payload["skipped"]
+
+
+@pytest.mark.parametrize("command", [["guard", "{asm}", "--deployed", str(COMPLIANT)], ["review", "{asm}"]],
+                         ids=["guard", "review"])
+def test_a_hostile_template_in_a_cloud_assembly_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                                            command: list[str]) -> None:
+    (tmp_path / "manifest.json").write_text(json.dumps({"version": "48.0.0", "artifacts": {"S": {
+        "type": "aws:cloudformation:stack", "environment": "aws://unknown-account/us-east-1",
+        "properties": {"templateFile": "S.template.json"}}}}))
+    (tmp_path / "S.template.json").write_text('{"Resources": {"B": {"Type": "AWS::S3::Bucket", "Properties": '
+                                              + "[" * 5000 + "]" * 5000 + "}}}")
+    err = refused(capsys, [part.format(asm=tmp_path) for part in command])
+    assert f"{tmp_path / 'S.template.json'} cannot be read: the document nests more than 100 levels deep" in err
