@@ -172,15 +172,19 @@ def notebook_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("notebooks") / "job.ipynb"
 
 
+#: JSON tokens json.dumps never writes but a file may hold (json.loads reads or refuses each differently).
+ODD_JSON = ["1" * 5000, "-" + "9" * 4400, "NaN", "-Infinity", "1e999", '"\\ud800"', '"\\u0000"', "[" * 3000 + "]" * 3000]
+
+
 @SETTINGS
-@given(notebook=notebooks, deep=st.integers(0, 3000))
+@given(notebook=notebooks, odd=st.one_of(st.none(), st.sampled_from(ODD_JSON)))
 def test_the_notebook_reader_answers_any_notebook_with_jobs_or_one_line(notebook_path: Path, notebook: Any,
-                                                                        deep: int) -> None:
+                                                                        odd: Any) -> None:
     from smddp_infra.preflight.inputs import read_input
 
     text = json.dumps(notebook, allow_nan=True)
-    if deep > 2000 and isinstance(notebook, dict):  # nesting past json's own recursion limit
-        text = text[:-1] + ', "metadata": ' + "[" * deep + "]" * deep + "}"
+    if odd is not None and isinstance(notebook, dict):  # one raw token beside the cells
+        text = text[:-1] + (", " if notebook else "") + '"odd": ' + odd + "}"
     notebook_path.write_text(text)
     try:
         found = _bounded(read_input, notebook_path)
