@@ -400,6 +400,9 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
             raw = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{where} must be a JSON document, got invalid JSON ({exc.msg} at character {exc.pos})") from None
+        except (RecursionError, ValueError) as exc:  # nested too deeply; an int past Python's 4,300 digits
+            raise ConfigError(f"{where} must be a JSON document CloudFormation could hold, got one that cannot be "
+                              f"read ({str(exc).split(';')[0]})") from None
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where} must be a JSON object, got {type(raw).__name__}")
     doc = raw
@@ -579,6 +582,8 @@ def load_outputs_file(path: "str | Path") -> dict[str, Any]:
                           f"column {exc.colno}") from None
     except RecursionError:
         raise ConfigError(f"--outputs file {str(path)!r} is nested too deeply to be a cdk-outputs.json") from None
+    except ValueError as exc:  # an int past Python's 4,300 digits
+        raise ConfigError(f"--outputs file {str(path)!r} cannot be read: {str(exc).split(';')[0]}") from None
     if not isinstance(data, dict) or not data:
         raise ConfigError(f"--outputs file {str(path)!r} must be a JSON object of stacks "
                           f"({{\"<StackName>\": {{\"<Output>\": \"<value>\"}}}}), got "

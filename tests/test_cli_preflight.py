@@ -72,7 +72,7 @@ def test_explicit_scripts_are_read_instead_of_the_entry_point(capsys):
     "args, message",
     [
         (["missing.yaml"], "smddp-infra preflight: error: job file missing.yaml does not exist"),
-        ([str(FIXTURES / "broken" / "bad.yaml")], "is not valid YAML: expected ',' or ']', but got '<stream end>' at line 3 column 1"),
+        ([str(FIXTURES / "broken" / "bad.yaml")], "is not valid YAML: did not find expected ',' or ']' at line 3 column 1"),
         ([str(FIXTURES / "broken" / "job.yaml")], "syntax_error.py is not valid Python: invalid syntax at line 1"),
         ([str(FIXTURES / "good" / "job.yaml"), "nowhere.py"], "training script nowhere.py does not exist"),
         ([str(FIXTURES / "good" / "job.yaml"), "--outputs", "nowhere.json"], "--outputs file 'nowhere.json' does not exist"),

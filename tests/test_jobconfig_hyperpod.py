@@ -96,3 +96,59 @@ def test_a_cluster_template_is_refused_in_one_line_without_a_cluster_or_for_anot
     assert main(["job-config", "--outputs", str(OUTPUTS / "default-p4d.json"), "--format", "v2",
                  "--cluster-template", str(SNAPSHOTS / "HyperPodSlurm.template.json")]) != 0
     assert "--cluster-template is for --format hyperpod" in capsys.readouterr().err
+
+
+# --- --cluster-template of the wrong shape: one line naming where (issue 41) ----------------------
+
+
+def _cluster_template(tmp_path: Path, change: Any) -> str:
+    template = json.loads((SNAPSHOTS / "HyperPodEksPlatform.template.json").read_text())
+    cluster = next(r for r in template["Resources"].values() if r.get("Type") == "AWS::SageMaker::Cluster")
+    change(cluster)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(template))
+    return str(path)
+
+
+def _groups(cluster: dict[str, Any]) -> list[dict[str, Any]]:
+    groups: list[dict[str, Any]] = cluster["Properties"]["InstanceGroups"]
+    return groups
+
+
+@pytest.mark.parametrize(("change", "where", "got"), [
+    (lambda c: c.__setitem__("Properties", ["InstanceGroups"]), "Properties must be a mapping", "['InstanceGroups']"),
+    (lambda c: c["Properties"].__setitem__("InstanceGroups", {"train": {}}), "Properties.InstanceGroups must be a list",
+     "{'train': {}}"),
+    (lambda c: _groups(c)[1].setdefault("KubernetesConfig", {}).__setitem__("Labels", ["role=train"]),
+     "Properties.InstanceGroups[1].KubernetesConfig.Labels must be a mapping", "['role=train']"),
+    (lambda c: _groups(c)[1].setdefault("KubernetesConfig", {}).__setitem__("Labels", {"role": ["train"]}),
+     "Properties.InstanceGroups[1].KubernetesConfig.Labels must map each label to a string", "'role'"),
+    (lambda c: _groups(c)[1].__setitem__("KubernetesConfig", "role=train"),
+     "Properties.InstanceGroups[1].KubernetesConfig must be a mapping", "'role=train'"),
+    (lambda c: _groups(c)[1].setdefault("KubernetesConfig", {}).__setitem__("Taints", ["gpu"]),
+     "Properties.InstanceGroups[1].KubernetesConfig.Taints[0] must be a mapping", "'gpu'"),
+], ids=["properties", "groups", "labels-list", "label-value", "kubernetes-config", "taint"])
+def test_a_cluster_property_of_the_wrong_shape_is_one_line_naming_its_path(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, change: Any, where: str, got: str) -> None:
+    path = _cluster_template(tmp_path, change)
+    assert main(["job-config", "--outputs", str(OUTPUTS / "p5-64-node-two-groups.json"), "--format", "hyperpod",
+                 "--cluster-template", path]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"smddp-infra job-config: error: --cluster-template {path!r}: HyperPodCluster")
+    assert where in err and got in err
+
+
+def test_a_cluster_without_a_group_of_the_jobs_instance_type_is_refused_naming_the_types_it_has(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    def cpu_only(cluster: dict[str, Any]) -> None:
+        for group in _groups(cluster):
+            group["InstanceType"] = "ml.c5.xlarge"
+
+    path = _cluster_template(tmp_path, cpu_only)
+    assert main(["job-config", "--outputs", str(OUTPUTS / "p5-64-node-two-groups.json"), "--format", "hyperpod",
+                 "--cluster-template", path]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "has no instance group of the job's instance type ml.p5.48xlarge" in err
+    assert "its groups: system (ml.c5.xlarge), train (ml.c5.xlarge), spot (ml.c5.xlarge)" in err

@@ -87,3 +87,109 @@ def test_check_reads_templates_without_importing_cfn_lint_or_sympy() -> None:
             "print(bad, file=sys.stderr); sys.exit(rc if not bad else 99)")
     result = subprocess.run([sys.executable, "-c", code, str(template)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+# -- hostile documents: refused in one TemplateSyntaxError, quickly ---------------------------------
+
+
+def _laughs(levels: int = 9, width: int = 10) -> str:
+    """A "billion laughs" template: each anchor lists the previous one ``width`` times."""
+    lines = ["  l0: &l0 [" + ", ".join(["lol"] * width) + "]"]
+    lines += [f"  l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "Metadata:\n" + "\n".join(lines) + f"\nResources:\n  Q:\n    Type: AWS::SQS::Queue\n    Properties: {{Tags: *l{levels - 1}}}\n"
+
+
+def test_an_alias_bomb_is_refused_in_a_moment_saying_what_cloudformation_does_with_aliases() -> None:
+    import time
+
+    text = _laughs()
+    assert len(text) < 1024  # a 1 KB file that expands to a billion values
+    started = time.perf_counter()
+    with pytest.raises(TemplateSyntaxError) as caught:
+        load_template_text(text)
+    assert time.perf_counter() - started < 1.0
+    message = str(caught.value)
+    assert "more than 524,288 values once its YAML aliases are expanded" in message
+    assert "YAML aliases are not allowed in CloudFormation templates" in message
+    assert "`aws cloudformation package` and SAM expand them first" in message
+    assert "\n" not in message
+
+
+def test_aliases_within_the_bound_are_expanded_as_package_and_sam_expand_them() -> None:
+    template = load_template_text("Tags: &tags [{Key: a, Value: b}]\nResources:\n  Q:\n    Properties: {Tags: *tags}\n")
+    assert template["Resources"]["Q"]["Properties"]["Tags"] == [{"Key": "a", "Value": "b"}]
+
+
+def test_a_merge_key_bomb_is_refused_before_pyyaml_flattens_it() -> None:
+    lines = ["a0: &a0 {k: v}"] + [f"a{i}: &a{i} {{<<: [*a{i - 1}, *a{i - 1}]}}" for i in range(1, 40)]
+    with pytest.raises(TemplateSyntaxError, match="once its YAML aliases are expanded"):
+        load_template_text("\n".join(lines) + "\nResources: {}\n")
+
+
+@pytest.mark.parametrize("text", ["Resources: &r\n  Q: {Properties: {Loop: *r}}\n", "Resources: &s\n  - *s\n"],
+                         ids=["mapping", "list"])
+def test_an_anchor_aliased_inside_itself_is_refused(text: str) -> None:
+    with pytest.raises(TemplateSyntaxError, match="the YAML anchor at line 1 is aliased inside the node it names"):
+        load_template_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    '{"Resources": ' + "[" * 5000 + "]" * 5000 + "}",
+    '{"Resources": {"A": {"Properties": ' + '{"a": ' * 900 + "1" + "}" * 900 + "}}}",
+    "Resources: " + "[" * 5000 + "]" * 5000,
+    "Resources:\n" + "".join("  " * i + "- \n" for i in range(1, 300)),
+], ids=["json-5000", "json-900", "yaml-flow-5000", "yaml-block-300"])
+def test_a_document_nested_past_the_bound_is_one_line(text: str) -> None:
+    with pytest.raises(TemplateSyntaxError, match=r"nests more than 100 levels deep|maximum nesting depth"):
+        load_template_text(text)
+
+
+def test_the_depth_bound_is_exact() -> None:
+    from smddp_infra.rules.loader import MAX_DEPTH
+
+    def nested(levels: int) -> str:  # the document itself is level 1, the scalar at the bottom level ``levels``
+        return "[" * (levels - 1) + "1" + "]" * (levels - 1)
+
+    assert load_template_text(nested(MAX_DEPTH)) is not None
+    with pytest.raises(TemplateSyntaxError, match="nests more than 100 levels"):
+        load_template_text(nested(MAX_DEPTH + 1))
+    assert load_template_text("a: " + nested(MAX_DEPTH - 1)) is not None
+    with pytest.raises(TemplateSyntaxError, match="nests more than 100 levels"):
+        load_template_text("a: " + nested(MAX_DEPTH))
+
+
+def test_a_template_past_cloudformations_1_mb_is_refused_by_its_size() -> None:
+    from smddp_infra.rules.loader import MAX_TEMPLATE_BYTES
+
+    under = '{"Resources": {}, "Description": "' + "x" * (MAX_TEMPLATE_BYTES - 40) + '"}'
+    assert load_template_text(under)["Resources"] == {}
+    with pytest.raises(TemplateSyntaxError, match=r"the template is 1,048,612 bytes; CloudFormation reads a template body of at most 1 MB"):
+        load_template_text('{"Resources": {}, "Description": "' + "é" * (MAX_TEMPLATE_BYTES // 2) + '"}')
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("a: " + "1" * 5000, "cannot be read as int"),
+    ("[" + "1" * 5000 + "]", "a value cannot be read"),
+    ("a: 0x" + "f" * 5000, "an integer of more than 4,000 digits"),
+    ("a: 2001-13-45", "cannot be read as timestamp"),
+    ("a: !!timestamp x", "cannot be read as timestamp"),
+    ("a: !!float x", "cannot be read as float"),
+    ("a: !!python/object:os.system x", "could not determine a constructor"),
+])
+def test_a_scalar_python_cannot_build_is_one_line_naming_it(text: str, problem: str) -> None:
+    with pytest.raises(TemplateSyntaxError, match=problem):
+        load_template_text(text)
+
+
+def test_plain_yaml_readers_share_the_bounds_without_cloudformation_tags() -> None:
+    from smddp_infra.rules.loader import compose_yaml_text, load_yaml_text
+
+    assert load_yaml_text("a: [1, 2]") == {"a": [1, 2]}
+    with pytest.raises(TemplateSyntaxError, match="could not determine a constructor for the tag '!Ref'"):
+        load_yaml_text("a: !Ref b")
+    with pytest.raises(TemplateSyntaxError) as caught:
+        load_yaml_text(_laughs())
+    assert "CloudFormation" not in str(caught.value)  # a job file is not a template
+    with pytest.raises(TemplateSyntaxError, match="once its YAML aliases are expanded"):
+        compose_yaml_text(_laughs())
+    assert compose_yaml_text("") is None

@@ -21,8 +21,9 @@ from smddp_infra.account.session import (
     Account,
     AccountError,
     NotFoundError,
+    check_region,
     iam_action,
 )
 
-__all__ = ["Account", "AccountError", "NotFoundError", "file_system", "file_system_by_dns", "iam_action", "metric_data",
+__all__ = ["Account", "AccountError", "NotFoundError", "check_region", "file_system", "file_system_by_dns", "iam_action", "metric_data",
            "template_body", "training_job"]

@@ -36,9 +36,18 @@ class Account:
     """Read-only access to one account and region, every call counted.
 
     ``region`` None: boto3's chain (``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile).
+    ``region_from`` names where ``region`` came from, for the one line that refuses a malformed
+    one (``--region`` by default; ``observe`` may take it from a cdk-outputs.json).
+
+    The region is checked here, once for every command that reads an account, before any
+    client exists: botocore refuses ``'us east 1'`` only when it builds a client, with a
+    traceback, and a region of the right form is what AWS names (facts/regions.py).
     """
 
-    def __init__(self, *, region: Optional[str] = None, clients: Optional[dict[str, Any]] = None) -> None:
+    def __init__(self, *, region: Optional[str] = None, clients: Optional[dict[str, Any]] = None,
+                 region_from: str = "--region") -> None:
+        if region is not None:
+            check_region(region, region_from)
         self._region = region
         self._session: Any = None
         #: ``clients`` replaces the clients of some services (a botocore ``Stubber``'s client in tests).
@@ -64,18 +73,29 @@ class Account:
 
         # boto3's chain reads AWS_DEFAULT_REGION and the profile; AWS_REGION is what the SDKs and
         # the CLI v2 document too, so it is honoured here as well.
-        region = self._region or self.session.region_name or os.environ.get("AWS_REGION")
+        if self._region:
+            return self._region
+        region = self.session.region_name or os.environ.get("AWS_REGION")
         if not region:
             raise AccountError("no AWS region: pass --region or set AWS_REGION (or a region in your AWS profile)")
+        source = next((name for name in ("AWS_DEFAULT_REGION", "AWS_REGION") if os.environ.get(name) == region),
+                      "the region of your AWS profile")
+        check_region(str(region), source)
         return str(region)
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
             from botocore.config import Config
+            from botocore.exceptions import BotoCoreError
 
-            self._clients[service] = self.session.client(
-                service, region_name=self.region,
-                config=Config(retries={"max_attempts": MAX_ATTEMPTS, "mode": "standard"}, connect_timeout=10, read_timeout=30))
+            region = self.region
+            try:
+                self._clients[service] = self.session.client(
+                    service, region_name=region,
+                    config=Config(retries={"max_attempts": MAX_ATTEMPTS, "mode": "standard"}, connect_timeout=10,
+                                  read_timeout=30))
+            except BotoCoreError as exc:  # e.g. an AWS_ENDPOINT_URL botocore cannot use
+                raise AccountError(f"cannot build the {service} client for {region}: {exc}") from None
         return self._clients[service]
 
     # -- calls -------------------------------------------------------------------------------
@@ -137,6 +157,16 @@ class Account:
         if isinstance(exc, BotoCoreError):
             return AccountError(f"{prefix}{action} failed: {exc}")
         raise exc
+
+
+def check_region(region: str, source: str = "--region") -> None:
+    """Refuse a region that is not of AWS's form (``us-east-1``, ``us-gov-west-1``, ``cn-north-1``),
+    naming where it came from; every command that takes ``--region`` calls it, so none of them
+    meets botocore's ``InvalidRegionError`` traceback."""
+    from smddp_infra.facts.regions import REGION
+
+    if not REGION.fullmatch(region):
+        raise AccountError(f"{source} must be an AWS Region name such as us-east-1, got {region!r}")
 
 
 def _snake(operation: str) -> str:

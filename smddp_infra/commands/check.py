@@ -7,12 +7,16 @@ short-form tags ``!Ref``, ``!GetAtt``, ``!Sub`` ..., and JSON), so nothing goes 
 
 Built for CI: a directory stands for every ``*.json``, ``*.yaml``, ``*.yml`` and
 ``*.template`` under it (so ``smddp-infra check cdk.out`` judges every stack and nested
-stack); inside a directory, files that are not templates (a mapping with ``Resources``:
-cdk.out's manifest.json, tree.json, ``*.assets.json``, config files) are skipped by
-content. A file named on the command line that cannot be read is reported, the rest are
-still judged and printed, and the exit code says the worst: 2 when any input was
-unreadable, else 1 when any finding is an error, else 0. ``--json`` always prints one
-document (unreadable inputs under ``"unreadable"``).
+stack); inside a directory, files that read as YAML/JSON but are not templates (no mapping
+with ``Resources``: cdk.out's manifest.json, tree.json, ``*.assets.json``, config files) are
+skipped by content. A file that cannot be read at all (broken YAML, an alias bomb, past 1 MB,
+not UTF-8) is reported with its reason, whether named or found in a directory: a template
+with a typo must not pass CI as "no findings". The one exception is a cloud assembly's
+``asset.*`` directories, where CDK copies the app's Lambda code and Docker contexts (a Helm
+chart's ``{{ }}`` is not YAML): those are skipped like other non-templates. The rest are
+still judged and printed, and the exit code says the worst: 2 when any input was unreadable,
+else 1 when any finding is an error, else 0. ``--json`` always prints one document
+(unreadable inputs under ``"unreadable"``).
 """
 
 from __future__ import annotations
@@ -47,6 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 _SHAPE = "a CloudFormation template must be a mapping with Resources"
 
 
+class NotATemplate(ConfigError):
+    """The file reads as YAML/JSON (or is empty) but is no template: skipped inside a directory."""
+
+
 def load_template(path: str) -> dict[str, Any]:
     """Read one template with the light loader; raise ConfigError naming the file and the problem."""
 
@@ -60,13 +68,13 @@ def load_template(path: str) -> dict[str, Any]:
     except TemplateSyntaxError as exc:
         raise ConfigError(f"TEMPLATE {path!r} is not a readable CloudFormation template: {exc}") from None
     if template is None:
-        raise ConfigError(f"TEMPLATE {path!r} is not a readable CloudFormation template: empty document")
+        raise NotATemplate(f"TEMPLATE {path!r} is not a readable CloudFormation template: empty document")
     if not isinstance(template, dict):
-        raise ConfigError(f"TEMPLATE {path!r}: {_SHAPE}, got {_kind(template)}")
+        raise NotATemplate(f"TEMPLATE {path!r}: {_SHAPE}, got {_kind(template)}")
     if "Resources" not in template:
-        raise ConfigError(f"TEMPLATE {path!r} has no Resources: {_SHAPE}")
+        raise NotATemplate(f"TEMPLATE {path!r} has no Resources: {_SHAPE}")
     if not isinstance(template["Resources"], dict):
-        raise ConfigError(
+        raise NotATemplate(
             f"TEMPLATE {path!r}: Resources must be a mapping of logical IDs to resources, got {_kind(template['Resources'])}"
         )
     return template
@@ -78,7 +86,7 @@ def _require_text(path: str) -> str:
     with open(path, "rb") as handle:
         data = handle.read()
     if not data.strip():
-        raise ConfigError(f"TEMPLATE {path!r} is empty: {_SHAPE}")
+        raise NotATemplate(f"TEMPLATE {path!r} is empty: {_SHAPE}")
     try:
         return data.decode("utf-8-sig")  # a BOM is not part of the template
     except UnicodeDecodeError as exc:
@@ -115,16 +123,15 @@ def expand_inputs(paths: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-#: An AWS Region name: two letters, optional partition marker, a direction, a number (us-east-1,
-#: us-gov-west-1, eu-central-2, ap-southeast-5, cn-north-1, us-isob-east-1).
-_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+"
-
-
-def _check_region(region: Any) -> None:
-    import re
-
-    if region is not None and not re.fullmatch(_REGION, region):
-        raise ConfigError(f"--region must be an AWS Region name such as us-east-1, got {region!r}")
+def _in_assets(path: str) -> bool:
+    """Under an ``asset.*`` directory of a cloud assembly (a folder beside manifest.json)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while os.path.dirname(folder) != folder:
+        if os.path.basename(folder).startswith("asset.") and os.path.isfile(os.path.join(os.path.dirname(folder),
+                                                                                          "manifest.json")):
+            return True
+        folder = os.path.dirname(folder)
+    return False
 
 
 def _is_dir(path: str) -> bool:
@@ -179,7 +186,10 @@ def judge(
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.rules import Severity
 
-    _check_region(args.region)
+    if args.region is not None:
+        from smddp_infra.account import check_region
+
+        check_region(args.region)
     results: list[tuple[str, list[Any]]] = []
     unreadable: list[tuple[str, str]] = []
     skipped: list[str] = []
@@ -191,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             templates[path] = load_template(path)
         except ConfigError as exc:
-            if explicit:
+            if explicit or not (isinstance(exc, NotATemplate) or _in_assets(path)):
                 unreadable.append((path, str(exc)))
             else:
                 skipped.append(path)

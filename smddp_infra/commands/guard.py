@@ -46,9 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from smddp_infra.account import check_region
     from smddp_infra.errors import ConfigError
     from smddp_infra.review.replacement import ReplacementData, guard, load_template, replacement_accepted
 
+    if args.region is not None:
+        check_region(args.region)
     new, artifact = load_template(args.new, stack=args.stack, what="NEW")
     region = args.region or _region_of(artifact)
     if args.deployed_stack:

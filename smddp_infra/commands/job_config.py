@@ -78,7 +78,10 @@ def _cluster(path: str, stack: Optional[str]) -> Any:
     from smddp_infra.review.replacement import load_template
 
     template, _ = load_template(path, stack=stack, what="--cluster-template")
-    clusters = hyperpod_clusters(template)
+    try:
+        clusters = hyperpod_clusters(template)
+    except ConfigError as exc:  # a property of the wrong shape, named by its path in the template
+        raise ConfigError(f"--cluster-template {path!r}: {exc}") from None
     if len(clusters) != 1:
         raise ConfigError(f"--cluster-template {path!r} must hold one AWS::SageMaker::Cluster, got {len(clusters)}"
                           + (f" ({', '.join(c.logical_id for c in clusters)})" if clusters else ""))

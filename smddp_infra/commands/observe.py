@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         record, settings, label = doc.sizing, doc.monitoring, network.label
         region = region or doc.region
         file_system_id = doc.file_system.id
-    account = Account(region=region)
+    account = Account(region=region, region_from="--region" if args.region else f"the region of --outputs {args.outputs}")
     jobs = [_job(account, name) for name in args.job]
     if args.cluster:
         file_system_id, what = _cluster_file_system(account, args.cluster), f"--cluster {args.cluster}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from smddp_infra.contract import JobDocument
+from smddp_infra.errors import ConfigError
 from smddp_infra.hyperpod.template import ClusterView, GroupView
 from smddp_infra.hyperpod.values import DEFAULT_MOUNT_PATH
 from smddp_infra.jobconfig.launcher import launcher_for
@@ -79,7 +80,13 @@ def hyperpod_settings(doc: JobDocument, *, channel: str = "training", cluster: O
 
 
 def _cluster_settings(cluster: ClusterView, instance_type: str) -> dict[str, Any]:
-    groups = [g for g in cluster.groups if g.instance_type == instance_type] or list(cluster.groups)
+    """Only the groups of the job's instance type: a job lands where its instances are, so a
+    cluster without one is refused (naming the types it has), never answered with another group."""
+    groups = [g for g in cluster.groups if g.instance_type == instance_type]
+    if not groups:
+        have = ", ".join(f"{g.name} ({g.instance_type or 'no InstanceType'})" for g in cluster.groups) or "none"
+        raise ConfigError(f"the cluster {cluster.logical_id} has no instance group of the job's instance type "
+                          f"{instance_type}, so the job cannot land on it; its groups: {have}")
     return {
         "orchestrator": cluster.orchestrator,
         "nodeProvisioning": "Continuous" if cluster.continuous_provisioning else "standard",

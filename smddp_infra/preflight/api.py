@@ -81,7 +81,7 @@ def hyperparameter(document: Mapping[str, Any], name: str) -> Any:
     if isinstance(raw, str):
         try:
             return json.loads(raw)
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON (or an int past Python's 4,300 digits): the text as written
             return raw
     return raw
 

@@ -58,6 +58,8 @@ def read_input(path: Path) -> Input:
                     f"{what} {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
         except RecursionError as exc:
             raise too_deep(str(path), what, exc) from None
+        except ValueError as exc:  # an int past Python's 4,300 digits (json says no more than that)
+            raise PreflightInputError(f"{what} {path} cannot be read: {str(exc).split(';')[0]}") from None
     elif suffix not in (".yaml", ".yml") and _looks_like_launcher(text):
         return _code_input(path, data)
     if document is None:

@@ -63,16 +63,18 @@ def decode_text(data: bytes, *, path: Path, what: str) -> str:
 
 def parse_yaml(text: str, *, path: Path, what: str) -> Any:
     """A YAML document (YAML reads JSON too), with a one-line error naming the position. The
-    text is the one :func:`read_bytes` and :func:`decode_text` read: the file is read once."""
-    import yaml  # PyYAML: a CLI dependency, imported only when a YAML file is read
+    text is the one :func:`read_bytes` and :func:`decode_text` read: the file is read once.
+    Read by the project's one bounded YAML reader (:func:`smddp_infra.rules.loader.load_yaml_text`):
+    an alias bomb or a document nested past its bound is one line too."""
+    from smddp_infra.rules.loader import TemplateSyntaxError, load_yaml_text  # PyYAML: a CLI dependency
 
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PreflightInputError(f"{what} {path} is not valid YAML: {problem}{where}") from None
+        return load_yaml_text(text)
+    except TemplateSyntaxError as exc:
+        if exc.line is None:  # past a bound (aliases, depth) or a value Python cannot build
+            raise PreflightInputError(f"{what} {path} cannot be read: {exc}") from None
+        raise PreflightInputError(f"{what} {path} is not valid YAML: {exc.problem} at line {exc.line} "
+                                  f"column {exc.column}") from None
 
 
 def read_python(path: Path, *, what: str = "training script") -> str:

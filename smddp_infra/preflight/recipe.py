@@ -40,10 +40,12 @@ def read_recipe(value: Any, *, base_dir: Path, written: str) -> RecipeFacts:
         return RecipeFacts(note=f"{written} {value} cannot be read here ({getattr(exc, 'strerror', None) or exc})")
     import yaml
 
+    from smddp_infra.rules.loader import TemplateSyntaxError, compose_yaml_text
+
     try:
-        root = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        return RecipeFacts(note=f"{written} {value} is not valid YAML ({str(exc).splitlines()[0]})")
+        root = compose_yaml_text(text)  # bounded: an alias bomb is a note, not a walk without end
+    except TemplateSyntaxError as exc:
+        return RecipeFacts(note=f"{written} {value} is not valid YAML ({exc})")
     backend: Optional[tuple[str, str]] = None
     num_nodes: Optional[int] = None
     stack: list[tuple[Any, tuple[str, ...]]] = [(root, ())]

@@ -154,7 +154,7 @@ def _stacks(root: Path, *, prefix: str, tree: list[tuple[str, str]]) -> list[Sta
         if kind != STACK_ARTIFACT:
             continue
         template_file = root / properties["templateFile"]
-        template = _read_json(template_file)
+        template = _read_json(template_file, template=True)
         metadata: dict[str, list[Mapping[str, Any]]] = {}
         for path, entries in (artifact.get("metadata") or {}).items():
             metadata.setdefault(path, []).extend(entries)
@@ -163,7 +163,7 @@ def _stacks(root: Path, *, prefix: str, tree: list[tuple[str, str]]) -> list[Sta
             for path, entries in _read_json(root / extra).items():
                 metadata.setdefault(path, []).extend(entries)
         nested = {
-            logical_id: _read_json(root / resource["Metadata"]["aws:asset:path"])
+            logical_id: _read_json(root / resource["Metadata"]["aws:asset:path"], template=True)
             for logical_id, resource in template.get("Resources", {}).items()
             if resource.get("Type") == "AWS::CloudFormation::Stack"
             and (resource.get("Metadata") or {}).get("aws:asset:path")
@@ -207,13 +207,20 @@ def _tree_paths(root: Path) -> list[tuple[str, str]]:
     return found
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path, *, template: bool = False) -> Any:
+    """A file of the assembly; a stack's ``template`` through the bounded template reader
+    (:mod:`smddp_infra.rules.loader`: CloudFormation's 1 MB, 100 levels), as ``check`` reads it."""
+    from smddp_infra.rules.loader import TemplateSyntaxError, load_template_text
+
     try:
-        return json.loads(path.read_text())
+        text = path.read_text()
+        return load_template_text(text) if template else json.loads(text)
     except FileNotFoundError:
         raise ConfigError(f"{path} is missing from the cloud assembly (re-run `cdk synth`)") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from None
+    except (TemplateSyntaxError, RecursionError, ValueError) as exc:  # past a bound; an int of 5,000 digits
+        raise ConfigError(f"{path} cannot be read: {str(exc).split(';')[0]}") from None
 
 
 def _strip_annotation(rule_id: str) -> str:

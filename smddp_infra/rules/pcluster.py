@@ -61,11 +61,11 @@ def configuration(world: World, resource: Resource) -> Optional[Mapping[str, Any
     if isinstance(value, Mapping):
         return value
     if isinstance(raw, str):
-        import yaml  # a literal YAML document: only such templates pay for it
+        from smddp_infra.rules.loader import TemplateSyntaxError, load_yaml_text  # bounded, as templates are
 
         try:
-            parsed = yaml.safe_load(raw)
-        except yaml.YAMLError:
+            parsed = load_yaml_text(raw)
+        except TemplateSyntaxError:
             return None
         return parsed if isinstance(parsed, Mapping) else None
     return None
