@@ -23,7 +23,7 @@ from smddp_infra.facts.names import is_sagemaker_name
 from smddp_infra.facts.regions import REGION
 from smddp_infra.facts.s3 import bucket_name_problem
 from smddp_infra.partitions import absent_in, partition_of
-from smddp_infra.schema.fields import FieldValueError, field_of, flag, group, number, rule_of, text, value
+from smddp_infra.schema.fields import FieldValueError, flag, group, number, rule_for, rule_of, text, value
 from smddp_infra.schema.network import Jobs, NetworkSpec, Placement, Security, Storage, Workload
 
 
@@ -109,9 +109,7 @@ class NetworkSettings:
         for key, (group_cls, field_name) in KEYS.items():
             raw = context.get(key)
             if raw is not None and raw != "":
-                rule = rule_of(field_of(group_cls, field_name))
-                assert rule is not None  # KEYS holds only fields with a rule
-                read[group_cls][field_name] = rule.read(key, raw)
+                read[group_cls][field_name] = rule_for(group_cls, field_name).read(key, raw)
         app = AppOptions(**read[AppOptions])
         placement = read[Placement]
         if "availability_zone_id" in placement:  # an AZ ID places the subnet: cdk.json's AZ name steps aside

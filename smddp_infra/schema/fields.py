@@ -194,10 +194,6 @@ def texts(what: str, accepts: Callable[[str], bool] = lambda _: True, *, key: st
     return Rule(what, kinds, ok, lambda raw: raw, key, optional)
 
 
-def instance_of(cls: type | tuple[type, ...], what: str, *, optional: bool = True) -> Rule:
-    return Rule(what, cls, optional=optional)
-
-
 def value(default: Any, rule: Rule) -> Any:
     """A field with its default and its one rule (``dataclasses.field`` with the rule as metadata)."""
     return dataclasses.field(default=default, metadata={RULE: rule})
@@ -240,5 +236,5 @@ def check_rules(instance: Any) -> None:
 
 
 __all__ = ["LOOKUP_PLACEHOLDER_AZS", "RULE", "TOKEN_MARK", "FieldTypeError", "FieldValueError", "Rule", "check_rules",
-           "choice", "field_of", "flag", "group", "instance_of",
+           "choice", "field_of", "flag", "group",
            "is_token", "number", "rule_for", "rule_of", "text", "texts", "value", "whole"]
