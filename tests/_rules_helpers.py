@@ -54,11 +54,14 @@ def found(template: dict[str, Any], rule: str) -> list[Any]:
     return [f for f in check_template(template) if f.rule_id == rule]
 
 
-def acl_entry(acl: str, number: int, egress: bool, action: str, cidr: str, protocol: Any = 6,
+def acl_entry(acl: str, number: Any, egress: Any, action: str, cidr: Any, protocol: Any = 6,
               ports: Any = None) -> dict[str, Any]:
-    """An AWS::EC2::NetworkAclEntry of network ACL ``acl`` (``ports``: (from, to) for TCP/UDP)."""
+    """An AWS::EC2::NetworkAclEntry of network ACL ``acl`` (``ports``: (from, to) for TCP/UDP;
+    ``egress`` None: not written, CloudFormation's default false)."""
     props: dict[str, Any] = {"NetworkAclId": {"Ref": acl}, "RuleNumber": number, "Protocol": protocol, "RuleAction": action,
-                             "Egress": egress, "CidrBlock": cidr}
+                             "CidrBlock": cidr}
+    if egress is not None:
+        props["Egress"] = egress
     if ports:
         props["PortRange"] = {"From": ports[0], "To": ports[1]}
     return {"Type": "AWS::EC2::NetworkAclEntry", "Properties": props}

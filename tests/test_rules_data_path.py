@@ -66,3 +66,67 @@ def test_a_private_dns_endpoint_needs_dns_hostnames_stated_false_the_default_is_
     assert "EnableDnsHostnames false" in finding.message and "Sts (sts)" in finding.message
     t["Resources"]["Vpc"]["Properties"]["EnableDnsHostnames"] = True
     assert not found(t, "SMDDP-NET8")
+
+
+# -- NET7 on entries the template does not decide (issue 41) --------------------------------------
+
+UNSET = {"Parameters": {"Unset": {"Type": "String"}}}  # no Default: the value is not in the template
+
+
+def _open_to_s3(**https_out: Any) -> dict[str, Any]:
+    """BLOCKED with HTTPS out and its return allowed below the deny; ``https_out`` overrides the
+    outbound entry's properties."""
+    t = {**UNSET, **copy.deepcopy(BLOCKED)}
+    t["Resources"]["HttpsOut"] = entry(90, True, "allow", protocol=6, ports=(443, 443))
+    t["Resources"]["HttpsOut"]["Properties"].update(https_out)
+    t["Resources"]["ReturnIn"] = entry(90, False, "allow", protocol=6, ports=(1024, 65535))
+    return t
+
+
+def _net7_notes(t: dict[str, Any]) -> list[Any]:
+    return [f for f in check_template(t) if f.rule_id == "SMDDP-INFO1" and f.message.startswith("SMDDP-NET7 not judged")]
+
+
+def test_a_port_range_from_a_parameter_without_default_is_a_note_naming_the_entry_never_an_error() -> None:
+    t = _open_to_s3(PortRange={"From": {"Ref": "Unset"}, "To": 443})
+    assert not found(t, "SMDDP-NET7")
+    (note,) = _net7_notes(t)
+    assert note.resource == "TrainSubnet" and note.message == (
+        "SMDDP-NET7 not judged for subnet TrainSubnet: egress TCP 443 to S3: network ACL Closed entry HttpsOut "
+        "(its PortRange not decided by the template)")
+
+
+def test_a_protocol_from_a_parameter_without_default_is_a_note_too() -> None:
+    t = _open_to_s3(Protocol={"Ref": "Unset"})
+    assert not found(t, "SMDDP-NET7")
+    (note,) = _net7_notes(t)
+    assert "entry HttpsOut (its Protocol not decided by the template)" in note.message and "'*'" not in note.message
+
+
+def test_an_unread_entry_for_another_protocol_or_ports_leaves_the_verdict_to_the_entries_stated() -> None:
+    t = _open_to_s3()
+    t["Resources"]["Udp"] = entry(80, True, "deny", protocol=17, ports=({"Ref": "Unset"}, 53))
+    t["Resources"]["OtherTcp"] = entry(81, False, "deny", protocol=6, ports=(22, 22), cidr={"Ref": "Unset"})
+    assert not found(t, "SMDDP-NET7") and not _net7_notes(t)
+    t["Resources"]["HttpsOut"]["Properties"]["RuleAction"] = "deny"
+    (finding,) = found(t, "SMDDP-NET7")
+    assert "egress TCP 443 to S3 is denied by network ACL Closed rule 90 (deny protocol 6 0.0.0.0/0)" in finding.message
+
+
+def test_a_partial_port_range_for_anywhere_is_not_judged_and_says_so() -> None:
+    t = _open_to_s3()
+    t["Resources"]["ReturnIn"] = entry(90, False, "allow", protocol=6, ports=(1024, 32767))
+    assert not found(t, "SMDDP-NET7")
+    (note,) = _net7_notes(t)
+    assert note.message.endswith("network ACL Closed rule 90 (allow protocol 6 0.0.0.0/0) decides only part of the ports")
+
+
+def test_the_default_egress_false_makes_an_entry_inbound_for_s3() -> None:
+    t = copy.deepcopy(BLOCKED)
+    t["Resources"]["HttpsOut"] = entry(90, True, "allow", protocol=6, ports=(443, 443))
+    t["Resources"]["ReturnIn"] = entry(90, None, "allow", protocol="tcp", ports=(1024, 65535))
+    assert not found(t, "SMDDP-NET7") and not _net7_notes(t)
+    del t["Resources"]["HttpsOut"]
+    t["Resources"]["ReturnIn"]["Properties"]["PortRange"] = {"From": 443, "To": 443}
+    (finding,) = found(t, "SMDDP-NET7")
+    assert "egress TCP 443 to S3 is denied by network ACL Closed rule 100" in finding.message

@@ -131,3 +131,54 @@ def test_a_client_group_list_the_template_does_not_decide_is_not_evaluated() -> 
     assert not found(t, "SMDDP-FSX7")
     notes = [f for f in check_template(t) if f.rule_id == "SMDDP-INFO1" and "SMDDP-FSX7" in f.message]
     assert notes and "not decided by the template" in notes[0].message
+
+
+# -- a client subnet in a secondary VPC block (issue 41) ------------------------------------------
+
+
+def _in_secondary_block(t: dict[str, Any], cidr: Any = "10.1.0.0/20") -> dict[str, Any]:
+    """The subnet moved into the VPC's secondary block 10.1.0.0/16 (AWS::EC2::VPCCidrBlock)."""
+    t["Resources"]["Secondary"] = {"Type": "AWS::EC2::VPCCidrBlock",
+                                   "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.1.0.0/16"}}
+    t["Resources"]["Subnet"]["Properties"]["CidrBlock"] = cidr
+    return t
+
+
+def test_a_client_in_a_secondary_block_is_not_admitted_by_the_primary_blocks_cidr() -> None:
+    (finding,) = found(_in_secondary_block(template(admit="10.0.0.0/16")), "SMDDP-FSX7")
+    assert "TrainSg or its subnets' CIDRs" in finding.message
+    assert not found(_in_secondary_block(template(admit="10.1.0.0/16")), "SMDDP-FSX7")
+    assert not found(_in_secondary_block(template(admit="10.1.0.0/20")), "SMDDP-FSX8")
+
+
+def test_an_unstated_subnet_cidr_is_judged_by_the_vpc_block_only_without_a_secondary_one() -> None:
+    unstated = {"Fn::Select": [0, {"Fn::Cidr": [{"Fn::GetAtt": ["Vpc", "CidrBlock"]}, 4, 12]}]}
+    t = template(admit="10.0.0.0/16")
+    t["Resources"]["Subnet"]["Properties"]["CidrBlock"] = unstated
+    assert not found(t, "SMDDP-FSX7"), "the VPC has one block: it holds the subnet"
+    t = _in_secondary_block(template(admit="10.0.0.0/16"), unstated)
+    assert not found(t, "SMDDP-FSX7")
+    notes = [f for f in check_template(t) if f.rule_id == "SMDDP-INFO1" and "SMDDP-FSX7" in f.message]
+    assert notes and "SMDDP-FSX7 not judged for training job in Job" in notes[0].message, \
+        "the subnet may sit in either block: not evaluated"
+
+
+# -- what mutation testing showed unguarded (issue 41) --------------------------------------------
+
+
+def test_a_shared_group_without_lustre_self_rules_is_fsx3s_finding_not_fsx7s() -> None:
+    t = template()
+    del t["Resources"]["FsSelf988"], t["Resources"]["FsSelfExtra"]
+    t["Resources"]["Job"]["Properties"]["TrainingJob"]["VpcConfig"]["SecurityGroupIds"] = [{"Ref": "FsSg"}]
+    assert not found(t, "SMDDP-FSX7") and not found(t, "SMDDP-FSX8"), "one finding per problem: the group's self rules"
+    assert [f.resource for f in found(t, "SMDDP-FSX3")] == ["Fs"]
+
+
+def test_a_tagged_training_group_is_paired_only_with_a_file_system_of_its_own_vpc() -> None:
+    t = template(client="none")
+    t["Resources"]["TrainSg"]["Properties"]["Tags"] = [{"Key": "smddp:role", "Value": "training"}]
+    (warning,) = found(t, "SMDDP-FSX8")
+    assert "training group TrainSg (tagged smddp:role=training)" in warning.message and "if it mounts it" in warning.message
+    t["Resources"]["Elsewhere"] = {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.9.0.0/16"}}
+    t["Resources"]["TrainSg"]["Properties"]["VpcId"] = {"Ref": "Elsewhere"}
+    assert not found(t, "SMDDP-FSX8"), "a group of another VPC cannot reach the file system: nothing to pair"

@@ -108,3 +108,113 @@ def test_a_file_system_in_the_training_subnet_is_not_judged() -> None:
     t = copy.deepcopy(LUSTRE)
     t["Resources"]["Lustre"]["Properties"]["SubnetIds"] = [{"Ref": "Compute"}]
     assert not found(t, "SMDDP-NET9")
+
+
+# -- NET6: entries as real templates write them (issue 41) ----------------------------------------
+
+EFA_TWO_SUBNETS = load("i41_efa_acl_inbound_default_egress.yaml")
+NO_DEFAULT = {"Parameters": {"Unset": {"Type": "String"}}}  # a parameter without Default: its value is unknown
+
+
+def _notes(t: dict, rule: str) -> list:
+    return [f for f in check_template(t) if f.rule_id == "SMDDP-INFO1" and f.message.startswith(f"{rule} not judged")]
+
+
+def test_entries_without_egress_are_ingress_entries_and_their_deny_is_an_error() -> None:
+    (finding,) = found(EFA_TWO_SUBNETS, "SMDDP-NET6")
+    assert finding.resource == "Pretrain" and finding.severity.value == "error"
+    assert "ingress of Right from 172.31.32.0/20 (Left) is denied by network ACL RightAcl rule 20 " \
+           "(deny protocol -1 172.31.32.0/20)" in finding.message
+    assert "egress of" not in finding.message, "an entry without Egress never filters egress"
+    assert not found(EFA_TWO_SUBNETS, "SMDDP-NET7") and not _notes(EFA_TWO_SUBNETS, "SMDDP-NET6")
+
+
+def test_without_the_deny_the_inbound_defaults_allow_efa() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    del t["Resources"]["RightRefusesLeft"]
+    assert not found(t, "SMDDP-NET6") and not _notes(t, "SMDDP-NET6")
+
+
+def test_an_outbound_deny_below_an_inbound_one_decides_egress_only() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    del t["Resources"]["RightRefusesLeft"]
+    t["Resources"]["LeftRefusesRight"] = acl_entry("LeftAcl", 5, True, "deny", "172.31.48.0/20", protocol=-1)
+    (finding,) = found(t, "SMDDP-NET6")
+    assert "egress of Left to 172.31.48.0/20 (Right) is denied by network ACL LeftAcl rule 5" in finding.message
+    assert "ingress of" not in finding.message
+
+
+def test_a_tcp_and_udp_only_acl_denies_efa_for_certain() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    r = t["Resources"]
+    del r["RightRefusesLeft"]
+    r["RightIn"] = acl_entry("RightAcl", 30, None, "allow", "0.0.0.0/0", protocol=6, ports=(0, 65535))
+    r["RightInUdp"] = acl_entry("RightAcl", 31, None, "allow", "0.0.0.0/0", protocol="udp", ports=(0, 65535))
+    (finding,) = found(t, "SMDDP-NET6")
+    assert "ingress of Right from 172.31.32.0/20 (Left) is denied by network ACL RightAcl's default '*' rule" \
+           in finding.message and "SRD, neither TCP nor UDP" in finding.message
+    r["RightIcmp"] = acl_entry("RightAcl", 32, False, "allow", "0.0.0.0/0", protocol=58)
+    assert found(t, "SMDDP-NET6"), "an ICMPv6 entry does not carry SRD either"
+
+
+def test_an_entry_for_another_protocol_number_may_carry_srd_a_note_naming_it() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    r = t["Resources"]
+    del r["RightRefusesLeft"]
+    r["RightIn"] = acl_entry("RightAcl", 30, None, "allow", "0.0.0.0/0", protocol=47)
+    assert not found(t, "SMDDP-NET6")
+    (note,) = _notes(t, "SMDDP-NET6")
+    assert note.resource == "Pretrain" and note.severity.value == "info"
+    assert "ingress of Right from 172.31.32.0/20 (Left): network ACL RightAcl rule 30 (allow protocol 47 0.0.0.0/0) " \
+           "may decide it" in note.message
+
+
+def test_an_entry_the_template_does_not_decide_is_a_note_naming_it_never_the_star_rule() -> None:
+    t = {**NO_DEFAULT, **copy.deepcopy(EFA_TWO_SUBNETS)}
+    t["Resources"]["RightRefusesLeft"]["Properties"]["CidrBlock"] = {"Ref": "Unset"}
+    assert not found(t, "SMDDP-NET6")
+    (note,) = _notes(t, "SMDDP-NET6")
+    assert "network ACL RightAcl entry RightRefusesLeft (its CidrBlock not decided by the template) may decide it" \
+           in note.message and "'*'" not in note.message
+
+
+def test_an_undecided_entry_that_agrees_with_the_deciding_one_changes_nothing() -> None:
+    t = {**NO_DEFAULT, **copy.deepcopy(EFA_TWO_SUBNETS)}
+    t["Resources"]["AlsoRefuses"] = acl_entry("RightAcl", {"Ref": "Unset"}, None, "deny", "172.31.32.0/24", protocol=-1)
+    (finding,) = found(t, "SMDDP-NET6")
+    assert "RightAcl rule 20" in finding.message, "deny or deny: the verdict does not depend on the unread entry"
+    t["Resources"]["AlsoRefuses"]["Properties"]["RuleAction"] = "allow"
+    assert not found(t, "SMDDP-NET6"), "its RuleNumber is unread: it may stand in front of rule 20"
+    (note,) = _notes(t, "SMDDP-NET6")
+    assert "entry AlsoRefuses (its RuleNumber not decided by the template)" in note.message
+
+
+def test_an_entry_that_may_not_exist_is_not_evaluated() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    t["Parameters"] = {"Strict": {"Type": "String"}}
+    t["Conditions"] = {"IsStrict": {"Fn::Equals": [{"Ref": "Strict"}, "yes"]}}
+    t["Resources"]["RightRefusesLeft"]["Condition"] = "IsStrict"
+    assert not found(t, "SMDDP-NET6")
+    (note,) = _notes(t, "SMDDP-NET6")
+    assert "entry RightRefusesLeft (its Condition not decided by the template)" in note.message
+
+
+def test_an_egress_the_template_does_not_decide_is_judged_both_ways() -> None:
+    t = {**NO_DEFAULT, **copy.deepcopy(EFA_TWO_SUBNETS)}
+    t["Resources"]["RightRefusesLeft"]["Properties"]["Egress"] = {"Ref": "Unset"}
+    assert not found(t, "SMDDP-NET6")
+    (note,) = _notes(t, "SMDDP-NET6")
+    assert "ingress of Right" in note.message and "egress of Right to 172.31.32.0/20 (Left)" in note.message
+    assert "(its Egress not decided by the template)" in note.message
+
+
+def test_lustre_988_left_open_by_an_unread_port_range_is_a_note_not_an_error() -> None:
+    t = {**NO_DEFAULT, **copy.deepcopy(LUSTRE)}
+    del t["Resources"]["StorageInLnet"]
+    assert found(t, "SMDDP-NET6")
+    t["Resources"]["StorageInLnet"] = acl_entry("StorageAcl", 10, False, "allow", "172.20.0.0/19",
+                                                ports=({"Ref": "Unset"}, 988))
+    assert not found(t, "SMDDP-NET6")
+    (note,) = _notes(t, "SMDDP-NET6")
+    assert note.resource == "Lustre" and "Lustre's TCP 988 to file system Lustre: ingress of Storage" in note.message
+    assert "entry StorageInLnet (its PortRange not decided by the template)" in note.message

@@ -243,28 +243,27 @@ def cidr_network(value: Any) -> Optional["ipaddress.IPv4Network | ipaddress.IPv6
 
 
 def subnet_ranges(world: World, subnet_refs: Any) -> tuple[list[list[Any]], bool]:
-    """(for each subnet: the networks that hold it, its CIDR and its VPC's CIDR; all CIDRs known?).
+    """(for each subnet: the networks that hold it; all CIDRs known?).
 
+    A subnet is held by its own CIDR when the template states it; else by its VPC's CIDR, when
+    the VPC has no secondary block (``AWS::EC2::VPCCidrBlock``) the subnet could sit in instead.
     A CIDR peer admits the subnets' interfaces when it covers every subnet (any of each one's
     networks): what ``required`` of :func:`port_verdict` means."""
     required: list[list[Any]] = []
     known = True
+    secondary = {r.logical_id for block in world.of_type("AWS::EC2::VPCCidrBlock")
+                 if (r := world.resource_of(world.raw(block, "VpcId"), "AWS::EC2::VPC")) is not None}
     for raw in subnet_refs if isinstance(subnet_refs, (list, tuple)) else ():
         subnet = world.resource_of(raw, "AWS::EC2::Subnet")
         if subnet is None:
             known = False
             continue
-        ranges: list[Any] = []
         cidr = cidr_network(world.get(subnet, "CidrBlock"))
+        vpc = world.resource_of(world.raw(subnet, "VpcId"), "AWS::EC2::VPC") if cidr is None else None
         if cidr is None:
             known = False
-        else:
-            ranges.append(cidr)
-        vpc = world.resource_of(world.raw(subnet, "VpcId"), "AWS::EC2::VPC")
-        vpc_cidr = cidr_network(world.get(vpc, "CidrBlock")) if vpc is not None else None
-        if vpc_cidr is not None:
-            ranges.append(vpc_cidr)
-        required.append(ranges)
+            cidr = cidr_network(world.get(vpc, "CidrBlock")) if vpc is not None and vpc.logical_id not in secondary else None
+        required.append([cidr] if cidr is not None else [])
     return required, known and bool(required)
 
 

@@ -41,12 +41,13 @@ every association is known).
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT, cidr_network, describe_ports
-from smddp_infra.rules.model import Resource, ResourceRef, World, to_bool, to_int
+from smddp_infra.rules.model import NO_VALUE, Resource, ResourceRef, World, to_bool, to_int
 from smddp_infra.rules.network_rules import _subnet
 from smddp_infra.rules.training import lustre_file_systems, placements, training_subnets
 from smddp_infra.rules.unresolved import UNRESOLVED
@@ -57,23 +58,79 @@ ENTRY = "AWS::EC2::NetworkAclEntry"
 ASSOCIATION = "AWS::EC2::SubnetNetworkAclAssociation"
 _ALL = "-1"
 _TCP = "6"
+#: EFA's traffic between instances (SRD): neither TCP nor UDP, so only an all-protocol entry
+#: matches it (NET6's premise); an entry for ICMP, TCP, UDP or ICMPv6 never does, and an entry
+#: for another protocol number might (SRD's number is not documented): not evaluated.
+SRD = "srd"
+_NOT_SRD = frozenset({"1", "6", "17", "58"})
 
 
 @dataclass(frozen=True)
 class AclEntry:
     acl: str
-    number: int
-    egress: bool
-    allow: bool
-    protocol: str  # "-1", "6", "17", ...
-    cidr: Any  # ipaddress network (entries without a readable CIDR are not kept)
-    ports: Optional[tuple[int, int]]
+    number: Optional[int]  # None: not read (it may stand in front of any other entry)
+    egress: Optional[bool]  # None: not read (it may be in either direction)
+    allow: Optional[bool]  # None: not read
+    protocol: Optional[str]  # "-1", "6", "17", ...; None: not read
+    cidr: Any  # ipaddress network; None: not read
+    ports: Optional[tuple[int, int]]  # None: no PortRange (every port), or not read ("PortRange" in unread)
     declared_in: str
+    #: what the template does not decide about the entry ("RuleNumber", "PortRange", "Condition" ...)
+    unread: tuple[str, ...] = ()
+
+    def matches(self, peer: Any, protocol: str, wanted: Optional[tuple[int, int]], public_peer: bool) -> Optional[bool]:
+        """True: every packet of the traffic matches; False: none does; None: some, or not decided."""
+        certain = not self.unread
+        if self.cidr is not None:
+            if self.cidr.version != peer.version or not self.cidr.overlaps(peer) or (public_peer and self.cidr.is_private):
+                return False
+            certain = certain and peer.subnet_of(self.cidr)
+        if self.protocol is None or self.protocol == _ALL:
+            return True if certain and self.protocol == _ALL else None
+        if protocol == SRD:
+            return False if self.protocol in _NOT_SRD else None
+        if self.protocol != protocol:
+            return False
+        if self.ports is not None and wanted is not None:
+            if self.ports[1] < wanted[0] or wanted[1] < self.ports[0]:
+                return False
+            certain = certain and self.ports[0] <= wanted[0] and wanted[1] <= self.ports[1]
+        return True if certain else None
 
 
-def _protocol(value: Any) -> str:
-    text = str(value).strip().lower()
-    return {"all": _ALL, "tcp": _TCP, "udp": "17", "icmp": "1"}.get(text, text)
+def _protocol(value: Any) -> Optional[str]:
+    """CloudFormation's ``Protocol``: a number (-1 for all), or a name the EC2 API also takes."""
+    number = to_int(value)
+    if isinstance(number, int):
+        return str(number)
+    text = str(value).strip().lower() if isinstance(value, str) else ""
+    return {"all": _ALL, "tcp": _TCP, "udp": "17", "icmp": "1"}.get(text)
+
+
+def _entry(world: World, entry: Resource, acl: str) -> AclEntry:
+    """One entry as the template states it; what it does not decide is listed in ``unread``.
+
+    An unstated ``Egress`` is an ingress entry: "By default, AWS CloudFormation specifies false"
+    (AWS CloudFormation User Guide, AWS::EC2::NetworkAclEntry, ``Egress``)."""
+    unread = []
+    number, action = to_int(world.get(entry, "RuleNumber")), world.get(entry, "RuleAction")
+    raw_egress = world.get(entry, "Egress")
+    egress = False if raw_egress is NO_VALUE else to_bool(raw_egress)
+    cidr = cidr_network(world.get(entry, "CidrBlock" if world.has(entry, "CidrBlock") else "Ipv6CidrBlock"))
+    protocol = _protocol(world.get(entry, "Protocol"))
+    port_range, ports = world.get(entry, "PortRange"), None
+    if isinstance(port_range, Mapping):
+        low, high = to_int(port_range.get("From")), to_int(port_range.get("To"))
+        ports = (low, high) if isinstance(low, int) and isinstance(high, int) else None
+    for name, missing in (("RuleNumber", not isinstance(number, int)), ("RuleAction", action not in ("allow", "deny")),
+                          ("Egress", egress not in (True, False)), ("CidrBlock", cidr is None), ("Protocol", protocol is None),
+                          ("PortRange", protocol != _ALL and port_range is not NO_VALUE and ports is None),
+                          ("Condition", world.exists(entry) is not True)):
+        if missing:
+            unread.append(name)
+    return AclEntry(acl, number if isinstance(number, int) else None, egress if egress in (True, False) else None,
+                    action == "allow" if action in ("allow", "deny") else None, protocol, cidr, ports, entry.logical_id,
+                    tuple(unread))
 
 
 class Acls:
@@ -81,26 +138,12 @@ class Acls:
 
     def __init__(self, world: World) -> None:
         self.entries: dict[str, list[AclEntry]] = {}
-        self.unknown_entries: set[str] = set()
         for entry in world.of_type(ENTRY):
             acl = world.get(entry, "NetworkAclId")
-            acl_id = acl.logical_id if isinstance(acl, ResourceRef) else None
-            if acl_id is None:
-                continue
-            number, action = to_int(world.get(entry, "RuleNumber")), world.get(entry, "RuleAction")
-            egress = to_bool(world.get(entry, "Egress"))
-            cidr = cidr_network(world.get(entry, "CidrBlock" if world.has(entry, "CidrBlock") else "Ipv6CidrBlock"))
-            if not isinstance(number, int) or action not in ("allow", "deny") or egress not in (True, False) or cidr is None \
-                    or world.exists(entry) is not True:
-                self.unknown_entries.add(acl_id)
-                continue
-            port_range = world.get(entry, "PortRange")
-            ports = None
-            if isinstance(port_range, dict):
-                low, high = to_int(port_range.get("From")), to_int(port_range.get("To"))
-                ports = (low, high) if isinstance(low, int) and isinstance(high, int) else (0, -1)
-            self.entries.setdefault(acl_id, []).append(AclEntry(acl_id, number, bool(egress), action == "allow",
-                                                                _protocol(world.get(entry, "Protocol")), cidr, ports, entry.logical_id))
+            if isinstance(acl, ResourceRef):
+                self.entries.setdefault(acl.logical_id, []).append(_entry(world, entry, acl.logical_id))
+        for entries in self.entries.values():
+            entries.sort(key=lambda e: -1 if e.number is None else e.number)  # an unread number may come first
         self.acl_of: dict[str, str] = {}
         for association in world.of_type(ASSOCIATION):
             subnet, acl = world.get(association, "SubnetId"), world.get(association, "NetworkAclId")
@@ -109,37 +152,31 @@ class Acls:
 
     def verdict(self, subnet: str, egress: bool, peer: Any, protocol: str, port: Optional[int | tuple[int, int]],
                 *, public_peer: bool = False) -> tuple[str, Optional[AclEntry]]:
-        """("allow" | "deny" | "unknown", the deciding entry) for traffic of ``protocol`` to/from ``peer``
-        on ``port`` (one port, or a range every port of which must be decided the same way).
-        ``public_peer``: the peer's addresses are public (S3's ranges), so entries for private
-        (RFC 1918) CIDRs never match it."""
+        """("allow" | "deny" | "unknown", the deciding entry) for traffic of ``protocol`` (``SRD``
+        for EFA's) to/from ``peer`` on ``port`` (one port, or a range every port of which must be
+        decided the same way). ``public_peer``: the peer's addresses are public (S3's ranges), so
+        entries for private (RFC 1918) CIDRs never match it.
+
+        Entries that may match only part of the traffic, or that the template does not decide,
+        are passed over while they could only agree with the entry that decides: the verdict is
+        "unknown", naming the first that could disagree, only when one could."""
         wanted = (port, port) if isinstance(port, int) else port
         acl = self.acl_of.get(subnet)
-        if acl is None or acl in self.unknown_entries:
+        if acl is None:
             return "unknown", None
-        for entry in sorted((e for e in self.entries.get(acl, ()) if e.egress == egress), key=lambda e: e.number):
-            if entry.cidr.version != peer.version or not entry.cidr.overlaps(peer) or (public_peer and entry.cidr.is_private):
+        maybe: list[AclEntry] = []
+        decided, deciding = "deny", None  # the '*' entry: everything no numbered entry matched
+        for entry in self.entries.get(acl, ()):
+            if entry.egress is not None and entry.egress != egress:
                 continue
-            covers_peer = peer.subnet_of(entry.cidr)
-            if entry.protocol == _ALL:
-                if entry.allow and covers_peer:
-                    return "allow", entry
-                if not entry.allow:
-                    return ("deny", entry) if covers_peer else ("unknown", entry)
-                return "unknown", entry
-            if protocol == _ALL:
-                return "unknown", entry  # a protocol-specific entry decides part of the traffic first
-            if entry.protocol != protocol:
-                continue
-            if entry.ports is not None and wanted is not None:
-                if entry.ports[1] < wanted[0] or wanted[1] < entry.ports[0]:
-                    continue
-                if not (entry.ports[0] <= wanted[0] and wanted[1] <= entry.ports[1]):
-                    return "unknown", entry  # the entry decides part of the range first
-            if covers_peer:
-                return ("allow" if entry.allow else "deny"), entry
-            return "unknown", entry
-        return "deny", None  # the '*' entry: everything no numbered entry matched
+            match = entry.matches(peer, protocol, wanted, public_peer)
+            if match is True:
+                decided, deciding = ("allow" if entry.allow else "deny"), entry
+                break
+            if match is None:
+                maybe.append(entry)
+        other = next((e for e in maybe if e.allow is not (decided == "allow")), None)
+        return ("unknown", other) if other is not None else (decided, deciding)
 
 
 def _acls(world: World) -> Acls:
@@ -151,24 +188,41 @@ def _cidr(world: World, subnet: Resource) -> Optional[Any]:
     return cidr_network(world.get(subnet, "CidrBlock"))
 
 
+def _crossing(acls: Acls, sender: str, sender_cidr: Any, receiver: str, receiver_cidr: Any, protocol: str,
+              port: Optional[int | tuple[int, int]]) -> tuple[list[str], list[str]]:
+    """(what is denied for certain, what is not decided) of the sender's egress and the receiver's
+    ingress; a side whose subnet has no ACL association in the template is neither."""
+    denied: list[str] = []
+    undecided: list[str] = []
+    for subnet, egress, peer, text in ((sender, True, receiver_cidr, f"egress of {sender} to {receiver_cidr} ({receiver})"),
+                                       (receiver, False, sender_cidr, f"ingress of {receiver} from {sender_cidr} ({sender})")):
+        verdict, entry = acls.verdict(subnet, egress, peer, protocol, port)
+        if verdict == "deny":
+            denied.append(f"{text} is denied by {_entry_text(acls, subnet, entry)}")
+        elif verdict == "unknown" and subnet in acls.acl_of:
+            undecided.append(f"{text}: {_entry_text(acls, subnet, entry)} may decide it")
+    return denied, undecided
+
+
 def _denied(acls: Acls, sender: str, sender_cidr: Any, receiver: str, receiver_cidr: Any, protocol: str,
             port: Optional[int | tuple[int, int]]) -> list[str]:
-    out = []
-    verdict, entry = acls.verdict(sender, True, receiver_cidr, protocol, port)
-    if verdict == "deny":
-        out.append(f"egress of {sender} to {receiver_cidr} ({receiver}) is denied by {_entry_text(acls, sender, entry)}")
-    verdict, entry = acls.verdict(receiver, False, sender_cidr, protocol, port)
-    if verdict == "deny":
-        out.append(f"ingress of {receiver} from {sender_cidr} ({sender}) is denied by {_entry_text(acls, receiver, entry)}")
-    return out
+    return _crossing(acls, sender, sender_cidr, receiver, receiver_cidr, protocol, port)[0]
 
 
 def _entry_text(acls: Acls, subnet: str, entry: Optional[AclEntry]) -> str:
     acl = acls.acl_of.get(subnet, "?")
     if entry is None:
         return f"network ACL {acl}'s default '*' rule (no numbered entry allows it)"
+    if entry.unread:
+        return (f"network ACL {acl} entry {entry.declared_in} (its {', '.join(entry.unread)} not decided by the "
+                "template)")
     action = "allow" if entry.allow else "deny"
     return f"network ACL {acl} rule {entry.number} ({action} protocol {entry.protocol} {entry.cidr})"
+
+
+def _not_judged(resource: str, what: str, undecided: list[str], *path: str | int) -> Finding:
+    """INFO1 for a NET6 verdict an entry of a stated ACL leaves open: never a silent pass."""
+    return UNRESOLVED.finding(resource, f"{ACL_DENIES.id} not judged for {what}: " + "; ".join(dict.fromkeys(undecided)), *path)
 
 
 def check_between_training_subnets(world: World) -> list[Finding]:
@@ -179,19 +233,25 @@ def check_between_training_subnets(world: World) -> list[Finding]:
             continue
         subnets = [s for s in (_subnet(world, ref) for ref in placement.subnets) if s is not None]
         problems: list[str] = []
+        undecided: list[str] = []
         for a in subnets:
             for b in subnets:
                 ca, cb = _cidr(world, a), _cidr(world, b)
                 if a.logical_id == b.logical_id or ca is None or cb is None:
                     continue
-                problems += _denied(acls, a.logical_id, ca, b.logical_id, cb, _ALL, None)
+                denied, open_ = _crossing(acls, a.logical_id, ca, b.logical_id, cb, SRD, None)
+                problems += denied
+                undecided += open_
         if problems:
             findings.append(ACL_DENIES.finding(
                 placement.resource,
-                f"{placement.what} runs in {len(subnets)} subnets and its EFA traffic between them crosses network ACLs: "
-                + "; ".join(dict.fromkeys(problems))
+                f"{placement.what} runs in {len(subnets)} subnets and its EFA traffic between them (SRD, neither TCP nor "
+                "UDP: only an all-protocol entry matches it) crosses network ACLs: " + "; ".join(dict.fromkeys(problems))
                 + ": add an all-protocol (-1) allow entry for the other training subnet's CIDR, numbered below the deny, "
                   "in both directions (or place the job in one subnet)", *placement.path))
+        elif undecided:
+            findings.append(_not_judged(placement.resource, f"{placement.what}'s EFA traffic between its subnets", undecided,
+                                        *placement.path))
     return findings
 
 
@@ -229,14 +289,22 @@ def check_file_system_path(world: World) -> list[Finding]:
     acls = _acls(world)
     findings = []
     for path in lustre_paths(world):
-        problems = [p for name, cidr in path.clients for p in _denied(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_PORT)]
+        problems: list[str] = []
+        undecided: list[str] = []
+        for name, cidr in path.clients:
+            denied, open_ = _crossing(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_PORT)
+            problems += denied
+            undecided += open_
+        fs = path.fs.logical_id
         if problems:
             findings.append(ACL_DENIES.finding(
-                path.fs.logical_id,
-                f"file system {path.fs.logical_id} is in subnet {path.subnet}, another subnet than its training clients, "
+                fs, f"file system {fs} is in subnet {path.subnet}, another subnet than its training clients, "
                 f"and Lustre's {describe_ports(LUSTRE_PORT)} is blocked at the subnet boundary: " + "; ".join(dict.fromkeys(problems))
                 + f": allow {describe_ports(LUSTRE_PORT)} (and the return traffic) between the two subnets' CIDRs in both ACLs",
                 "Properties", "SubnetIds"))
+        elif undecided:
+            findings.append(_not_judged(fs, f"Lustre's {describe_ports(LUSTRE_PORT)} to file system {fs}", undecided,
+                                        "Properties", "SubnetIds"))
     return findings
 
 
@@ -301,9 +369,10 @@ def check_traffic_leaving(world: World) -> list[Finding]:
             verdict, entry = acls.verdict(name, egress, _ANYWHERE, _TCP, ports, public_peer=True)
             if verdict == "deny":
                 problems.append(f"{what} is denied by {_entry_text(acls, name, entry)}")
-            elif verdict == "unknown":
-                undecided.append(f"{what}: {_entry_text(acls, name, entry)} names {entry.cidr if entry else '?'}, which "
-                                 "cannot be checked against S3's prefix list (its public ranges)")
+            elif verdict == "unknown" and entry is not None:
+                undecided.append(f"{what}: {_entry_text(acls, name, entry)}" + (
+                    "" if entry.unread else f" names {entry.cidr}, which cannot be checked against S3's prefix list "
+                    "(its public ranges)" if entry.cidr.prefixlen else " decides only part of the ports"))
         if problems:
             findings.append(LEAVING_DENIED.finding(
                 name, f"subnet {name} ({why.reason}): the job's data comes from S3 over HTTPS, which leaves the subnet and "
