@@ -57,9 +57,11 @@ def test_fresh_template_replaces_nothing_the_review_guarded(committed, fresh, da
 def test_guarded_resources_exist_in_the_baseline(committed):
     """Every guarded type but the KMS key (created only with smddp:kmsKey=create), the HyperPod
     cluster (only with smddp:hyperpod=true; tests/test_hyperpod.py guards it) and the EKS cluster
-    (only with HyperPodCluster(orchestrator="eks"); tests/test_hyperpod_eks.py guards it) is in the default app."""
+    (only with HyperPodCluster(orchestrator="eks"); tests/test_hyperpod_eks.py guards it) and a team's
+    compute quota (only with TaskGovernance; tests/test_task_governance.py guards it) is in the default app."""
     types = {v["Type"] for v in committed["Resources"].values()}
-    assert set(GUARDED_TYPES) - {"AWS::KMS::Key", "AWS::SageMaker::Cluster", "AWS::EKS::Cluster"} <= types
+    assert set(GUARDED_TYPES) - {"AWS::KMS::Key", "AWS::SageMaker::Cluster", "AWS::EKS::Cluster",
+                                 "AWS::SageMaker::ComputeQuota"} <= types
 
 
 @pytest.mark.parametrize(

@@ -106,6 +106,12 @@ ACKNOWLEDGEMENTS: dict[str, Acknowledged] = {
         "Read-only SageMaker actions on HyperPod clusters of this account and Region: a cluster's ARN ends in "
         "its cluster id, which SageMaker assigns at creation.",
     ),
+    "compute-quota-type": Acknowledged(
+        ("CloudFormation-Validate::F3006",),
+        "task governance compute quota (AWS::SageMaker::ComputeQuota)",
+        "aws-cdk-lib 2.275's own type list predates AWS::SageMaker::ComputeQuota (its L1 arrives in 2.276); the "
+        "CloudFormation registry has the type and cfn-lint 1.58 validates the resource against its schema.",
+    ),
     "checkpoint-bucket-sse-s3": Acknowledged(
         ("NIST.800.53.R5-S3DefaultEncryptionKMS", "HIPAA.Security-S3DefaultEncryptionKMS"),
         "checkpoint bucket (default configuration only)",

@@ -39,7 +39,10 @@ from smddp_infra.contract import METADATA_SIZING
 
 #: What the guard protects by default (stateful, or everything depends on it).
 GUARDED_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::EC2::VPC", "AWS::EC2::Subnet", "AWS::KMS::Key",
-                 "AWS::SageMaker::Cluster", "AWS::EKS::Cluster")
+                 "AWS::SageMaker::Cluster", "AWS::EKS::Cluster", "AWS::SageMaker::ComputeQuota")
+#: A team's compute quota (task governance): ``ComputeQuotaTarget/TeamName`` is create-only and the
+#: type's ``replacementStrategy`` is ``delete_then_create`` (cfn-lint's schema), so a renamed team loses its quota.
+COMPUTE_QUOTA_TYPE = "AWS::SageMaker::ComputeQuota"
 #: An EKS cluster: HyperPod's orchestrator (``Orchestrator.Eks.ClusterArn`` is create-only).
 EKS_CLUSTER_TYPE = "AWS::EKS::Cluster"
 #: A HyperPod cluster: its nodes run the jobs, so a replacement ends every running job.
@@ -622,6 +625,10 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
                     else "the old cluster is deleted with its nodes")
         return (f"a new HyperPod cluster with new nodes (CloudFormation {new_one}): every running job on the old "
                 f"one ends, and node-local state is lost; {old_fate}")
+    if r.resource_type == COMPUTE_QUOTA_TYPE:
+        return ("the team's compute quota is deleted, then created anew (the schema's replacementStrategy "
+                "delete_then_create): between the two the team has no guaranteed instances, and a new TeamName is a "
+                "new namespace hyperpod-ns-<team> (the old one's queued tasks do not move: UNCONFIRMED)")
     if r.resource_type == EKS_CLUSTER_TYPE:
         old_fate = ("the old control plane is retained outside the stack and still billed per hour" if kept
                     else "the old control plane is deleted with every workload on it")
