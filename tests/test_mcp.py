@@ -81,11 +81,23 @@ def _direct(tool: str, arguments: dict[str, Any]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+def doc_server() -> dict[str, Any]:
+    """The server entry of docs/agents.md's JSON config (the test starts the server with it)."""
+    text = (ROOT / "docs" / "agents.md").read_text()
+    config = json.loads(re.search(r"^```json\n(.*?)^```", text, re.S | re.M).group(1))  # type: ignore[union-attr]
+    return dict(config["mcpServers"]["smddp-infra"])
+
+
 async def _session(env: dict[str, str], work: list[tuple[str, str, dict[str, Any]]]) -> tuple[Any, dict[str, Any]]:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    server = StdioServerParameters(command=sys.executable, args=["-m", "smddp_infra.cli", "mcp"], env=env, cwd=str(ROOT))
+    # As docs/agents.md configures it (the venv's console script; this tree first on the path), with
+    # moto's endpoint and test keys in place of the doc's profile.
+    entry = doc_server()
+    assert set(entry["env"]) == {"AWS_PROFILE", "AWS_REGION"}
+    server = StdioServerParameters(command=str(Path(sys.executable).parent / entry["command"]), args=entry["args"], env=env,
+                                   cwd=str(ROOT))
     answers: dict[str, Any] = {}
     with open(os.devnull, "w") as quiet:
         async with stdio_client(server, errlog=quiet) as (read, write), ClientSession(read, write) as session:
@@ -208,3 +220,15 @@ def test_the_extra_pins_the_sdk_the_tests_use() -> None:
     assert pinned and pinned.group(1) == version("mcp")
     assert re.search(r'^mcp = \["mcp>=%s,<%d"\]$' % (re.escape(pinned.group(1)), int(pinned.group(1).split(".")[0]) + 1),
                      pyproject, re.M)
+
+
+def test_docs_name_every_tool_and_every_action_the_account_tools_may_call() -> None:
+    from smddp_infra.diagnose.policy import all_actions
+    from smddp_infra.mcp_server import TOOLS
+
+    text = (ROOT / "docs" / "agents.md").read_text()
+    rows = re.findall(r"^\| `([\w-]+)` \|", text, re.M)
+    assert rows == list(TOOLS)
+    named = set(re.findall(r"`(\w+:\w+)`", text))
+    assert named == set(all_actions())
+    assert all(re.match(r"\w+:(Describe|Get|List|FilterLogEvents)", action) for action in named)
