@@ -1,4 +1,4 @@
-"""The ``smddp-infra`` front door: size | job-config | preflight | check | review | guard | observe | diagnose.
+"""The ``smddp-infra`` front door: size | job-config | preflight | check | review | guard | observe | diagnose | mcp.
 
 Each subcommand lives in :mod:`smddp_infra.commands` as a module with ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Command modules import only pure
@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 from smddp_infra.commands._output import pipe_safe_stdout
 from smddp_infra.errors import SmddpError
 
-#: subcommand name -> module under smddp_infra.commands
+#: subcommand name -> module under smddp_infra.commands (or a full module path)
 COMMANDS = {
     "size": "size",
     "job-config": "job_config",
@@ -29,6 +29,8 @@ COMMANDS = {
     "guardrails": "guardrails",
     "observe": "observe",
     "diagnose": "diagnose",
+    # Not a command of its own: the read-only commands above as MCP tools (the [mcp] extra).
+    "mcp": "smddp_infra.mcp_server",
 }
 
 
@@ -43,10 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"smddp-infra {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
+        path = module_name if "." in module_name else f"smddp_infra.commands.{module_name}"
         try:
-            module = importlib.import_module(f"smddp_infra.commands.{module_name}")
+            module = importlib.import_module(path)
         except ModuleNotFoundError as exc:  # a command not built yet in this checkout
-            if exc.name != f"smddp_infra.commands.{module_name}":
+            if exc.name != path:
                 raise
             continue
         command = sub.add_parser(name, help=module.HELP, description=module.HELP)
