@@ -85,6 +85,16 @@ def test_a_few_files_stay_in_this_process(capsys: pytest.CaptureFixture[str], po
     assert pools == [] and code == 0 and "in 1 template(s)" in err
 
 
+def test_where_processes_cannot_be_started_the_files_are_read_here(capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise OSError(38, "Function not implemented")  # what multiprocessing's SemLock raises without /dev/shm
+
+    expected = _run(capsys, "--jobs", "1", str(FIXTURES / "corpus"))
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", refuse)
+    assert _run(capsys, "--jobs", "2", str(FIXTURES / "corpus")) == expected
+
+
 @pytest.mark.parametrize("argv", [["--jobs", "0"], ["--jobs", "-1"], ["--jobs=-1"], ["--jobs", "x"], ["--jobs", "1.5"],
                                   ["--jobs", ""], ["--jobs", "00"]])
 def test_a_bad_jobs_value_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], pools: list[int], argv: list[str]) -> None:

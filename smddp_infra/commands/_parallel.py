@@ -106,9 +106,12 @@ class Runner:
 
     def __enter__(self) -> "Runner":
         if self.workers > 1:
-            from concurrent.futures import ProcessPoolExecutor
+            import concurrent.futures
 
-            self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupt)
+            try:
+                self.pool = concurrent.futures.ProcessPoolExecutor(max_workers=self.workers, initializer=_ignore_interrupt)
+            except (OSError, NotImplementedError, ImportError):  # no process semaphores (AWS Lambda has no /dev/shm)
+                self.workers = 1
         return self
 
     def __exit__(self, kind: object, *_: object) -> None:
