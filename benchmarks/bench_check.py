@@ -13,6 +13,13 @@ Wall time, best and median of ``--runs`` cold starts, of:
   each multi-template system once, so imports and nested stacks are linked), through
   ``smddp-infra check DIR`` and through cfn-lint on the same files (issue 24: under 1 s).
 
+At org scale (issue 41): ``--org N`` templates (default 1,030) varied from the repository's own
+fixtures (tests/fixtures/corpus and tests/fixtures/templates, each copy with its own Description
+and Metadata, written as YAML or JSON in turn, under a temporary directory), through
+``smddp-infra check --jobs 1 DIR`` and ``--jobs 2 DIR``: templates per second on one and two
+cores, with the load average (on a shared machine it says how many cores were really free).
+``--org-only`` prints that section alone.
+
 Then, in-process: per template, reading (the light loader) and the engine (best of runs), and
 with ``--profile`` a cProfile of the engine over the slowest template (top functions by
 cumulative time). The targets of issue 18: one template under 0.3 s through the CLI, the whole
@@ -121,6 +128,69 @@ def _fifty(corpus: Path, target: Path) -> list[Path]:
     return files
 
 
+def _org(count: int, target: Path) -> int:
+    """``count`` templates under ``target`` (100 a folder), varied from the fixtures' single
+    templates: the same rules meet the same shapes, the files differ, YAML and JSON alternate."""
+    import json
+
+    import yaml
+
+    from smddp_infra.rules.loader import load_template_file
+
+    sources = [p for folder in (DEFAULT_CORPUS, ROOT / "tests" / "fixtures" / "templates") for p in _templates(folder)]
+    originals = []
+    for path in sources:
+        try:
+            template = load_template_file(str(path))
+        except ValueError:  # the fixtures of unreadable input
+            continue
+        if isinstance(template, dict) and isinstance(template.get("Resources"), dict):
+            originals.append((path.stem, template))
+    for i in range(count):
+        name, template = originals[i % len(originals)]
+        variant = {**template, "Description": f"org-scale variant {i} of {name}",
+                   "Metadata": {**(template.get("Metadata") or {}), "BenchVariant": i}}
+        folder = target / f"{i // 100:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if i % 2:
+            (folder / f"{i:05d}_{name}.json").write_text(json.dumps(variant, indent=1))
+        else:
+            (folder / f"{i:05d}_{name}.yaml").write_text(yaml.safe_dump(variant, sort_keys=False))
+    return count
+
+
+def _org_scale(count: int, runs: int) -> None:
+    import resource
+    import tempfile
+
+    py = sys.executable
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT)
+    before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    with tempfile.TemporaryDirectory() as scratch:
+        made = _org(count, Path(scratch) / "org")
+        figures = []
+        for jobs in (1, 2):
+            argv = [py, "-m", "smddp_infra.cli", "check", "--jobs", str(jobs), str(Path(scratch) / "org")]
+            subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)  # warm-up
+            walls, cpus = [], []
+            for _ in range(runs):
+                used = resource.getrusage(resource.RUSAGE_CHILDREN)  # the command and its workers, once waited for
+                start = time.perf_counter()
+                subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                walls.append(time.perf_counter() - start)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus.append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
+            figures.append((jobs, min(walls), statistics.median(walls), statistics.median(cpus)))
+    load = "n/a" if before is None else (", ".join(f"{x:.2f}" for x in before) + " before, "
+                                         + ", ".join(f"{x:.2f}" for x in os.getloadavg()) + " after")
+    print(f"org scale: check DIR of {made:,} templates varied from the fixtures, {runs} run(s) each after a warm-up, "
+          f"{os.cpu_count()} CPUs, load average (1, 5, 15 min) {load}")
+    for jobs, best, median, cpu in figures:
+        print(f"  --jobs {jobs}: wall best {best:6.2f} s / median {median:6.2f} s = {made / best:5.0f} / {made / median:5.0f} "
+              f"templates/s; CPU {cpu:5.2f} s (all processes, median) = {made / cpu:5.0f} templates per CPU-second")
+
+
 def _timed(call: object) -> tuple[float, object]:
     start = time.perf_counter()
     result = call()  # type: ignore[operator]
@@ -132,7 +202,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="cProfile the engine on the slowest template")
+    parser.add_argument("--org", type=int, default=1030, help="templates in the org-scale run (0: leave it out)")
+    parser.add_argument("--org-only", action="store_true", help="print the org-scale figures alone")
     args = parser.parse_args(argv)
+    if args.org:
+        _org_scale(args.org, max(1, min(args.runs, 3)))
+    if args.org_only:
+        return 0
     templates = _templates(args.corpus)
     smallest = min(templates, key=lambda p: p.stat().st_size)
     py = sys.executable

@@ -27,6 +27,7 @@ import os
 import sys
 from typing import Any, Optional
 
+from smddp_infra.commands._parallel import Runner, parse_jobs
 from smddp_infra.errors import ConfigError
 
 HELP = "Check CloudFormation templates (YAML or JSON) against the SMDDP infrastructure rules."
@@ -38,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         metavar="TEMPLATE",
         help="CloudFormation template files (YAML or JSON) or directories (every *.json, *.yaml, *.yml, *.template under them)",
+    )
+    parser.add_argument(
+        "--jobs",
+        metavar="N",
+        help="read and judge files in N processes (default: every CPU this process may use; 1: in this process alone); "
+             "the output is the same for any N",
     )
     parser.add_argument("--no-info", action="store_true", help="leave out informational findings (values the template does not resolve)")
     parser.add_argument("--json", action="store_true", help="print findings as JSON (for CI)")
@@ -164,23 +171,46 @@ def _assets(path: str) -> dict[str, str]:
 
 
 def judge(
-    templates: dict[str, dict[str, Any]], *, region: Optional[str] = None, assets: Optional[dict[str, dict[str, str]]] = None
+    templates: dict[str, dict[str, Any]],
+    *,
+    region: Optional[str] = None,
+    assets: Optional[dict[str, dict[str, str]]] = None,
+    runner: Optional[Runner] = None,
 ) -> tuple[dict[str, list[Any]], list[Any]]:
     """({file: findings}, systems): templates linked by exports, nested stacks or SSM parameters
-    are judged as one system (rules/system.py), each finding back on its own file; the rest alone."""
-    from smddp_infra.rules import check_template
+    are judged as one system (rules/system.py), each finding back on its own file; the rest alone.
+    A ``runner`` spreads the judging (one call per template or system) over its processes."""
     from smddp_infra.rules.system import link_templates
 
     systems, alone = link_templates(templates, assets=assets, region=region)
     by_path = {os.path.normpath(p): p for p in templates}
     out: dict[str, list[Any]] = {p: [] for p in templates}
-    for normal in alone:
-        out[by_path[normal]] = check_template(templates[by_path[normal]], region=region)
-    for system in systems:
-        for finding in check_template(system.template, region=region):
+    tasks = [(templates[by_path[normal]], region) for normal in alone] + [(system.template, region) for system in systems]
+    weights = [1] * len(alone) + [len(system.paths) for system in systems]
+    found = runner.map("checked", "templates", _check_one, tasks, weights) if runner else list(map(_check_one, tasks))
+    for normal, findings in zip(alone, found):
+        out[by_path[normal]] = findings
+    for system, findings in zip(systems, found[len(alone):]):
+        for finding in findings:
             normal, placed = system.place(finding)
             out[by_path[normal]].append(placed)
     return out, systems
+
+
+def _read_one(path: str) -> tuple[Optional[dict[str, Any]], Optional[ConfigError]]:
+    """(template, None), or (None, why not): the reading a worker process does for one file."""
+    try:
+        return load_template(path), None
+    except ConfigError as exc:
+        return None, exc
+
+
+def _check_one(task: tuple[Any, Optional[str]]) -> list[Any]:
+    """The findings of one template or joined system: the judging a worker process does."""
+    from smddp_infra.rules import check_template
+
+    template, region = task
+    return check_template(template, region=region)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -195,19 +225,23 @@ def run(args: argparse.Namespace) -> int:
     skipped: list[str] = []
     templates: dict[str, dict[str, Any]] = {}
     assets: dict[str, dict[str, str]] = {}
-    for path, explicit in expand_inputs(args.templates):
-        if path in templates:
-            continue
-        try:
-            templates[path] = load_template(path)
-        except ConfigError as exc:
-            if explicit or not (isinstance(exc, NotATemplate) or _in_assets(path)):
+    inputs = expand_inputs(args.templates)
+    files = list(dict.fromkeys(path for path, _ in inputs))
+    with Runner(parse_jobs(args.jobs), len(files)) as runner:
+        read = dict(zip(files, runner.map("read", "files", _read_one, files)))
+        for path, explicit in inputs:
+            template, exc = read[path]
+            if path in templates:
+                continue
+            if template is not None:
+                templates[path] = template
+            elif explicit or not (isinstance(exc, NotATemplate) or _in_assets(path)):
                 unreadable.append((path, str(exc)))
             else:
                 skipped.append(path)
                 if path.endswith(".assets.json"):
                     assets.setdefault(os.path.dirname(os.path.normpath(path)), {}).update(_assets(path))
-    judged_findings, systems = judge(templates, region=args.region, assets=assets)
+        judged_findings, systems = judge(templates, region=args.region, assets=assets, runner=runner)
     for path, findings in judged_findings.items():
         if args.no_info:
             findings = [f for f in findings if f.severity is not Severity.INFO]
