@@ -86,6 +86,19 @@ def schedule_expression_pattern() -> Optional[re.Pattern[str]]:
     return re.compile(str(text))
 
 
+def cluster_schema_at(*path: str) -> Any:
+    """What the installed cfn-lint's ``AWS::SageMaker::Cluster`` schema holds at ``definitions/<path>``
+    (``("ClusterNetworkInterface", "properties", "InterfaceType")``), or None without cfn-lint or the key."""
+    found = _cluster_schema()
+    try:
+        found = found["definitions"]
+        for key in path:
+            found = found[key]
+    except (TypeError, KeyError):
+        return None
+    return found
+
+
 def image_id_format() -> Optional[str]:
     """The ``format`` the CloudFormation schema gives an instance group's ``ImageId``
     (``AWS::EC2::Image.Id`` in cfn-lint 1.58), or None without cfn-lint."""

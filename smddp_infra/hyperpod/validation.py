@@ -436,7 +436,12 @@ def default_health_checks(instance_type: str) -> tuple[str, ...]:
 
 
 def health_checks(group: InstanceGroup) -> tuple[str, ...]:
-    return default_health_checks(group.instance_type) if group.deep_health_checks is None else tuple(group.deep_health_checks)
+    """The group's checks: as given, or the default when every one of its types has it (a flexible
+    group's instances may be any of them)."""
+    if group.deep_health_checks is not None:
+        return tuple(group.deep_health_checks)
+    found = {default_health_checks(kind) for kind in group.types}
+    return found.pop() if len(found) == 1 else ()
 
 
 def node_addresses(group: InstanceGroup, orchestrator: str, override: Optional[int]) -> NodeAddresses:
@@ -445,8 +450,8 @@ def node_addresses(group: InstanceGroup, orchestrator: str, override: Optional[i
     each part cited there; the VPC CNI as EKS installs it, without prefix delegation)."""
     if override is not None:
         return NodeAddresses(override, override, f"ips_per_node {override}, as given")
-    return addresses_per_node(group.instance_type, orchestrator=orchestrator,
-                              interface=getattr(group, "network_interface", None) or "efa")
+    return max((addresses_per_node(kind, orchestrator=orchestrator, interface=group.network_interface or "efa")
+                for kind in group.types), key=lambda plan: plan.addresses)
 
 
 def addresses_needed(groups: Sequence[InstanceGroup], override: Optional[int], orchestrator: str = "slurm") -> int:
@@ -470,11 +475,20 @@ def check_fits_subnet(prop: str, groups: Sequence[InstanceGroup], *, ips_overrid
     raise ConfigError(
         f"{prop}: {sum(g.count for g in groups)} nodes need {nodes} private IPs + {other_ips} for the file system and "
         f"endpoints, more than {subnet} (/{subnet_mask}, {usable} usable addresses) holds; {prop}[{index}] "
-        f"{group.name!r} takes {group.count} x {plan.addresses} ({group.instance_type} on {orchestrator}: {plan.source})"
+        f"{group.name!r} takes {group.count} x {plan.addresses} ({_typed(group, orchestrator)} on {orchestrator}: {plan.source})"
         f"{f', the other groups {rest}' if len(groups) > 1 else ''}; a new network with a /"
         f"{smallest_mask_for(nodes + other_ips)} or larger training subnet holds them (the network's max_instance_count "
         "/ smddp:maxInstanceCount; a subnet's CIDR is create-only: build a new network, never change this one in "
         "place), or use fewer nodes")
+
+
+def _typed(group: InstanceGroup, orchestrator: str) -> str:
+    """The group's type, or a flexible group's most demanding one (its figure is the group's)."""
+    if len(group.types) == 1:
+        return group.types[0]
+    interface = group.network_interface or "efa"
+    most = max(group.types, key=lambda kind: addresses_per_node(kind, orchestrator=orchestrator, interface=interface).addresses)
+    return f"{most}, the most demanding of its {len(group.types)} instance_types"
 
 
 def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) -> list[str]:
@@ -483,7 +497,8 @@ def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) 
     for index, group in enumerate(groups):
         at = f"{prop}[{index}]"
         check_name(f"{at}.name", group.name)
-        note = check_instance_type(f"{at}.instance_type", group.instance_type)
+        notes.extend(check_group_2026(at, orchestrator, group))
+        note = check_instance_type(f"{at}.instance_type", group.instance_type) if group.instance_type is not None else None
         if note:
             notes.append(note)
         check_count(f"{at}.count", group.count)
@@ -508,4 +523,131 @@ def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) 
         check_image_id(f"{at}.image_id", group.image_id)
     check_unique_names(prop, groups)
     check_one_controller(prop, orchestrator, groups)
+    return notes
+
+
+# --- the instance group's 2026 properties (issue 42): each limit read from the installed cfn-lint
+# schema (``AWS::SageMaker::Cluster``) or botocore, the figure in brackets used without them -------
+
+
+def _schema_enum(path: tuple[str, ...], shape: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """The values CloudFormation's schema allows (it writes the template), else botocore's enum."""
+    found = api.cluster_schema_at(*path)
+    if isinstance(found, Mapping) and found.get("enum"):
+        return tuple(found["enum"])
+    return api.enum(shape) or default
+
+
+def check_one_type_kind(prop: str, instance_type: Any, instance_types: Any) -> None:
+    """``InstanceType`` and ``InstanceRequirements`` "are mutually exclusive" (botocore
+    ``ClusterInstanceGroupSpecification.InstanceRequirements``), and a group needs one of them."""
+    if instance_type is not None and instance_types is not None:
+        raise ConfigError(f"{prop}: pass instance_type or instance_types, not both (InstanceType and InstanceRequirements "
+                          f"are mutually exclusive: botocore CreateCluster), got {instance_type!r} and {_shown(instance_types)}")
+    if instance_type is None and instance_types is None:
+        raise ConfigError(f"{prop}.instance_type is required (or instance_types=[...] for a flexible group), got none")
+
+
+def check_instance_types(prop: str, value: Any) -> list[str]:
+    """``InstanceRequirements.InstanceTypes``: 1 to 20 distinct HyperPod types (the schema's ``minItems``/
+    ``maxItems``, botocore ``ClusterInstanceTypes``), in priority order. Returns the notes of types not evaluated."""
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise PropTypeError(f"{prop} must be a list of HyperPod instance types like ['ml.p5.48xlarge', 'ml.p5e.48xlarge'], "
+                            f"got {_shown(value)}")
+    found = api.cluster_schema_at("InstanceRequirements", "properties", "InstanceTypes")
+    low, high = ((int(found["minItems"]), int(found["maxItems"])) if isinstance(found, Mapping) and "maxItems" in found
+                 else api.length("ClusterInstanceTypes") or (1, 20))
+    if not low <= len(value) <= high or len(set(value)) != len(value):
+        raise ConfigError(f"{prop} must list {low} to {high} distinct instance types (InstanceRequirements.InstanceTypes), "
+                          f"got {len(value)}: {_shown(list(value))}")
+    notes = [check_instance_type(f"{prop}[{index}]", kind) for index, kind in enumerate(value)]
+    return [note for note in notes if note][:1]
+
+
+def check_network_interface(prop: str, value: Any) -> None:
+    """``NetworkInterface.InterfaceType``: ``efa`` or ``efa-only`` (schema and botocore ``ClusterInterfaceType``)."""
+    if value is None:
+        return
+    allowed = _schema_enum(("ClusterNetworkInterface", "properties", "InterfaceType"), "ClusterInterfaceType",
+                           ("efa", "efa-only"))
+    if value not in allowed:
+        raise ConfigError(f"{prop} must be one of {', '.join(map(repr, allowed))} (NetworkInterface.InterfaceType) or None, "
+                          f"got {_shown(value)}")
+
+
+def check_ebs_kms_key_id(prop: str, value: Any) -> None:
+    """``EbsVolumeConfig.VolumeKmsKeyId``: the schema's pattern (letters, digits, ``:/_-``) and length (botocore ``KmsKeyId``)."""
+    if value is None:
+        return
+    found = api.cluster_schema_at("ClusterEbsVolumeConfig", "properties", "VolumeKmsKeyId")
+    shape = re.compile(str(found["pattern"])) if isinstance(found, Mapping) and "pattern" in found else re.compile(r"^[a-zA-Z0-9:/_-]*$")
+    high = int(found.get("maxLength", 2048)) if isinstance(found, Mapping) else 2048
+    if not isinstance(value, str) or not value or len(value) > high or not shape.search(value):
+        raise ConfigError(f"{prop} must be a KMS key id or ARN of 1 to {high} letters, digits and ':/_-' "
+                          f"(EbsVolumeConfig.VolumeKmsKeyId) or None, got {_shown(value)}")
+
+
+def check_root_volume_key(prop: str, root_volume: Any, key_id: Optional[str], network_key: bool) -> None:
+    """``RootVolume: true`` needs a customer key: "You must specify a KMS key ID for VolumeKmsKeyId"
+    (botocore ``ClusterEbsVolumeConfig.RootVolume``); the network's key is the default."""
+    flag().check(prop, root_volume)
+    if root_volume and key_id is None and not network_key:
+        raise ConfigError(f"{prop}=True needs a KMS key (RootVolume needs VolumeKmsKeyId: botocore ClusterEbsVolumeConfig), "
+                          "got no ebs_kms_key_id and a network without an encryption key")
+
+
+def check_image_release_version(prop: str, orchestrator: str, value: Any) -> None:
+    """``ImageReleaseVersion``: ``MAJOR.MINOR.PATCH`` of 5 to 64 characters, "Supported only for
+    EKS-orchestrated clusters" (the installed schema's pattern, length and description)."""
+    if value is None:
+        return
+    found = api.cluster_schema_at("ClusterInstanceGroup", "properties", "ImageReleaseVersion")
+    found = found if isinstance(found, Mapping) else {}
+    shape = re.compile(str(found.get("pattern", r"^[0-9]+\.[0-9]+\.[0-9]+$")))
+    low, high = int(found.get("minLength", 5)), int(found.get("maxLength", 64))
+    if not isinstance(value, str) or not shape.search(value) or not low <= len(value) <= high:
+        raise ConfigError(f"{prop} must be a HyperPod AMI version MAJOR.MINOR.PATCH like '1.2.3' ({low} to {high} "
+                          f"characters, ImageReleaseVersion) or None, got {_shown(value)}")
+    if orchestrator != "eks":
+        raise ConfigError(f"{prop} (ImageReleaseVersion) is supported only on EKS-orchestrated clusters (CloudFormation "
+                          f"schema), got {value!r} on a {orchestrator} cluster")
+
+
+def check_auto_patch(prop: str, value: Any) -> None:
+    """``AutoPatchConfig.PatchingStrategy`` as CloudFormation's schema allows it (``WhenIdle``,
+    ``WhenAllIdle``; botocore also has ``DrainFirst``, which the schema does not take)."""
+    if value is None:
+        return
+    allowed = _schema_enum(("AutoPatchConfig", "properties", "PatchingStrategy"), "ClusterPatchingStrategy",
+                           ("WhenIdle", "WhenAllIdle"))
+    if value not in allowed:
+        raise ConfigError(f"{prop} must be one of {', '.join(map(repr, allowed))} (AutoPatchConfig.PatchingStrategy) or "
+                          f"None, got {_shown(value)}")
+
+
+def check_slurm_config_strategy(prop: str, orchestrator: str, value: Any) -> None:
+    """``Orchestrator.Slurm.SlurmConfigStrategy``: ``Overwrite``, ``Managed`` or ``Merge`` (schema and
+    botocore ``ClusterSlurmConfigStrategy``), on a Slurm cluster only."""
+    if value is None:
+        return
+    allowed = _schema_enum(("ClusterOrchestratorSlurmConfig", "properties", "SlurmConfigStrategy"),
+                           "ClusterSlurmConfigStrategy", ("Overwrite", "Managed", "Merge"))
+    if value not in allowed:
+        raise ConfigError(f"{prop} must be one of {', '.join(map(repr, allowed))} (Orchestrator.Slurm.SlurmConfigStrategy) "
+                          f"or None, got {_shown(value)}")
+    if orchestrator != "slurm":
+        raise ConfigError(f"{prop} is for orchestrator='slurm' only (Orchestrator.Slurm), got {value!r} with "
+                          f"orchestrator={orchestrator!r}")
+
+
+def check_group_2026(at: str, orchestrator: str, group: InstanceGroup) -> list[str]:
+    """The 2026 properties of one group (``at`` is ``instance_groups[i]``): the notes of checks not evaluated."""
+    check_one_type_kind(at, group.instance_type, group.instance_types)
+    notes = check_instance_types(f"{at}.instance_types", group.instance_types)
+    check_network_interface(f"{at}.network_interface", group.network_interface)
+    check_ebs_kms_key_id(f"{at}.ebs_kms_key_id", group.ebs_kms_key_id)
+    check_image_release_version(f"{at}.image_release_version", orchestrator, group.image_release_version)
+    check_auto_patch(f"{at}.auto_patch", group.auto_patch)
     return notes

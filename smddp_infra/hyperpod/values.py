@@ -8,7 +8,7 @@ each with :mod:`smddp_infra.hyperpod.validation` before any jsii call and render
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, cast
 
 #: Orchestrators HyperPod offers (CreateCluster ``Orchestrator``: ``Slurm`` or ``Eks``).
 ORCHESTRATORS: tuple[str, ...] = ("slurm", "eks")
@@ -64,8 +64,8 @@ class InstanceGroup:
 
     :param name: ``InstanceGroupName`` (letters, digits, hyphens; at most 63), unique in the cluster.
     :param instance_type: a HyperPod instance type (botocore's ``ClusterInstanceType`` enum), e.g.
-        ``ml.p5.48xlarge``.
-    :param count: instances in the group (``InstanceCount``; changing it updates the cluster in place).
+        ``ml.p5.48xlarge``. Required unless ``instance_types`` is given (the two are exclusive).
+    :param count: instances in the group (``InstanceCount``; changing it updates the cluster in place). Required.
     :param threads_per_core: 1 (hyperthreading off) or 2. Default: none, HyperPod's default for the type.
     :param ebs_volume_gib: an extra EBS volume per instance (``EbsVolumeConfig.VolumeSizeInGB``,
         1 to 16,384). Default: none.
@@ -95,11 +95,31 @@ class InstanceGroup:
         batches (:data:`DEFAULT_UPDATE_BATCH_PERCENT`). Default: none (no scheduled update).
     :param image_id: ``ImageId``: ``ami-...`` (a HyperPod public AMI or a custom one: unencrypted, owned by
         the account) or ``default``. Default: none (HyperPod's current image).
+    :param network_interface: ``efa`` (EFA with ENA: IP traffic and an address per interface) or
+        ``efa-only`` (the EFA device without ENA: no IP traffic and no private IP on the extra
+        interfaces) (``NetworkInterface.InterfaceType``). Default: none (HyperPod's default; the
+        address plan counts it as ``efa``).
+    :param instance_types: a flexible group: 1 to 20 HyperPod instance types in priority order
+        (``InstanceRequirements.InstanceTypes``; HyperPod tries the first, then falls back), instead of
+        ``instance_type``. Subnet and EFA sizing take the most demanding type. Default: none.
+    :param ebs_root_volume: encrypt the root EBS volume with a customer-managed key
+        (``EbsVolumeConfig {RootVolume: true, VolumeKmsKeyId}``; the size is HyperPod's): the key is
+        ``ebs_kms_key_id`` or the network's key, and the ``ebs_volume_gib`` volume takes it too. Default:
+        False (an AWS owned key).
+    :param ebs_kms_key_id: the KMS key (id or ARN) of the group's EBS volumes (``VolumeKmsKeyId``).
+        Default: none (with ``ebs_root_volume``, the network's key).
+    :param image_release_version: ``ImageReleaseVersion``, the HyperPod-managed AMI version
+        ``MAJOR.MINOR.PATCH`` (EKS only; a change runs UpdateClusterSoftware on the group). Default: none
+        (the latest when the group is created).
+    :param auto_patch: ``AutoPatchConfig.PatchingStrategy``: ``WhenIdle`` (each node patched once idle)
+        or ``WhenAllIdle`` (all nodes once all are idle). Default: none (no automatic patching).
     """
 
     name: str
-    instance_type: str
-    count: int
+    instance_type: Optional[str] = None
+    #: Required: the default (None) exists only so that ``instance_type`` may be left out for
+    #: ``instance_types``; the validator refuses a group without a count in one line.
+    count: int = cast(int, None)
     threads_per_core: Optional[int] = None
     ebs_volume_gib: Optional[int] = None
     training_plan_arn: Optional[str] = None
@@ -113,6 +133,19 @@ class InstanceGroup:
     kubernetes_taints: Sequence[KubernetesTaint] = field(default=(), hash=False)
     update_schedule: Optional[str] = None
     image_id: Optional[str] = None
+    network_interface: Optional[str] = None
+    instance_types: Optional[Sequence[str]] = field(default=None, hash=False)
+    ebs_root_volume: bool = False
+    ebs_kms_key_id: Optional[str] = None
+    image_release_version: Optional[str] = None
+    auto_patch: Optional[str] = None
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """The group's instance types: ``instance_types`` in priority order, or ``instance_type``."""
+        if self.instance_types:
+            return tuple(self.instance_types)
+        return (self.instance_type,) if self.instance_type else ()
 
 
 #: The default app's controller (``smddp:hyperpod=true``): a general-purpose type HyperPod offers;
