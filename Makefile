@@ -38,7 +38,7 @@ export UV_NATIVE_TLS := 1
 CDK := $(CURDIR)/node_modules/.bin/cdk
 CDK_FLAGS := --no-notices --no-version-reporting --ci
 
-.PHONY: setup synth lint test test-envs graphviz mutation deploy deploy-local review diff clean
+.PHONY: setup synth check lint test test-envs graphviz mutation deploy deploy-local review diff clean
 
 CHECKOV_STAMP := .venv-checkov/.installed
 SDKV3_STAMP := .venv-sdkv3/.installed
@@ -83,6 +83,17 @@ $(FLOOR_STAMP): requirements-floor.txt tools/floor_venv.sh $(UV_STAMP)
 synth: $(STAMP) $(NODE_STAMP)
 	@$(BIN)/python tools/cdk_app_exit.py $(CDK) synth $(CDK_FLAGS) --quiet $(CONTEXT)
 	@echo "Template: cdk.out/TrainingNetworkStack.template.json"
+
+# What a CI job runs on the app (README, "CI"): synth (SmddpChecks already judges the app there),
+# then the synthesized templates through `smddp-infra check` as SARIF for code scanning (written
+# even when it finds errors, so the upload step has it) and through cfn-lint with the SMDDP
+# plugin. Exit: the first failure's (check: 1 errors, 2 unreadable; cfn-lint: its own bits).
+SARIF ?= smddp-infra.sarif
+CFN_LINT_PLUGIN = "$$($(BIN)/python -c 'import os, smddp_infra.rules.cfnlint_plugin as p; print(os.path.dirname(p.__file__))')"
+check: synth
+	@$(BIN)/smddp-infra check --format sarif cdk.out > $(SARIF); status=$$?; echo "SARIF: $(SARIF)"; \
+	  if [ $$status -ne 0 ]; then $(BIN)/smddp-infra check cdk.out; exit $$status; fi
+	@$(STEP) "cfn-lint (with the SMDDP plugin)" $(BIN)/cfn-lint --append-rules $(CFN_LINT_PLUGIN) -- cdk.out/*.template.json
 
 # Static checks. Zero findings is the bar: see pyproject.toml (mypy's cache lives in .venv, so
 # it goes with the packages it describes).

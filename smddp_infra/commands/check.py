@@ -47,12 +47,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "the output is the same for any N",
     )
     parser.add_argument("--no-info", action="store_true", help="leave out informational findings (values the template does not resolve)")
-    parser.add_argument("--json", action="store_true", help="print findings as JSON (for CI)")
+    parser.add_argument("--json", action="store_true", help="print findings as JSON (for CI); the same as --format json")
+    add_format_argument(parser)
     parser.add_argument(
         "--region",
         default=None,
         help="resolve AWS::Region to this region (default: leave it unknown; service names still match)",
     )
+
+
+def add_format_argument(parser: argparse.ArgumentParser) -> None:
+    """``--format text|json|sarif``: check and preflight offer the same three."""
+    parser.add_argument("--format", choices=("text", "json", "sarif"), default=None,
+                        help="text (default), json (as --json) or sarif (SARIF 2.1.0, for GitHub code scanning)")
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """The one format asked for: ``--json`` is ``--format json``; ``--json --format sarif`` is a contradiction."""
+    if args.json and args.format not in (None, "json"):
+        raise ConfigError(f"--json and --format {args.format} ask for two formats: give one (--format json is --json)")
+    return "json" if args.json else args.format or "text"
 
 
 _SHAPE = "a CloudFormation template must be a mapping with Resources"
@@ -216,6 +230,7 @@ def _check_one(task: tuple[Any, Optional[str]]) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     from smddp_infra.rules import Severity
 
+    fmt = output_format(args)
     if args.region is not None:
         from smddp_infra.account import check_region
 
@@ -257,7 +272,12 @@ def run(args: argparse.Namespace) -> int:
     def count(severity: Severity) -> int:
         return sum(f.severity is severity for _, fs in results for f in fs)
 
-    if args.json:
+    if fmt == "sarif":
+        from smddp_infra.sarif import check_log
+
+        json.dump(check_log(results, templates, unreadable), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif fmt == "json":
         payload = {
             "templates": [{"template": path, "findings": [f.as_dict() for f in findings]} for path, findings in results],
             "systems": [

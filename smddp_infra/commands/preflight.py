@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from smddp_infra.commands.check import add_format_argument, output_format
+
 
 HELP = ("Check a SageMaker training job (a notebook, a launcher script, CreateTrainingJob/DescribeTrainingJob "
         "JSON, or a job file) and its training scripts against the SMDDP troubleshooting guide.")
@@ -28,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="training scripts to read (default: the entry point and every .py under source_dir)")
     parser.add_argument("--outputs", metavar="CDK_OUTPUTS_JSON", type=Path,
                         help="cdk-outputs.json from `cdk deploy --outputs-file`: subnets and AZs of the training stack")
-    parser.add_argument("--json", action="store_true", help="machine-readable report on stdout (for CI)")
+    parser.add_argument("--json", action="store_true", help="machine-readable report on stdout (for CI); the same as --format json")
+    add_format_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,11 +39,17 @@ def run(args: argparse.Namespace) -> int:
 
     from smddp_infra.preflight.errors import PreflightInputError
 
+    fmt = output_format(args)
     try:
         report = run_preflight(args.job_file, args.scripts, outputs=args.outputs)
     except PreflightInputError as exc:
         raise PreflightInputError(in_words(str(exc))) from None
-    if args.json:
+    if fmt == "sarif":
+        from smddp_infra.sarif import preflight_log
+
+        json.dump(preflight_log(report), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif fmt == "json":
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:

