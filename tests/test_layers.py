@@ -34,7 +34,8 @@ FLOORS: dict[str, int] = {
     **{room: PURE for room in ("account", "contract", "diagnose", "guardrails", "hyperpod", "jobconfig", "observe",
                                "preflight", "review", "rules", "schema", "settings", "sizing", "spec", "training")},
     "constructs": CONSTRUCTS,
-    **{room: APP for room in ("app_builder", "checks", "cli", "commands", "stack", "smddp_infra")},
+    # sarif renders the commands' findings and mcp_server serves the commands: faces of the CLI, as they are
+    **{room: APP for room in ("app_builder", "checks", "cli", "commands", "mcp_server", "sarif", "stack", "smddp_infra")},
 }
 CDK_PACKAGES = frozenset({"aws_cdk", "jsii", "constructs", "cdk_nag"})
 
@@ -115,7 +116,6 @@ FACT_PATTERNS: dict[str, "re.Pattern[str]"] = {
 #: Copies that remain in files outside this change: (module, fact) -> who mends it.
 KNOWN_COPIES: dict[tuple[str, str], str] = {
     ("smddp_infra.hyperpod.eks", "ARN (facts.arns)"): "hyperpod/eks: facts.arns.is_role_arn / eks_cluster_name",
-    ("smddp_infra.commands.check", "Region name (facts.regions.REGION)"): "commands/check: facts.regions.REGION",
 }
 
 
