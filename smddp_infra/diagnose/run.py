@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional, Sequence
 
-from smddp_infra.account import Account, NotFoundError
+from smddp_infra.account import Account, NotFoundError, file_systems_by_dns
 from smddp_infra.diagnose import collect, symptoms as sy
 from smddp_infra.diagnose.report import FOUND, NOT_EVALUATED, NOT_FOUND, Diagnosis, Item, Verdict
 from smddp_infra.observe.metrics import DEFAULT_HEADROOM, DEFAULT_PERIOD_SECONDS  # observe's window and re-plan defaults
@@ -212,20 +212,23 @@ def diagnose_cluster(account: Account, name: str) -> Diagnosis:
 
     started = time.perf_counter()
     what = f"--cluster {name}"
-    cluster = collect.describe_cluster(account, name)
+    described = collect.describe_cluster(account, name)
+    nodes = collect.read_cluster_nodes(account, described)
+    events, note = collect.read_cluster_logs(account, described, hp.log_group(described))
+    # a group whose lifecycle log mounts a file system is that file system's client, as if its InstanceStorageConfigs said so
+    cluster = hp.with_logged_mounts(described, hp.logged_mounts(events))
     groups, subnets, dns = collect.cluster_network_ids(cluster)
-    by_dns = collect.file_systems_by_dns(account, dns, what) if dns else {}
+    by_dns = file_systems_by_dns(account, dns, what=what, max_pages=collect.NETWORK_PAGES)
     network, notes = collect.read_network(account, Compute(cluster=cluster), group_ids=groups, subnet_ids=subnets,
-                                          file_system_ids=sorted(set(by_dns.values())), what=what)
+                                          file_system_ids=sorted({str(fs["FileSystemId"]) for fs in by_dns.values()}), what=what)
     d = Diagnosis(subject=f"HyperPod cluster {name}", region=account.region)
-    missing = [n for n in dns if n.lower() not in by_dns]
+    missing = sorted({n for n in dns if n.lower() not in by_dns})
     d.not_evaluated = notes + ([f"the cluster's FSx file systems ({', '.join(missing)}) are not in this account and region: "
                                 "SMDDP-FSX3/FSX4/FSX7/NET4 not evaluated"] if missing else [])
-    nodes = collect.read_cluster_nodes(account, cluster)
-    events, note = collect.read_cluster_logs(account, cluster, hp.log_group(cluster))
     if note:
         d.not_evaluated.append(note)
-    network_items, failures = hp.cluster_items(cluster, nodes, events, judge_network(network, d.region))
+    network_items, failures = hp.cluster_items(described, nodes, events, judge_network(network, d.region), region=d.region,
+                                               subnets={str(s["SubnetId"]): s for s in network.subnets}, file_systems=by_dns)
     d.items = network_items + failures
     matches = [m for m in sy.match_logs(events or []) if m.pattern.id != "SYM-FSX-MOUNT"]  # hyperpod.py joined the mounts
     d.symptoms = matches
