@@ -314,19 +314,19 @@ def cluster_items(cluster: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]
     if cluster.get("ClusterStatus") in ("Failed", "RollingBack") or failure:
         if failure and not any(i.message.endswith(f'"{_clip(failure)}"') for i in items):
             covered = {i.rule_id for i in items}
-            group = _group_in(failure, c.groups) or (next(iter(c.groups)) if len(c.groups) == 1 else None)
-            found = _classify(failure, group, None, c)
+            named = _group_in(failure, c.groups) or (next(iter(c.groups)) if len(c.groups) == 1 else None)
+            found = _classify(failure, named, None, c)
             lifecycle_is_mount = found[0].rule_id == "HP-LIFECYCLE" and bool(mounts)  # the mount below is that failure
             if (found[0].rule_id not in covered or found[0].rule_id == "HP-FAILED") and not lifecycle_is_mount:
-                if group:
-                    health += [(group, None, failure, i) for i in found if i.rule_id == "HP-HEALTH-CHECK"]
+                if named:
+                    health += [(named, None, failure, i) for i in found if i.rule_id == "HP-HEALTH-CHECK"]
                 items += found
         elif not failure and not items:
             items.append(Item("HP-FAILED", "error", name, f"the cluster is {cluster.get('ClusterStatus')} and gives no "
                               "FailureMessage; no node reports a failure", "cluster"))
     joined = list(network)
-    for group, node, text, item in health:
-        joined, absorbed = _join_health(joined, group, node, text, c)
+    for group, node_id, text, item in health:
+        joined, absorbed = _join_health(joined, group, node_id, text, c)
         if absorbed:
             items.remove(item)
     joined, unexplained = _join_mounts(joined, mounts, c, file_systems)
