@@ -24,10 +24,10 @@ from smddp_infra.cli import main
 
 AT = datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)
 
-#: What a fix may not contain once its subject is known: a ``<placeholder>``, a possessive standing
-#: for a name ("the group's instance type"), a "?" standing for a name, or "the cluster" (the
-#: cluster's name is always known to diagnose --cluster).
-_PLACEHOLDERS = (re.compile(r"<[A-Za-z][^<>]*>"), re.compile(r"\bthe (?:group|cluster|subnet|file system)'s\b", re.I),
+#: What a fix may not contain once its subject is known: a ``<placeholder>``; "the group's" / "the
+#: cluster's" standing for a name (an instance group's and a cluster's names are always known to
+#: diagnose --cluster); a lone "?" standing for a name; "the cluster" where its name belongs.
+_PLACEHOLDERS = (re.compile(r"<[A-Za-z][^<>]*>"), re.compile(r"\bthe (?:group|cluster)'s\b", re.I),
                  re.compile(r"(?:^|\s)\?(?:\s|$|,)"), re.compile(r"\bthe cluster\b(?! (?:is|gives))", re.I))
 
 
@@ -158,3 +158,92 @@ def test_a_stress_check_failure_is_not_blamed_on_the_network(aws: Aws, capsys: p
     aws.fail_node("hp-stress", "workers-0", "Deep health check InstanceStress failed: GPU DCGM diagnostic level 2 failed")
     code, report = diagnose(capsys, "hp-stress")
     assert sorted(f["rule"] for f in errors(report)) == ["HP-HEALTH-CHECK", "SMDDP-SG2"]
+
+
+#: Template rules whose fix still carries ``com.amazonaws.<region>...`` when ``check`` runs without a
+#: region (rules/*, not diagnose's: reported to their owner; in CloudFormation the fill is ${AWS::Region}).
+KNOWN_REGION_PLACEHOLDER = {"SMDDP-NET2", "SMDDP-NET3", "SMDDP-NET5"}
+
+
+def test_every_template_rule_fix_on_the_fixture_templates_is_filled() -> None:
+    """The template rules write their fix into the message: every finding over the test templates."""
+    from pathlib import Path
+
+    from smddp_infra.rules import RULES, check_template
+    from smddp_infra.rules.loader import load_template_text
+
+    root = Path(__file__).parent / "fixtures"
+    offenders: dict[str, set[str]] = {}
+    judged = 0
+    for path in sorted([*root.glob("templates/*.yaml"), *root.glob("corpus/*.yaml")]):
+        template = load_template_text(path.read_text())
+        if not isinstance(template, dict) or "Resources" not in template:
+            continue
+        judged += 1
+        for finding in check_template(template):
+            for word in unfilled(finding.message):
+                offenders.setdefault(finding.rule_id, set()).add(word)
+    assert judged > 50
+    assert not [r.id for r in RULES if unfilled(r.explanation)]
+    assert set(offenders) <= KNOWN_REGION_PLACEHOLDER and all(w == {"<region>"} or w <= {"<region>", "<service>"}
+                                                               for w in offenders.values()), offenders
+
+
+def test_every_diagnose_renderer_fills_its_fix_on_a_live_network() -> None:
+    """fix_for over a live network where each rule it renders fires (SG1, SG2, NET2, FSX3, FSX4, FSX7, FSX8,
+    NET6), and the HyperPod failures of every kind: no fix with an unfilled word."""
+    from smddp_infra.diagnose import hyperpod as hp
+    from smddp_infra.diagnose.run import judge_network
+    from smddp_infra.rules.live_loader import Compute, LiveNetwork
+
+    def subnet(sid: str, cidr: str) -> dict[str, Any]:
+        return {"SubnetId": sid, "VpcId": "vpc-1", "CidrBlock": cidr, "AvailabilityZone": "us-east-1a",
+                "AvailabilityZoneId": "use1-az4"}
+
+    groups = [{"GroupId": g, "VpcId": "vpc-1", "IpPermissions": [], "IpPermissionsEgress": []} for g in ("sg-efa", "sg-fs")]
+    acl = {"NetworkAclId": "acl-1", "VpcId": "vpc-1",
+           "Associations": [{"SubnetId": s, "NetworkAclId": "acl-1"} for s in ("subnet-a", "subnet-b", "subnet-fs")],
+           "Entries": [{"RuleNumber": 100, "Egress": e, "Protocol": "6", "RuleAction": "allow", "CidrBlock": "0.0.0.0/0",
+                        "PortRange": {"From": 443, "To": 443}} for e in (True, False)]
+           + [{"RuleNumber": 32767, "Egress": e, "Protocol": "-1", "RuleAction": "deny", "CidrBlock": "0.0.0.0/0"}
+              for e in (True, False)]}
+    cluster = {"ClusterName": "hp", "ClusterArn": "arn:aws:sagemaker:us-east-1:123456789012:cluster/abc",
+               "ClusterStatus": "Failed", "VpcConfig": {"SecurityGroupIds": ["sg-efa"], "Subnets": ["subnet-a", "subnet-b"]},
+               "InstanceGroups": [{"InstanceGroupName": "workers", "InstanceType": "ml.p5.48xlarge", "CurrentCount": 0,
+                                   "TargetCount": 2, "InstanceStorageConfigs": [{"FsxLustreConfig": {
+                                       "DnsName": "fs-1.fsx.us-east-1.amazonaws.com", "MountName": "abc"}}]}]}
+    fs = {"FileSystemId": "fs-1", "FileSystemType": "LUSTRE", "DNSName": "fs-1.fsx.us-east-1.amazonaws.com",
+          "SubnetIds": ["subnet-fs"], "StorageCapacity": 1200, "VpcId": "vpc-1",
+          "LustreConfiguration": {"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125}}
+    network = LiveNetwork(compute=Compute(cluster=cluster), security_groups=groups,
+                          subnets=[subnet("subnet-a", "10.0.0.0/20"), subnet("subnet-b", "10.0.16.0/20"),
+                                   subnet("subnet-fs", "10.0.32.0/20")],
+                          vpcs=[{"VpcId": "vpc-1", "CidrBlock": "10.0.0.0/16"}],
+                          route_tables=[{"RouteTableId": "rtb-1", "VpcId": "vpc-1", "Routes": [],
+                                         "Associations": [{"Main": True, "RouteTableId": "rtb-1"}]}],
+                          network_acls=[acl], file_systems=[fs], file_system_groups={"fs-1": ("sg-fs",)})
+    items = judge_network(network, "us-east-1")
+    rendered = {i.rule_id for i in items if i.console or i.cli}
+    assert {"SMDDP-SG1", "SMDDP-SG2", "SMDDP-NET2", "SMDDP-FSX7", "SMDDP-NET6"} <= rendered, sorted(rendered)
+    failures = ["We currently do not have sufficient capacity to launch new ml.p5.48xlarge instances.",
+                "ResourceLimitExceeded: The account-level service limit 'ml.p5.48xlarge for cluster usage' is 0 Instances, "
+                "with current utilization of 0 Instances and a request delta of 2 Instances.",
+                "Deep health check InstanceStress failed", "Lifecycle scripts did not run successfully.", "Unknown failure"]
+    for text in failures:
+        nodes = [{"InstanceGroupName": "workers", "InstanceId": "i-0abc", "InstanceStatus": {"Status": "Failure", "Message": text}}]
+        joined, own = hp.cluster_items({**cluster, "FailureMessage": text}, nodes, [], items, region="us-east-1",
+                                       subnets={s["SubnetId"]: s for s in network.subnets})
+        items_all = joined + own
+        assert own or any(text in e for i in joined for e in i.evidence), text
+        for item in items_all:
+            for fix in (item.console, item.cli):
+                assert not unfilled(fix or ""), (item.rule_id, fix)
+    from smddp_infra.diagnose.collect import LogEvent
+
+    line = "mount.lustre: mount fs-9.fsx.us-east-1.amazonaws.com@tcp:/abc at /fsx failed: Input/output error"
+    _, (mount,) = hp.cluster_items({**cluster, "ClusterStatus": "InService"}, [], [LogEvent(AT, "LifecycleConfig/workers/i-0abc", line)],
+                                   [], region="us-east-1")
+    assert mount.rule_id == "HP-FSX-MOUNT" and "sg-efa" in (mount.console or "")
+    for item in [*items, mount]:
+        for fix in (item.console, item.cli):
+            assert not unfilled(fix or ""), (item.rule_id, fix)

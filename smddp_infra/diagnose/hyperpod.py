@@ -150,7 +150,7 @@ def _capacity_items(text: str, group: Optional[str], node: Optional[str], c: _Cl
         ids = [i for _, i in zones if i]
         console = (f"place {name} in a subnet of another AZ ID{' than ' + ', '.join(ids) if ids else ''} (its "
                    f"OverrideVpcConfig.Subnets), reserve {count or 'its'} {itype or 'instances'} with a SageMaker training "
-                   f"plan ({name}'s TrainingPlanArn), or lower {name}'s InstanceCount{shared}")
+                   f"plan (the TrainingPlanArn of {name}), or lower the InstanceCount of {name}{shared}")
         commands = []
         if itype and count:
             commands.append(f"aws sagemaker search-training-plan-offerings --region {c.region} --instance-type {itype} "
@@ -190,7 +190,7 @@ def _classify(text: str, group: Optional[str], node: Optional[str], c: _Cluster)
             cli = (f"aws service-quotas request-service-quota-increase --region {c.region} --service-code sagemaker "
                    f"--quota-code {code} --desired-value {wanted}")
         quota_text = f"the quota '{quota}'" if quota else "the SageMaker quota the message names"
-        lower = f"lower {group}'s InstanceCount" if group else "lower the instance counts"
+        lower = f"lower the InstanceCount of {group}" if group else "lower the instance counts"
         return [Item("HP-QUOTA", "error", c.name,
                      f"{where}: the account's quota is exceeded (ResourceLimitExceeded): {quoted}",
                      "cluster", None, f"Service Quotas console > Amazon SageMaker > {quota_text} > Request increase at "

@@ -155,7 +155,7 @@ def _acl_fix(finding: Any, network: LiveNetwork, region: str) -> tuple[Optional[
         number = _free_number(network, acl, egress, int(match["n"]) if match["n"] else None)
         if number is None:
             continue
-        port_text = f" ports {ports[0]}-{ports[1]}" if ports else ""
+        port_text = "" if not ports else f" port {ports[0]}" if ports[0] == ports[1] else f" ports {ports[0]}-{ports[1]}"
         steps.append(f"{acl} > {'Outbound' if egress else 'Inbound'} rules > Edit: add rule {number}, protocol "
                      f"{'all' if protocol == '-1' else 'TCP'}{port_text}, {cidr}, Allow")
         commands.append(f"aws ec2 create-network-acl-entry --region {region} --network-acl-id {acl} --rule-number {number} "
