@@ -180,3 +180,21 @@ class Aws:
         self.logs.create_log_stream(logGroupName=group, logStreamName=stream)
         events = [{"timestamp": int((at + timedelta(seconds=i)).timestamp() * 1000), "message": line} for i, line in enumerate(lines)]
         self.logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
+
+    def cluster_of(self, name: str, vpc: dict[str, Any], groups: list[dict[str, Any]]) -> str:
+        """A HyperPod cluster of the instance groups given (each completed with what CreateCluster requires);
+        returns its log group."""
+        full = [{"ThreadsPerCore": 1, "ExecutionRole": ROLE,
+                 "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-lifecycle/scripts/", "OnCreate": "on_create.sh"}, **g}
+                for g in groups]
+        arn = self.sm.create_cluster(ClusterName=name, InstanceGroups=full, VpcConfig=vpc)["ClusterArn"]
+        return f"/aws/sagemaker/Clusters/{name}/{arn.rsplit('/', 1)[-1]}"
+
+    @staticmethod
+    def set_group(name: str, group: str, **fields: Any) -> None:
+        """Fields of one instance group as DescribeCluster answers them (``CurrentCount``: moto fills every group)."""
+        from moto.sagemaker.models import sagemaker_backends
+
+        for entry in sagemaker_backends[ACCOUNT][REGION].clusters[name].instance_groups:
+            if entry["InstanceGroupName"] == group:
+                entry.update(fields)

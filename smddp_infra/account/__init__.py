@@ -16,7 +16,7 @@ is imported only when a client is first needed, and its absence is one line as w
 
 from __future__ import annotations
 
-from smddp_infra.account.reads import file_system, file_system_by_dns, metric_data, template_body, training_job
+from smddp_infra.account.reads import file_system, file_system_by_dns, file_systems_by_dns, metric_data, template_body, training_job
 from smddp_infra.account.session import (
     Account,
     AccountError,
@@ -25,5 +25,5 @@ from smddp_infra.account.session import (
     iam_action,
 )
 
-__all__ = ["Account", "AccountError", "NotFoundError", "check_region", "file_system", "file_system_by_dns", "iam_action", "metric_data",
-           "template_body", "training_job"]
+__all__ = ["Account", "AccountError", "NotFoundError", "check_region", "file_system", "file_system_by_dns",
+           "file_systems_by_dns", "iam_action", "metric_data", "template_body", "training_job"]

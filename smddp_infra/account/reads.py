@@ -61,10 +61,27 @@ def file_system(account: Account, file_system_id: str, *, what: str) -> Mapping[
     return dict(match[0])
 
 
-def file_system_by_dns(account: Account, dns_name: str, *, what: str, max_pages: int = 10) -> Mapping[str, Any]:
-    """The file system whose DNSName is ``dns_name`` (how a HyperPod instance group names its FSx
-    mount, ``FsxLustreConfig.DnsName``): DescribeFileSystems has no filter, so its pages are read."""
+def file_systems_by_dns(account: Account, dns_names: Sequence[str], *, what: str, max_pages: int = 10) -> dict[str, Mapping[str, Any]]:
+    """DNS name (lower case) -> the file system of that ``DNSName``, for the names found: how a HyperPod
+    instance group (``FsxLustreConfig.DnsName``) or its lifecycle script (``mount -t lustre
+    <dns>@tcp:/<mount name>``) names a file system. DescribeFileSystems has no filter, so its pages
+    are read (up to ``max_pages``), stopping once every name is found."""
+    wanted = {n.lower() for n in dns_names}
+    found: dict[str, Mapping[str, Any]] = {}
+    if not wanted:
+        return found
     for fs in account.pages("fsx", "DescribeFileSystems", "FileSystems", what, max_pages=max_pages):
-        if str(fs.get("DNSName", "")).lower() == dns_name.lower():
-            return dict(fs)
-    raise NotFoundError(f"{what}: no FSx file system with DNS name {dns_name} in {account.region}")
+        name = str(fs.get("DNSName", "")).lower()
+        if name in wanted:
+            found[name] = dict(fs)
+            if len(found) == len(wanted):
+                break
+    return found
+
+
+def file_system_by_dns(account: Account, dns_name: str, *, what: str, max_pages: int = 10) -> Mapping[str, Any]:
+    """The file system whose DNSName is ``dns_name``; none is one line naming it."""
+    found = file_systems_by_dns(account, [dns_name], what=what, max_pages=max_pages)
+    if not found:
+        raise NotFoundError(f"{what}: no FSx file system with DNS name {dns_name} in {account.region}")
+    return next(iter(found.values()))

@@ -214,14 +214,6 @@ def read_cluster_logs(account: Account, cluster: Mapping[str, Any], group: str) 
     return events, None
 
 
-def file_systems_by_dns(account: Account, names: Sequence[str], what: str) -> dict[str, str]:
-    """DNS name (lower case) -> id of the file systems a HyperPod group mounts by DNS name (DescribeFileSystems, paginated)."""
-    wanted = {n.lower() for n in names}
-    return {str(fs["DNSName"]).lower(): fs["FileSystemId"]
-            for fs in account.pages("fsx", "DescribeFileSystems", "FileSystems", what, max_pages=NETWORK_PAGES)
-            if str(fs.get("DNSName", "")).lower() in wanted}
-
-
 def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tuple[Optional[list[LogEvent]], Optional[str]]:
     """The head and the tail of the job's log (bounded FilterLogEvents); newest first."""
     name = str(job.get("TrainingJobName"))

@@ -8,12 +8,13 @@ the job's own record (``DescribeTrainingJob``) by preflight's rules.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional, Sequence
 
-from smddp_infra.account import Account, NotFoundError
+from smddp_infra.account import Account, NotFoundError, file_systems_by_dns
 from smddp_infra.diagnose import collect, symptoms as sy
 from smddp_infra.diagnose.report import FOUND, NOT_EVALUATED, NOT_FOUND, Diagnosis, Item, Verdict
 from smddp_infra.observe.metrics import DEFAULT_HEADROOM, DEFAULT_PERIOD_SECONDS  # observe's window and re-plan defaults
@@ -35,48 +36,52 @@ def live_rules() -> tuple[Any, ...]:
 def judge_network(network: LiveNetwork, region: str) -> list[Item]:
     """The template rules over the live network (one finding format)."""
     from smddp_infra.rules import check_template
+    from smddp_infra.rules.model import TemplateModel
 
-    findings = check_template(live_template(network), rules=live_rules(), region=region)
+    model = TemplateModel(live_template(network), region=region)
+    findings = check_template(model, rules=live_rules(), region=region)
     unread = {fs for fs, groups in network.file_system_groups.items() if groups is None}  # collect's note says why
-    return [_item(f, network, region) for f in findings if not (f.rule_id == "SMDDP-INFO1" and f.resource in unread)]
+    world = model.world()  # a live template has no parameters: the one assignment the rules judged
+    return [_item(f, network, region, world) for f in findings if not (f.rule_id == "SMDDP-INFO1" and f.resource in unread)]
 
 
-def _item(finding: Any, network: LiveNetwork, region: str) -> Item:
-    console, cli = fix_for(finding.rule_id, finding.resource, network, region)
+def _item(finding: Any, network: LiveNetwork, region: str, world: Any) -> Item:
+    console, cli = fix_for(finding, network, region, world)
     failure = sy.INIT_STALL if finding.rule_id in INIT_RULES else (sy.FSX_THROUGHPUT if finding.rule_id == "SMDDP-FSX2" else None)
     return Item(finding.rule_id, finding.severity.value, finding.resource, finding.message, "network", failure, console, cli)
 
 
-def _groups_of(resource: str, network: LiveNetwork) -> list[str]:
-    compute = network.compute
-    if compute.training_job is not None and compute.training_job.get("TrainingJobName") == resource:
-        return list((compute.training_job.get("VpcConfig") or {}).get("SecurityGroupIds") or [])
-    if compute.cluster is not None and compute.cluster.get("ClusterName") == resource:
-        return list((compute.cluster.get("VpcConfig") or {}).get("SecurityGroupIds") or [])
-    if compute.planned is not None:
-        return list(compute.planned[0])
-    return [resource] if resource.startswith("sg-") else []
+def _self_rule_group(finding: Any, world: Any) -> Optional[str]:
+    """The group SG1/SG2's message tells the user to fix: the first failing attachment's first group (the
+    rule writes its finding at that attachment's path). An instance group with OverrideVpcConfig carries
+    ONLY its own groups (SageMaker CreateCluster, ``OverrideVpcConfig``), so its fix edits those."""
+    from smddp_infra.rules.training import attachments
+
+    for attachment in attachments(world):
+        if attachment.resource == finding.resource and attachment.path == finding.path and attachment.template_groups:
+            return attachment.template_groups[0]
+    return None
 
 
-def _client_of(network: LiveNetwork) -> str:
-    """The name the compute is written under in the live template (what :func:`_groups_of` reads)."""
-    compute = network.compute
-    if compute.training_job is not None:
-        return str(compute.training_job.get("TrainingJobName"))
-    if compute.cluster is not None:
-        return str(compute.cluster.get("ClusterName"))
-    return ""
+def _mount_clients(finding: Any, world: Any) -> list[str]:
+    """The client groups FSX7/FSX8's message names: the first group of each mount it reports (the rule's own choice)."""
+    from smddp_infra.rules.fsx_client_rules import mounts
+
+    return list(dict.fromkeys(g.group for m in mounts(world) if m.fs.logical_id == finding.resource
+                              and f"{m.what} cannot reach" in finding.message
+                              for g in (m.groups or ())[:1] if g.group))
 
 
-def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> tuple[Optional[str], Optional[str]]:
-    """The fix as console steps and as one AWS CLI command, for the rules a console user can apply."""
+def fix_for(finding: Any, network: LiveNetwork, region: str, world: Any) -> tuple[Optional[str], Optional[str]]:
+    """The fix as console steps and as AWS CLI commands that run as printed, for the rules a console
+    user can apply; each names the group (subnet, ACL) the finding's evidence names, or there is none."""
     from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT
 
+    rule_id, resource = finding.rule_id, finding.resource
     if rule_id in ("SMDDP-SG1", "SMDDP-SG2"):
-        groups = _groups_of(resource, network)
-        if not groups:
+        group = _self_rule_group(finding, world)
+        if group is None:
             return None, None
-        group = groups[0]
         inbound = rule_id == "SMDDP-SG1"
         tab = "Inbound rules > Edit inbound rules" if inbound else "Outbound rules > Edit outbound rules"
         peer = "Source" if inbound else "Destination"
@@ -92,7 +97,9 @@ def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> t
                   if any(a.get("SubnetId") == resource for a in t.get("Associations") or [])]
         tables = tables or [t["RouteTableId"] for t in network.route_tables
                             if t.get("VpcId") == subnet.get("VpcId") and any(a.get("Main") for a in t.get("Associations") or [])]
-        names = " ".join(tables) or "<route table of the subnet>"
+        if not tables:
+            return None, None
+        names = " ".join(tables)
         return (f"VPC console > Endpoints > Create endpoint: AWS services, com.amazonaws.{region}.s3 (type Gateway), "
                 f"VPC {subnet.get('VpcId')}, route tables {names} > Create endpoint",
                 f"aws ec2 create-vpc-endpoint --region {region} --vpc-id {subnet.get('VpcId')} "
@@ -110,33 +117,79 @@ def fix_for(rule_id: str, resource: str, network: LiveNetwork, region: str) -> t
                 f"aws ec2 authorize-security-group-egress --region {region} --group-id {group} --ip-permissions {permission}")
     if rule_id in ("SMDDP-FSX7", "SMDDP-FSX8"):
         groups = list(network.file_system_groups.get(resource) or ())
-        clients = _groups_of(_client_of(network), network)
+        clients = _mount_clients(finding, world)
         if not groups or not clients:
             return None, None
-        ports = "988 and 1018-1023"
-        permissions = " ".join(f"'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{{GroupId={clients[0]}}}]'"
+        pairs = ",".join(f"{{GroupId={c}}}" for c in clients)
+        permissions = " ".join(f"'IpProtocol=tcp,FromPort={low},ToPort={high},UserIdGroupPairs=[{pairs}]'"
                                for low, high in (LUSTRE_PORT, LUSTRE_EXTRA_PORTS))
+        names = ", ".join(clients)
         return (f"VPC console > Security groups > {groups[0]} > Inbound rules > Edit inbound rules > Add rule: Custom TCP "
-                f"{ports}, Source Custom {clients[0]} > Save rules (and the same ports outbound on {clients[0]} if its "
+                f"988 and 1018-1023, Source Custom {names} > Save rules (and the same ports outbound on {names} if its "
                 "egress is restricted)",
                 f"aws ec2 authorize-security-group-ingress --region {region} --group-id {groups[0]} --ip-permissions {permissions}")
-    if rule_id == "SMDDP-NET6":
-        return ("VPC console > Network ACLs > the ACL named above > Inbound rules / Outbound rules > Edit: add a rule "
-                "numbered below the denying one, Type All traffic, the other subnet's CIDR, Allow",
-                f"aws ec2 create-network-acl-entry --region {region} --network-acl-id <acl> --rule-number <n> --protocol -1 "
-                "--rule-action allow --cidr-block <other subnet CIDR> (--egress for the outbound side)")
-    if rule_id in ("SMDDP-NET7", "SMDDP-NET9", "SMDDP-NET10"):
-        # stateless ACLs: the request's port one way, the reply's ports the other (the message names them)
-        ports = "443" if rule_id != "SMDDP-NET9" else "988, 1018-1023"
-        peer = ("0.0.0.0/0 for S3 (its public ranges), or the endpoint subnet's CIDR" if rule_id != "SMDDP-NET9"
-                else "the file system subnet's CIDR")
-        return (f"VPC console > Network ACLs > the ACL named above > Outbound rules and Inbound rules > Edit: add rules "
-                f"numbered below the denying one: Custom TCP {ports} out to {peer}, and TCP 1024-65535 back in from it, "
-                "Allow (a peer subnet's own ACL needs the same the other way round)",
-                f"aws ec2 create-network-acl-entry --region {region} --network-acl-id <acl> --rule-number <n> --protocol 6 "
-                f"--port-range From=<first>,To=<last> --rule-action allow --cidr-block <peer CIDR> --egress "
-                "(and without --egress for the return ports 1024-65535)")
+    if rule_id in ("SMDDP-NET6", "SMDDP-NET7", "SMDDP-NET9", "SMDDP-NET10"):
+        return _acl_fix(finding, network, region)
     return None, None
+
+
+#: One denial as the ACL rules word it (nacl_rules: "<egress|ingress> of <subnet> <to|from> <CIDR> (<peer>) is
+#: denied by network ACL <acl> rule <n> (...)" or "... network ACL <acl>'s default '*' rule"), with what came before it.
+_DENIAL = re.compile(r"(?P<pre>TCP 443 |the return \(TCP 1024-65535\) |to ports? (?P<to>\d+(?:-\d+)?): )?"
+                     r"(?:(?P<dir>egress|ingress) of (?P<subnet>\S+) (?:to|from) (?P<cidr>[0-9a-fA-F.:/]+) \([^)]*\)|"
+                     r"(?P<s3>egress TCP 443 to S3|ingress of the return traffic from S3 \(TCP 1024-65535\))) "
+                     r"is denied by network ACL (?P<acl>[\w-]+?)(?: rule (?P<n>\d+)|'s default)")
+
+
+def _acl_fix(finding: Any, network: LiveNetwork, region: str) -> tuple[Optional[str], Optional[str]]:
+    """One allow entry per denial the message names: the ACL, the direction, the peer's CIDR, the protocol and
+    ports of the traffic the rule judged, numbered just below the deny (the first matching entry decides,
+    Amazon VPC User Guide, "Network ACL rules"). A deny at rule 1 has nothing below it: no command."""
+    steps: list[str] = []
+    commands: list[str] = []
+    for match in _DENIAL.finditer(finding.message):
+        egress = (match["dir"] or match["s3"]).startswith("egress")
+        cidr = match["cidr"] or "0.0.0.0/0"
+        protocol, ports = _denied_traffic(finding, match)
+        acl = match["acl"]
+        number = _free_number(network, acl, egress, int(match["n"]) if match["n"] else None)
+        if number is None:
+            continue
+        port_text = "" if not ports else f" port {ports[0]}" if ports[0] == ports[1] else f" ports {ports[0]}-{ports[1]}"
+        steps.append(f"{acl} > {'Outbound' if egress else 'Inbound'} rules > Edit: add rule {number}, protocol "
+                     f"{'all' if protocol == '-1' else 'TCP'}{port_text}, {cidr}, Allow")
+        commands.append(f"aws ec2 create-network-acl-entry --region {region} --network-acl-id {acl} --rule-number {number} "
+                        f"--protocol {protocol}" + (f" --port-range From={ports[0]},To={ports[1]}" if ports else "")
+                        + f" --rule-action allow --cidr-block {cidr} " + ("--egress" if egress else "--ingress"))
+    if not commands:
+        return None, None
+    return "VPC console > Network ACLs > " + "; ".join(dict.fromkeys(steps)), " && ".join(dict.fromkeys(commands))
+
+
+def _denied_traffic(finding: Any, match: Any) -> tuple[str, Optional[tuple[int, int]]]:
+    """(protocol, ports) of the traffic a denial is about: what the rule judged (nacl_rules' docstring)."""
+    from smddp_infra.rules.fsx_rules import LUSTRE_EXTRA_PORTS, LUSTRE_PORT
+
+    if match["to"]:
+        low, _, high = match["to"].partition("-")
+        return "6", (int(low), int(high or low))
+    if match["pre"] == "TCP 443 " or (match["s3"] or "").startswith("egress"):
+        return "6", (443, 443)
+    if match["pre"] or match["s3"]:
+        return "6", (1024, 65535)
+    if finding.rule_id == "SMDDP-NET9":
+        return "6", LUSTRE_EXTRA_PORTS
+    if finding.rule_id == "SMDDP-NET6" and finding.resource.startswith("fs-"):
+        return "6", LUSTRE_PORT
+    return "-1", None
+
+
+def _free_number(network: LiveNetwork, acl: str, egress: bool, deny: Optional[int]) -> Optional[int]:
+    """The highest unused rule number below the denying entry (below 32767, the '*' rule, when that decided)."""
+    used = {e.get("RuleNumber") for a in network.network_acls if a.get("NetworkAclId") == acl
+            for e in a.get("Entries") or [] if bool(e.get("Egress")) == egress}
+    top = (deny if deny is not None else 32767) - 1
+    return next((n for n in range(top, 0, -1) if n not in used), None)
 
 
 # -- entry points -----------------------------------------------------------------------------------
@@ -212,20 +265,23 @@ def diagnose_cluster(account: Account, name: str) -> Diagnosis:
 
     started = time.perf_counter()
     what = f"--cluster {name}"
-    cluster = collect.describe_cluster(account, name)
+    described = collect.describe_cluster(account, name)
+    nodes = collect.read_cluster_nodes(account, described)
+    events, note = collect.read_cluster_logs(account, described, hp.log_group(described))
+    # a group whose lifecycle log mounts a file system is that file system's client, as if its InstanceStorageConfigs said so
+    cluster = hp.with_logged_mounts(described, hp.logged_mounts(events))
     groups, subnets, dns = collect.cluster_network_ids(cluster)
-    by_dns = collect.file_systems_by_dns(account, dns, what) if dns else {}
+    by_dns = file_systems_by_dns(account, dns, what=what, max_pages=collect.NETWORK_PAGES)
     network, notes = collect.read_network(account, Compute(cluster=cluster), group_ids=groups, subnet_ids=subnets,
-                                          file_system_ids=sorted(set(by_dns.values())), what=what)
+                                          file_system_ids=sorted({str(fs["FileSystemId"]) for fs in by_dns.values()}), what=what)
     d = Diagnosis(subject=f"HyperPod cluster {name}", region=account.region)
-    missing = [n for n in dns if n.lower() not in by_dns]
+    missing = sorted({n for n in dns if n.lower() not in by_dns})
     d.not_evaluated = notes + ([f"the cluster's FSx file systems ({', '.join(missing)}) are not in this account and region: "
                                 "SMDDP-FSX3/FSX4/FSX7/NET4 not evaluated"] if missing else [])
-    nodes = collect.read_cluster_nodes(account, cluster)
-    events, note = collect.read_cluster_logs(account, cluster, hp.log_group(cluster))
     if note:
         d.not_evaluated.append(note)
-    network_items, failures = hp.cluster_items(cluster, nodes, events, judge_network(network, d.region))
+    network_items, failures = hp.cluster_items(described, nodes, events, judge_network(network, d.region), region=d.region,
+                                               subnets={str(s["SubnetId"]): s for s in network.subnets}, file_systems=by_dns)
     d.items = network_items + failures
     matches = [m for m in sy.match_logs(events or []) if m.pattern.id != "SYM-FSX-MOUNT"]  # hyperpod.py joined the mounts
     d.symptoms = matches
