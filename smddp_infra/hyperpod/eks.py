@@ -287,14 +287,13 @@ def eks_request(resource_type: str, properties: dict[str, Any], resolve: Any) ->
 
 def validate_eks_request(operation: str, request: dict[str, Any]) -> Optional[str]:
     """botocore's validator over an EKS request: its report, '' when valid, None without botocore."""
+    from smddp_infra.hyperpod.api import validate_request
+
     try:
         import botocore.session
-        from botocore.validate import ParamValidator
     except ImportError:  # pragma: no cover - botocore is in the [api] extra
         return None
-    model = botocore.session.get_session().get_service_model("eks")
-    report = ParamValidator().validate(request, model.operation_model(operation).input_shape)
-    return str(report.generate_report()) if report.has_errors() else ""
+    return validate_request(botocore.session.get_session().get_service_model("eks"), operation, request)
 
 
 def _camel(value: Any) -> Any:
