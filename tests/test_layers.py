@@ -114,7 +114,6 @@ FACT_PATTERNS: dict[str, "re.Pattern[str]"] = {
 
 #: Copies that remain in files outside this change: (module, fact) -> who mends it.
 KNOWN_COPIES: dict[tuple[str, str], str] = {
-    ("smddp_infra.hyperpod.eks", "ARN (facts.arns)"): "hyperpod/eks: facts.arns.is_role_arn / eks_cluster_name",
     ("smddp_infra.commands.check", "Region name (facts.regions.REGION)"): "commands/check: facts.regions.REGION",
 }
 
