@@ -287,20 +287,13 @@ def plan_lustre(
     type named in ``deployment_types`` beside it is an error. Raises :class:`SizingError` for
     impossible requests.
     """
-    if storage_classes is not None:
-        plans = best_per_deployment_type(
-            required_throughput_mbps, min_capacity_gib, efa_enabled=efa_enabled, deployment_types=deployment_types,
-            prices=prices, max_capacity_gib=max_capacity_gib, clients=clients,
-            per_unit_storage_throughput=per_unit_storage_throughput, customer_key=customer_key,
-            storage_classes=storage_classes, tiering_prices=tiering_prices, hot_gib=hot_gib)
-        return next(iter(plans.values()))
-    request = _Request.build(
-        required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
-        per_unit_storage_throughput, customer_key,
-    )
-    candidates = request.feasible_candidates()
-    best = min(candidates, key=lambda c: c.rank)
-    return request.to_plan(best, others=[c for c in candidates if c is not best])
+    classes = (rules.SSD,) if storage_classes is None else storage_classes
+    plans = best_per_deployment_type(  # its first entry is the overall winner, explained against every tier
+        required_throughput_mbps, min_capacity_gib, efa_enabled=efa_enabled, deployment_types=deployment_types,
+        prices=prices, max_capacity_gib=max_capacity_gib, clients=clients,
+        per_unit_storage_throughput=per_unit_storage_throughput, customer_key=customer_key,
+        storage_classes=classes, tiering_prices=tiering_prices, hot_gib=hot_gib)
+    return next(iter(plans.values()))
 
 
 @overload
