@@ -305,7 +305,8 @@ def _shared_fields(job: ExtractedJob, kw: Mapping[str, Any], r: _Reader, *, path
                    unknown_keys: list[UnknownKey]) -> dict[str, Any]:
     """The description's fields an Estimator and a ModelTrainer fill alike."""
     return dict(unknown_keys=tuple(unknown_keys), kind=kind, label=job.label, locations=r.locations, unknown=r.unknown,
-                base_dir=path.parent, **_known_mapping(job, kw, "hyperparameters"), **_known_mapping(job, kw, "environment"))
+                base_dir=path.parent, **_known_mapping(job, kw, "hyperparameters"),
+                **_known_mapping(job, kw, "environment"))
 
 
 def _known_mapping(job: ExtractedJob, kw: Mapping[str, Any], name: str) -> dict[str, Any]:
