@@ -109,13 +109,14 @@ FACT_PATTERNS: dict[str, "re.Pattern[str]"] = {
     "AZ ID (facts.regions.AZ_ID)": re.compile(r"-az(\\d|\[0-9\])"),
     "Region name (facts.regions.REGION)": re.compile(re.escape("(-gov|-iso")),
     "ARN (facts.arns)": re.compile(re.escape("arn:aws[a-z")),
-    "S3 bucket name (facts.s3)": re.compile(re.escape("[a-z0-9][a-z0-9.")),
+    # a bucket name's shape: a letter or digit, the middle, a letter or digit at the end (an FSx DNS name
+    # pattern, which goes on to ".fsx.", is another fact)
+    "S3 bucket name (facts.s3)": re.compile(r"\[a-z0-9\]\[a-z0-9\.-\](\{1,61\}|\*)\[a-z0-9\]"),
     "prefix list id (facts.regions.PREFIX_LIST_ID)": re.compile(re.escape("pl-[0-9a-f]")),
 }
 
 #: Copies that remain in files outside this change: (module, fact) -> who mends it.
 KNOWN_COPIES: dict[tuple[str, str], str] = {
-    ("smddp_infra.hyperpod.eks", "ARN (facts.arns)"): "hyperpod/eks: facts.arns.is_role_arn / eks_cluster_name",
 }
 
 

@@ -116,10 +116,15 @@ def cluster_instance_types() -> Optional[tuple[str, ...]]:
 
 def validate_create_cluster(request: dict[str, Any]) -> Optional[str]:
     """botocore's validator over a CreateCluster request: its report, '' when valid, None without botocore."""
-    model = _sagemaker_model()
+    return validate_request(_sagemaker_model(), "CreateCluster", request)
+
+
+def validate_request(model: Any, operation: str, request: dict[str, Any]) -> Optional[str]:
+    """botocore's validator over a request to ``operation`` of a service ``model``: its report, '' when
+    valid, None when ``model`` is None (no botocore)."""
     if model is None:
         return None
     from botocore.validate import ParamValidator
 
-    report = ParamValidator().validate(request, model.operation_model("CreateCluster").input_shape)
-    return report.generate_report() if report.has_errors() else ""
+    report = ParamValidator().validate(request, model.operation_model(operation).input_shape)
+    return str(report.generate_report()) if report.has_errors() else ""

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from smddp_infra.errors import ConfigError, PropTypeError
+from smddp_infra.facts.arns import eks_cluster_name, is_role_arn
 
 #: HyperPod's supported authentication modes (prerequisites page) and EKS's API enum.
 HYPERPOD_AUTHENTICATION_MODES: tuple[str, ...] = ("API", "API_AND_CONFIG_MAP")
@@ -73,7 +74,6 @@ CONTROL_PLANE_SUBNET_MASK = 28
 #: EKS access policy the admin entries get (EKS User Guide, access policies: cluster-admin).
 CLUSTER_ADMIN_POLICY = "AmazonEKSClusterAdminPolicy"
 
-_ROLE_ARN = re.compile(r"arn:aws[a-z\-]*:iam::[0-9]{12}:role/[\w+=,.@/-]{1,512}")
 _CHART_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _VERSION = re.compile(r"v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?")
 
@@ -168,7 +168,7 @@ def check_eks(prop: str, value: Any, *, building: bool) -> HyperPodEks:
     if not isinstance(value.admin_role_arns, (tuple, list)):
         raise PropTypeError(f"{prop}.admin_role_arns must be a list of IAM role ARNs, got {type(value.admin_role_arns).__name__}")
     for i, arn in enumerate(value.admin_role_arns):
-        if not isinstance(arn, str) or not (_ROLE_ARN.fullmatch(arn) or arn.startswith("${Token[")):
+        if not isinstance(arn, str) or not (is_role_arn(arn) or arn.startswith("${Token[")):
             raise ConfigError(f"{prop}.admin_role_arns[{i}] must be an IAM role ARN (arn:aws:iam::<account>:role/<name>), got {arn!r}")
     if building and not value.control_plane_availability_zone:
         raise ConfigError(f"{prop}.control_plane_availability_zone is required when this app builds the EKS control plane "
@@ -243,11 +243,8 @@ def control_plane_subnet_cidr(prop: str, vpc_cidr: str, taken: Sequence[str], wa
     return str(cidr)
 
 
-def cluster_name_of_arn(arn: str) -> Optional[str]:
-    """``arn:aws:eks:<region>:<account>:cluster/<name>`` -> ``<name>``."""
-    match = re.fullmatch(r"arn:aws[a-z\-]*:eks:[a-z0-9\-]*:[0-9]{12}:cluster/([0-9A-Za-z][A-Za-z0-9\-_]{0,99})", arn)
-    return match.group(1) if match else None
-
+#: The name of an EKS cluster ARN (the one pattern, in facts.arns; diagnose reads it here).
+cluster_name_of_arn = eks_cluster_name
 
 __all__ = [
     "CERT_MANAGER_ADDON", "DEFAULT_KUBERNETES_VERSION", "DependenciesChart", "EKS_INTERFACE_ENDPOINTS",
@@ -287,14 +284,13 @@ def eks_request(resource_type: str, properties: dict[str, Any], resolve: Any) ->
 
 def validate_eks_request(operation: str, request: dict[str, Any]) -> Optional[str]:
     """botocore's validator over an EKS request: its report, '' when valid, None without botocore."""
+    from smddp_infra.hyperpod.api import validate_request
+
     try:
         import botocore.session
-        from botocore.validate import ParamValidator
     except ImportError:  # pragma: no cover - botocore is in the [api] extra
         return None
-    model = botocore.session.get_session().get_service_model("eks")
-    report = ParamValidator().validate(request, model.operation_model(operation).input_shape)
-    return str(report.generate_report()) if report.has_errors() else ""
+    return validate_request(botocore.session.get_session().get_service_model("eks"), operation, request)
 
 
 def _camel(value: Any) -> Any:

@@ -37,16 +37,21 @@ def validate_document(doc: JobDocument, *, where: str = "stack 'stack'") -> JobD
     _check_ids(doc.subnets, "subnets", _SUBNET_RE, "subnet-<8-17 hex digits>", MAX_SUBNETS, prefix)
     _check_ids(doc.security_group_ids, "securityGroupIds", _SECURITY_GROUP_RE, "sg-<8-17 hex digits>",
                MAX_SECURITY_GROUPS, prefix)
-    _check_role(doc.role_arn, prefix)
+    if not is_role_arn(doc.role_arn):
+        raise ConfigError(f"{prefix}roleArn must be an IAM role ARN (arn:aws:iam::<12 digits>:role/<name>), "
+                          f"got {doc.role_arn!r}")
     _check_prefix_uri(doc.checkpoint_s3_uri, "checkpoint.s3Uri (output CheckpointS3Uri)", prefix)
     if doc.output_s3_uri is not None:
         _check_prefix_uri(doc.output_s3_uri, "output.s3Uri (output OutputS3Uri)", prefix)
     if doc.code_s3_uri is not None:
         _check_prefix_uri(doc.code_s3_uri, "code.s3Uri (output CodeS3Uri)", prefix)
-    _check_local_path(doc.checkpoint_local_path, prefix)
+    if not isinstance(doc.checkpoint_local_path, str) or not doc.checkpoint_local_path.startswith("/"):
+        raise ConfigError(f"{prefix}checkpoint.localPath must be an absolute path "
+                          f"(SageMaker syncs /opt/ml/checkpoints by default), got {doc.checkpoint_local_path!r}")
     _check_file_system(doc, prefix)
     efa_instance(doc.instance_type, setting=f"{prefix}instanceType")
-    _check_count(doc.instance_count, prefix)
+    if isinstance(doc.instance_count, bool) or not isinstance(doc.instance_count, int) or doc.instance_count < 1:
+        raise ConfigError(f"{prefix}instanceCount must be a whole number >= 1, got {doc.instance_count!r}")
     if doc.max_runtime_seconds is not None:
         check_max_runtime(doc.max_runtime_seconds, setting=f"{prefix}maxRuntimeInSeconds")
     if doc.training_plan_arn is not None:
@@ -69,11 +74,8 @@ def training_plan_arn_problem(value: Any) -> Optional[str]:
 
 def check_training_plan_arn(value: Any, *, setting: str) -> str:
     """``value``, or one line naming ``setting`` and botocore's pattern."""
-    problem = training_plan_arn_problem(value)
-    if problem is not None:
-        raise ConfigError(f"{setting} {problem}")
-    checked: str = value
-    return checked
+    _refuse(training_plan_arn_problem(value), setting)
+    return str(value)
 
 
 def check_plan_zone(doc: JobDocument, *, setting: str) -> Optional[str]:
@@ -100,22 +102,13 @@ def max_runtime_problem(value: Any) -> Optional[str]:
 def check_max_runtime(value: Any, *, setting: str) -> int:
     """``value``, or one line naming ``setting`` (the context key, prop or document key the user
     wrote) and the API's range."""
-    problem = max_runtime_problem(value)
+    _refuse(max_runtime_problem(value), setting)
+    return int(value)
+
+
+def _refuse(problem: Optional[str], setting: str) -> None:
     if problem is not None:
         raise ConfigError(f"{setting} {problem}")
-    checked: int = value
-    return checked
-
-
-def _check_role(arn: Any, prefix: str) -> None:
-    if not is_role_arn(arn):
-        raise ConfigError(f"{prefix}roleArn must be an IAM role ARN (arn:aws:iam::<12 digits>:role/<name>), got {arn!r}")
-
-
-def _check_local_path(path: Any, prefix: str) -> None:
-    if not isinstance(path, str) or not path.startswith("/"):
-        raise ConfigError(f"{prefix}checkpoint.localPath must be an absolute path "
-                          f"(SageMaker syncs /opt/ml/checkpoints by default), got {path!r}")
 
 
 def _check_file_system(doc: JobDocument, prefix: str) -> None:
@@ -135,11 +128,6 @@ def _check_file_system(doc: JobDocument, prefix: str) -> None:
     if not (path == f"/{fs.mount_name}" or path.startswith(f"/{fs.mount_name}/")) or len(path) > 4096:
         raise ConfigError(f"{prefix}fileSystem.directoryPath must start with /{fs.mount_name} (the Lustre mount "
                           f"name: SageMaker mounts /<mount name>/<path>), got {path!r}")
-
-
-def _check_count(count: Any, prefix: str) -> None:
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ConfigError(f"{prefix}instanceCount must be a whole number >= 1, got {count!r}")
 
 
 def _check_prefix_uri(uri: Any, name: str, prefix: str) -> None:

@@ -171,17 +171,10 @@ def _estimator(job: ExtractedJob, *, path: Path, kind: str) -> JobDescription:
         checkpoint_local_path=text("checkpoint_local_path", empty_is_unset=True),
         debugger_hook=hook,
         subnets=r.strings("subnets", "subnets", kw.get("subnets"), sites.get("subnets"), absent="subnets" not in kw),
-        unknown_keys=tuple(unknown_keys),
-        kind=kind,
-        label=job.label,
-        locations=r.locations,
-        unknown=r.unknown,
         framework=framework,
-        base_dir=path.parent,
         dependencies=_dependencies(kw.get("dependencies")),
         git_config="git_config" in kw,
-        **_known_mapping(job, kw, "hyperparameters"),
-        **_known_mapping(job, kw, "environment"),
+        **_shared_fields(job, kw, r, path=path, kind=kind, unknown_keys=unknown_keys),
     )
     if "instance_groups" in kw and "instance_type" not in kw:
         description = replace(description, unknown={**description.unknown,
@@ -296,23 +289,24 @@ def _model_trainer(job: ExtractedJob, *, path: Path, kind: str) -> JobDescriptio
         checkpoint_local_path=text("checkpoint_local_path", empty_is_unset=True),
         debugger_hook="false",  # ModelTrainer sends no Debugger configuration
         subnets=subnets,
-        unknown_keys=tuple(unknown_keys),
-        kind=kind,
-        label=job.label,
-        locations=r.locations,
-        unknown=r.unknown,
         framework=framework_from_image(image) if isinstance(image, str) else None,
-        base_dir=path.parent,
         distributed=_distributed(kw.get("distributed")),
         stopping_condition=_stopping_condition(job, kw),
-        **_known_mapping(job, kw, "hyperparameters"),
-        **_known_mapping(job, kw, "environment"),
+        **_shared_fields(job, kw, r, path=path, kind=kind, unknown_keys=unknown_keys),
     )
     if job.factory == "from_recipe":
         # the SDK clones its training adapter for the script and launches it with Torchrun(smp=SMP(...))
         description = replace(description, distributed="Torchrun", hyperparameters={}, hyperparameters_unknown=None)
         description = _with_recipe(description, job, kw, path=path)
     return description
+
+
+def _shared_fields(job: ExtractedJob, kw: Mapping[str, Any], r: _Reader, *, path: Path, kind: str,
+                   unknown_keys: list[UnknownKey]) -> dict[str, Any]:
+    """The description's fields an Estimator and a ModelTrainer fill alike."""
+    return dict(unknown_keys=tuple(unknown_keys), kind=kind, label=job.label, locations=r.locations, unknown=r.unknown,
+                base_dir=path.parent, **_known_mapping(job, kw, "hyperparameters"),
+                **_known_mapping(job, kw, "environment"))
 
 
 def _known_mapping(job: ExtractedJob, kw: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -300,7 +300,7 @@ class Extractor:
         for function in list(self._functions):
             if not function.called and mentions_sagemaker_job(function.node):
                 self.unit = function.unit
-                self._call_function(function, [], {}, self.env, site_line=function.node.lineno)
+                self._call_function(function, [], {}, self.env)
         return self.jobs
 
     def _block(self, body: Sequence[ast.stmt], env: dict[str, Any]) -> None:
@@ -721,13 +721,13 @@ class Extractor:
             self._stack.append((id(saved), node.lineno, node.col_offset))
             self.unit = func.unit
             try:
-                return self._call_function(func, args, kwargs, env, site_line=node.lineno)
+                return self._call_function(func, args, kwargs, env)
             finally:
                 self.unit = saved
                 self._stack.pop()
         return Unknown(f"{shown(node)} (line {node.lineno})")
 
-    def _call_function(self, func: _Function, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any], *, site_line: int) -> Any:
+    def _call_function(self, func: _Function, args: list[Any], kwargs: dict[str, Any], env: dict[str, Any]) -> Any:
         local = dict(self.env)  # module globals as they are now
         local.update({k: v for k, v in env.items() if k not in local})
         params = func.node.args

@@ -36,15 +36,11 @@ class Input:
     source_text: str = ""
 
 
-def _what(path: Path) -> str:
-    return {".ipynb": "notebook", ".py": "launcher script"}.get(path.suffix.lower(), "job file")
-
-
 def read_input(path: Path) -> Input:
     """Detect what ``path`` holds and read its jobs (any unreadable input raises)."""
-    what = _what(path)
-    data = read_bytes(path, what=what)
     suffix = path.suffix.lower()
+    what = {".ipynb": "notebook", ".py": "launcher script"}.get(suffix, "job file")
+    data = read_bytes(path, what=what)
     if suffix == ".py":
         return _code_input(path, data)
     text = decode_text(data, path=path, what=what)

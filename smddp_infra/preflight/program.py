@@ -108,10 +108,6 @@ def in_code_dir(root: Path, cwd: str, script: str) -> Path:
     return Path(path) if path.startswith("/") else root / path
 
 
-def _is_archive(value: str) -> bool:
-    return value.startswith("s3://") or value.endswith((".tar.gz", ".tgz"))
-
-
 def _under(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
@@ -202,7 +198,7 @@ class _Resolver:
                 self.notes.append(f"script rules not evaluated for {job.key(setting)}: {job.unknown[setting]}")
         base = self.root
         if job.source_dir:
-            if _is_archive(job.source_dir):
+            if job.source_dir.startswith("s3://") or job.source_dir.endswith((".tar.gz", ".tgz")):  # an archive
                 message = (f"{job.key('source_dir')} {job.source_dir} is an archive preflight cannot read; "
                            f"pass the script: smddp-infra preflight {job.path} path/to/{job.entry_point or 'train.py'}")
                 if self.strict:

@@ -306,7 +306,7 @@ def check_checkpoint_paths(job: JobDescription, scripts: Sequence[ScriptFacts]) 
                 if any(_under(path, d) for d in _UPLOADED_AT_END):
                     continue
             at_default = path.startswith("/") and _under(path, DEFAULT_CHECKPOINT_LOCAL_PATH)
-            says_checkpoint = _mentions_checkpoint(path)
+            says_checkpoint = "checkpoint" in path.lower() or "ckpt" in path.lower()
             if not (at_default or says_checkpoint or _under(path, "/opt/ml")):
                 continue  # scratch files, logs: not our business
             if at_default:
@@ -325,11 +325,6 @@ def check_checkpoint_paths(job: JobDescription, scripts: Sequence[ScriptFacts]) 
                 fix=fix,
             ))
     return out
-
-
-def _mentions_checkpoint(path: str) -> bool:
-    lowered = path.lower()
-    return "checkpoint" in lowered or "ckpt" in lowered
 
 
 def check_subnets(job: JobDescription, stacks: Iterable[StackSubnets], *, outputs_name: Optional[str]) -> list[Finding]:

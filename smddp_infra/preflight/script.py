@@ -191,7 +191,6 @@ class ScriptFacts:
     argparse: tuple[ArgDefault, ...] = ()
     backends: tuple[BackendSite, ...] = ()
     smddp_imports: tuple[GuardedUse, ...] = ()
-    deprecated_uses: tuple[GuardedUse, ...] = ()
     #: (line, what): wrappers that shard data (``fabric.setup_dataloaders``, ``Trainer``...)
     wrappers: tuple[tuple[int, str], ...] = ()
     #: (line, what): collectives after init (DDP, all_reduce, barrier...)

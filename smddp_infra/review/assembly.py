@@ -92,7 +92,9 @@ class StackArtifact:
                 if entry.get("type") != ACKNOWLEDGED_RULES:
                     continue
                 for rule_id, reason in sorted((entry.get("data") or {}).items()):
-                    found.append(Acknowledgement(rule_id=_strip_annotation(rule_id), path=path, reason=str(reason)))
+                    # ``Annotation::AwsSolutions-IAM5[...]`` -> ``AwsSolutions-IAM5[...]`` (CDK's storage prefix)
+                    found.append(Acknowledgement(rule_id=rule_id.removeprefix("Annotation::"), path=path,
+                                                 reason=str(reason)))
         for logical_id, resource in sorted(self.reviewable_template().get("Resources", {}).items()):
             metadata = resource.get("Metadata") or {}
             ignored = ((metadata.get("cfn-lint") or {}).get("config") or {}).get("ignore_checks") or []
@@ -221,11 +223,6 @@ def _read_json(path: Path, *, template: bool = False) -> Any:
         raise ConfigError(f"{path} is not valid JSON: {exc}") from None
     except (TemplateSyntaxError, RecursionError, ValueError) as exc:  # past a bound; an int of 5,000 digits
         raise ConfigError(f"{path} cannot be read: {str(exc).split(';')[0]}") from None
-
-
-def _strip_annotation(rule_id: str) -> str:
-    """``Annotation::AwsSolutions-IAM5[...]`` -> ``AwsSolutions-IAM5[...]`` (CDK's storage prefix)."""
-    return rule_id.removeprefix("Annotation::")
 
 
 def _dedupe(items: list[Acknowledgement]) -> list[Acknowledgement]:

@@ -180,7 +180,7 @@ def build_graph(view: TemplateView) -> Graph:
             source = (anchor.get(training_groups[0])
                       if peer_subnet and peer_subnet == training_subnet and training_groups else None)
             if source is None:
-                source = f"cidr_{_safe(rule.peer_cidr)}"
+                source = f"cidr_{_id(rule.peer_cidr)}"
                 add_node(Node(source, rule.peer_cidr if rule.peer_cidr != "0.0.0.0/0" else "internet (0.0.0.0/0)"))
             if rule.direction == "ingress":
                 graph.edge(source, me, f"{label} from {rule.peer_cidr}")
@@ -292,10 +292,6 @@ def _dot_text(text: str) -> str:
 
 
 def _id(value: str) -> str:
-    return _safe(value)
-
-
-def _safe(value: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in value)
 
 

@@ -578,11 +578,6 @@ def _as_int(value: Any) -> Optional[int]:
     return None
 
 
-def _retained(resource: Mapping[str, Any], kind: str) -> bool:
-    policy = resource.get("DeletionPolicy" if kind == "delete" else "UpdateReplacePolicy")
-    return policy in RETAINING_POLICIES
-
-
 def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
     if r.kind == "unretain":
         return _unretain_meaning(r)
@@ -594,7 +589,7 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
                 "rolls back: the cluster and its jobs keep running")
     if r.kind == "fails":
         return "CloudFormation tries the update, FSx refuses it, and the whole stack update rolls back: nothing is lost"
-    kept = _retained(before, r.kind)
+    kept = before.get("DeletionPolicy" if r.kind == "delete" else "UpdateReplacePolicy") in RETAINING_POLICIES
     new_one = "creates a new one under the new logical id" if r.kind == "delete" else "creates a new one first"
     if r.resource_type == FILE_SYSTEM_TYPE:
         old_fate = ("the old one is retained outside the stack and still billed" if kept

@@ -37,7 +37,21 @@ from smddp_infra.sizing.lustre_rules import Tier
 from smddp_infra.sizing.prices import DEFAULT_PRICES, PRICE_TABLE_DATE, PRICE_TABLE_REGION
 
 if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
     from smddp_infra.sizing.tiering import TieringPlan, TieringPrices
+
+    class _PlanOptions(TypedDict, total=False):
+        """The options :func:`plan_lustre` and :func:`best_per_deployment_type` share beside the
+        storage classes: one list for their overloads (the functions themselves name them)."""
+
+        efa_enabled: bool
+        deployment_types: Optional[Sequence[str]]
+        prices: Optional[Mapping[str, float]]
+        max_capacity_gib: Optional[float]
+        clients: Optional[int]
+        per_unit_storage_throughput: Optional[int]
+        customer_key: bool
 
 #: Name that selects PERSISTENT_1 on HDD in ``deployment_types`` (HDD only exists there).
 PERSISTENT_1_HDD = "PERSISTENT_1_HDD"
@@ -228,39 +242,14 @@ class _Candidate:
 
 
 @overload
-def plan_lustre(
-    required_throughput_mbps: float,
-    min_capacity_gib: float = 0,
-    *,
-    efa_enabled: bool = False,
-    deployment_types: Optional[Sequence[str]] = None,
-    prices: Optional[Mapping[str, float]] = None,
-    max_capacity_gib: Optional[float] = None,
-    clients: Optional[int] = None,
-    per_unit_storage_throughput: Optional[int] = None,
-    customer_key: bool = False,
-    storage_classes: None = None,
-    tiering_prices: None = None,
-    hot_gib: None = None,
-) -> LustrePlan: ...
+def plan_lustre(required_throughput_mbps: float, min_capacity_gib: float = 0, *, storage_classes: None = None,
+                tiering_prices: None = None, hot_gib: None = None, **options: Unpack[_PlanOptions]) -> LustrePlan: ...
 
 
 @overload
-def plan_lustre(
-    required_throughput_mbps: float,
-    min_capacity_gib: float = 0,
-    *,
-    efa_enabled: bool = False,
-    deployment_types: Optional[Sequence[str]] = None,
-    prices: Optional[Mapping[str, float]] = None,
-    max_capacity_gib: Optional[float] = None,
-    clients: Optional[int] = None,
-    per_unit_storage_throughput: Optional[int] = None,
-    customer_key: bool = False,
-    storage_classes: Sequence[str],
-    tiering_prices: Optional["TieringPrices"] = None,
-    hot_gib: Optional[float] = None,
-) -> "LustrePlan | TieringPlan": ...
+def plan_lustre(required_throughput_mbps: float, min_capacity_gib: float = 0, *, storage_classes: Sequence[str],
+                tiering_prices: Optional[TieringPrices] = None, hot_gib: Optional[float] = None,
+                **options: Unpack[_PlanOptions]) -> LustrePlan | TieringPlan: ...
 
 
 def plan_lustre(
@@ -298,56 +287,27 @@ def plan_lustre(
     type named in ``deployment_types`` beside it is an error. Raises :class:`SizingError` for
     impossible requests.
     """
-    if storage_classes is not None:
-        plans = best_per_deployment_type(
-            required_throughput_mbps, min_capacity_gib, efa_enabled=efa_enabled, deployment_types=deployment_types,
-            prices=prices, max_capacity_gib=max_capacity_gib, clients=clients,
-            per_unit_storage_throughput=per_unit_storage_throughput, customer_key=customer_key,
-            storage_classes=storage_classes, tiering_prices=tiering_prices, hot_gib=hot_gib)
-        return next(iter(plans.values()))
-    request = _Request.build(
-        required_throughput_mbps, min_capacity_gib, efa_enabled, deployment_types, prices, max_capacity_gib, clients,
-        per_unit_storage_throughput, customer_key,
-    )
-    candidates = request.feasible_candidates()
-    best = min(candidates, key=lambda c: c.rank)
-    return request.to_plan(best, others=[c for c in candidates if c is not best])
+    classes = (rules.SSD,) if storage_classes is None else storage_classes
+    plans = best_per_deployment_type(  # its first entry is the overall winner, explained against every tier
+        required_throughput_mbps, min_capacity_gib, efa_enabled=efa_enabled, deployment_types=deployment_types,
+        prices=prices, max_capacity_gib=max_capacity_gib, clients=clients,
+        per_unit_storage_throughput=per_unit_storage_throughput, customer_key=customer_key,
+        storage_classes=classes, tiering_prices=tiering_prices, hot_gib=hot_gib)
+    return next(iter(plans.values()))
 
 
 @overload
 def best_per_deployment_type(
-    required_throughput_mbps: float,
-    min_capacity_gib: float = 0,
-    *,
-    efa_enabled: bool = False,
-    deployment_types: Optional[Sequence[str]] = None,
-    prices: Optional[Mapping[str, float]] = None,
-    max_capacity_gib: Optional[float] = None,
-    clients: Optional[int] = None,
-    per_unit_storage_throughput: Optional[int] = None,
-    customer_key: bool = False,
-    storage_classes: None = None,
-    tiering_prices: None = None,
-    hot_gib: None = None,
+    required_throughput_mbps: float, min_capacity_gib: float = 0, *, storage_classes: None = None,
+    tiering_prices: None = None, hot_gib: None = None, **options: Unpack[_PlanOptions],
 ) -> dict[str, LustrePlan]: ...
 
 
 @overload
 def best_per_deployment_type(
-    required_throughput_mbps: float,
-    min_capacity_gib: float = 0,
-    *,
-    efa_enabled: bool = False,
-    deployment_types: Optional[Sequence[str]] = None,
-    prices: Optional[Mapping[str, float]] = None,
-    max_capacity_gib: Optional[float] = None,
-    clients: Optional[int] = None,
-    per_unit_storage_throughput: Optional[int] = None,
-    customer_key: bool = False,
-    storage_classes: Sequence[str],
-    tiering_prices: Optional["TieringPrices"] = None,
-    hot_gib: Optional[float] = None,
-) -> "dict[str, LustrePlan | TieringPlan]": ...
+    required_throughput_mbps: float, min_capacity_gib: float = 0, *, storage_classes: Sequence[str],
+    tiering_prices: Optional[TieringPrices] = None, hot_gib: Optional[float] = None, **options: Unpack[_PlanOptions],
+) -> dict[str, LustrePlan | TieringPlan]: ...
 
 
 def best_per_deployment_type(  # type: ignore[misc]  # dict is invariant: the SSD-only overload returns dict[str, LustrePlan]
