@@ -11,6 +11,8 @@ import io
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -232,3 +234,32 @@ def test_docs_name_every_tool_and_every_action_the_account_tools_may_call() -> N
     named = set(re.findall(r"`(\w+:\w+)`", text))
     assert named == set(all_actions())
     assert all(re.match(r"\w+:(Describe|Get|List|FilterLogEvents)", action) for action in named)
+
+
+@pytest.mark.slow
+def test_the_extra_installs_into_a_fresh_environment_and_serves(tmp_path: Path) -> None:
+    """``pip install 'smddp-infra[mcp]'`` on a machine with nothing of ours: a new virtual environment,
+    this tree installed with its ``mcp`` extra from the registry (uv, as ``make`` installs every venv),
+    then the SDK's client lists the server's tools through the new environment's console script."""
+    import anyio
+
+    uv = ROOT / ".venv-uv" / "bin" / "uv"
+    if not uv.exists():  # `make test` installs it first (requirements-uv.txt); uv from the PATH otherwise
+        uv = Path(shutil.which("uv") or "uv")
+    fresh = tmp_path / "venv"
+    subprocess.run([str(uv), "venv", "--quiet", "--python", sys.executable, str(fresh)], check=True, timeout=120)
+    subprocess.run([str(uv), "pip", "install", "--quiet", "--python", str(fresh / "bin" / "python"), f"{ROOT}[mcp]"],
+                   check=True, timeout=600, env={**os.environ, "UV_NATIVE_TLS": "1"})
+
+    async def tools() -> list[str]:
+        from mcp.client.session import ClientSession
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        server = StdioServerParameters(command=str(fresh / "bin" / "smddp-infra"), args=["mcp"], env={"PATH": os.defpath},
+                                       cwd=str(tmp_path))
+        with open(os.devnull, "w") as quiet:
+            async with stdio_client(server, errlog=quiet) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                return sorted(tool.name for tool in (await session.list_tools()).tools)
+
+    assert anyio.run(tools) == sorted(["check", "preflight", "size", "job-config", "review", "guard", "diagnose", "observe"])
