@@ -14,10 +14,11 @@ before jsii starts.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from smddp_infra.errors import ConfigError
+from smddp_infra.errors import ConfigError, unknown_field
 from smddp_infra.facts.arns import alarm_topic_problem, is_kms_key_arn, is_sns_topic_arn
 from smddp_infra.facts.names import is_sagemaker_name
 from smddp_infra.facts.regions import REGION
@@ -78,7 +79,12 @@ _SPEC_NAMES: Mapping[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+#: The deprecated flat fields of NetworkSettings -> the context key each stands for.
+_FLAT_KEYS: Mapping[str, str] = {**{field_name: key for key, (_, field_name) in KEYS.items()},
+                                 "deployment_type": "smddp:deploymentType"}
+
+
+@dataclass(frozen=True, init=False)
 class NetworkSettings:
     """What ``app.py`` builds: the network's schema (:attr:`spec`) and the app's own options.
 
@@ -86,6 +92,24 @@ class NetworkSettings:
 
     app: AppOptions
     spec: NetworkSpec
+
+    def __init__(self, app: Optional[AppOptions] = None, spec: Optional[NetworkSpec] = None, **flat: Any) -> None:
+        """:param flat: deprecated (one minor release): the flat fields ``NetworkSettings`` had
+            (``region=``, ``instance_count=``, ...), read as the context keys they stand for."""
+        if flat:
+            if app is not None or spec is not None:
+                raise ConfigError("NetworkSettings takes app= and spec=, or (deprecated) its old flat fields, not both")
+            unknown = [name for name in flat if name not in _FLAT_KEYS]
+            if unknown:
+                raise unknown_field("NetworkSettings", unknown[0], sorted(_FLAT_KEYS))
+            warnings.warn("NetworkSettings(<flat fields>) is deprecated: use NetworkSettings.from_context({'smddp:...': ...})"
+                          f" ({', '.join(f'{name} -> {_FLAT_KEYS[name]}' for name in flat)})", DeprecationWarning, stacklevel=2)
+            built = NetworkSettings.from_context({_FLAT_KEYS[name]: value for name, value in flat.items()})
+            app, spec = built.app, built.spec
+        if app is None or spec is None:
+            raise ConfigError("NetworkSettings needs app= and spec= (NetworkSettings.from_context builds both)")
+        object.__setattr__(self, "app", app)
+        object.__setattr__(self, "spec", spec)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or "spec" not in self.__dict__:  # copy/pickle probing, or not built yet

@@ -203,3 +203,22 @@ def test_the_key_table_names_every_setting_once() -> None:
     assert all(key.startswith("smddp:") for key in KEYS)
     # every key reaches a field of its group, read through that field's own rule
     assert all(field in group.__dataclass_fields__ for group, field in KEYS.values())
+
+
+def test_the_old_flat_settings_still_build_the_same_spec_with_one_warning() -> None:
+    """NetworkSettings(region=..., instance_count=...), its form before the schema walk, for one minor
+    release: read as the context keys the fields stand for, one DeprecationWarning naming them."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old = NetworkSettings(region="us-east-1", availability_zone="us-east-1a", instance_count=8,
+                              read_mbps_per_gpu=50, deployment_type="PERSISTENT_2")
+    assert [w.category for w in caught] == [DeprecationWarning]
+    assert "instance_count -> smddp:instanceCount" in str(caught[0].message)
+    new = NetworkSettings.from_context({"smddp:region": "us-east-1", "smddp:availabilityZone": "us-east-1a",
+                                        "smddp:instanceCount": 8, "smddp:readMBpsPerGpu": 50,
+                                        "smddp:deploymentType": "PERSISTENT_2"})
+    assert old == new
+    with pytest.raises(TypeError, match=r"^NetworkSettings has no field 'instnace_count': did you mean 'instance_count'\?$"):
+        NetworkSettings(instnace_count=8)
