@@ -644,3 +644,55 @@ def test_the_old_module_name_still_resolves_with_one_warning_naming_the_new_one(
         "smddp_infra.spec is deprecated: import Workload from smddp_infra.schema (or from smddp_infra)"]
     with pytest.raises(AttributeError):
         old.NoSuchGroup  # noqa: B018
+
+
+# --- the field rules' own edges (schema/fields.py): what a reader hands them ------------------------------------
+
+def test_a_long_value_is_shown_cut_to_eighty_characters() -> None:
+    with pytest.raises(ConfigError) as caught:
+        Workload(instance_type="x" * 200)
+    shown = str(caught.value).split(", got ", 1)[1]
+    assert shown == repr("x" * 200)[:77] + "..."
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("8", 8), (" 8 ", 8), (8, 8), (8.0, 8), ("true", None)])
+def test_a_whole_number_is_read_from_text_json_or_a_whole_float(raw: object, expected: "int | None") -> None:
+    from smddp_infra.schema.fields import rule_for
+
+    rule = rule_for(Workload, "instance_count")
+    if expected is None:
+        with pytest.raises(ConfigError, match=r"^smddp:instanceCount must be a whole number >= 1, got 'true'$"):
+            rule.read("smddp:instanceCount", raw)
+    else:
+        assert rule.read("smddp:instanceCount", raw) == expected
+
+
+@pytest.mark.parametrize("raw", [2.5, True, "2.5", "nan"])
+def test_a_fraction_a_bool_or_text_that_is_no_whole_number_is_refused_as_written(raw: object) -> None:
+    from smddp_infra.schema.fields import rule_for
+
+    with pytest.raises(ConfigError) as caught:
+        rule_for(Workload, "instance_count").read("smddp:instanceCount", raw)
+    assert str(caught.value) == f"smddp:instanceCount must be a whole number >= 1, got {raw!r}"
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("TRUE", True), ("False", False), (True, True), ("yes", None), (1, None)])
+def test_a_flag_is_true_or_false_in_any_case_and_nothing_else(raw: object, expected: "bool | None") -> None:
+    from smddp_infra.schema.fields import rule_for
+
+    rule = rule_for(Placement, "nat_gateway")
+    if expected is None:
+        with pytest.raises(ConfigError, match=r"^smddp:natGateway must be true or false, got "):
+            rule.read("smddp:natGateway", raw)
+    else:
+        assert rule.read("smddp:natGateway", raw) is expected
+
+
+def test_a_token_passes_where_the_field_takes_one_and_is_refused_where_it_sizes() -> None:
+    number_token = -1.8881545897087626e+289  # how aws-cdk-lib encodes a number token
+    assert Placement(availability_zone="${Token[TOKEN.12]}").availability_zone == "${Token[TOKEN.12]}"
+    with pytest.raises(ConfigError, match=r"^instance_count must be known at synth \(a literal number\): it sizes "
+                                          r"resources, got a token$"):
+        Workload(instance_count=number_token)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"^vpc_cidr must be an IPv4 CIDR block"):
+        Placement(vpc_cidr="${Token[TOKEN.3]}")  # a CIDR sizes the subnet: no token
