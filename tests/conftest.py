@@ -69,3 +69,21 @@ def doc_example() -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "docs_embedding_example"}
     exec(compile(blocks[0], str(doc), "exec"), namespace)  # noqa: S102 - our own documentation
     return namespace
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Any:
+    """moto's server for one module (the diagnose scenario modules; a module may define its own)."""
+    from _moto_server import moto_server
+
+    with moto_server() as url:
+        yield url
+
+
+@pytest.fixture()
+def aws(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The diagnose scenario builder on that server, with boto3 pointed at it through AWS_ENDPOINT_URL."""
+    from _diagnose_scenarios import Aws, point_at
+
+    point_at(endpoint, monkeypatch)
+    return Aws(endpoint)

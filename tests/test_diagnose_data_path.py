@@ -6,25 +6,12 @@ Built through boto3 against moto's server on 127.0.0.1, reached through ``AWS_EN
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from _diagnose_scenarios import Aws, point_at
-from _moto_server import moto_server
+from _diagnose_scenarios import Aws
 from smddp_infra.cli import main
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    with moto_server() as url:
-        yield url
-
-
-@pytest.fixture()
-def aws(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Aws:
-    point_at(endpoint, monkeypatch)
-    return Aws(endpoint)
 
 
 def diagnose(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:

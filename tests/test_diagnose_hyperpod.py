@@ -10,27 +10,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from _diagnose_scenarios import Aws, point_at
-from _moto_server import moto_server
+from _diagnose_scenarios import Aws
 from smddp_infra.cli import main
 
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    with moto_server() as url:
-        yield url
-
-
-@pytest.fixture()
-def aws(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Aws:
-    point_at(endpoint, monkeypatch)
-    return Aws(endpoint)
 
 
 def diagnose(capsys: pytest.CaptureFixture[str], name: str) -> tuple[int, dict[str, Any]]:

@@ -14,12 +14,11 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from _diagnose_scenarios import Aws, point_at
-from _moto_server import moto_server
+from _diagnose_scenarios import Aws
 from smddp_infra.cli import main
 
 AT = datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)
@@ -40,18 +39,6 @@ def test_unfilled_finds_each_kind_of_placeholder() -> None:
     assert unfilled("aws sagemaker search-training-plan-offerings --instance-type the group's instance type")
     assert unfilled("--quota-code <code>") and unfilled("add an inbound rule on sg-1 from ?") and unfilled("place the cluster in")
     assert not unfilled("aws ec2 describe-subnets --query \"Subnets[?AvailabilityZoneId!='use1-az4']\" --output text")
-
-
-@pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    with moto_server() as url:
-        yield url
-
-
-@pytest.fixture()
-def aws(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Aws:
-    point_at(endpoint, monkeypatch)
-    return Aws(endpoint)
 
 
 def diagnose(capsys: pytest.CaptureFixture[str], name: str) -> tuple[int, dict[str, Any]]:
