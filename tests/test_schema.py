@@ -696,3 +696,70 @@ def test_a_token_passes_where_the_field_takes_one_and_is_refused_where_it_sizes(
         Workload(instance_count=number_token)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"^vpc_cidr must be an IPv4 CIDR block"):
         Placement(vpc_cidr="${Token[TOKEN.3]}")  # a CIDR sizes the subnet: no token
+
+
+# --- the one plan per spec, in the stack's partition (file_system_plan), and the value hints -------------------
+
+GOV_WHY = "FSx for Lustre PERSISTENT_2 (and so an EFA-enabled file system) is not available in AWS GovCloud (US)"
+
+
+def test_the_plan_is_the_given_one_none_beside_an_existing_file_system_or_the_sizing() -> None:
+    assert spec_network.file_system_plan(NetworkSpec(workload=NO_READS, placement=PLACED,
+                                                     storage=Storage(lustre_plan=SCRATCH_PLAN))) is SCRATCH_PLAN
+    assert spec_network.file_system_plan(NetworkSpec(workload=NO_READS, placement=Placement(), given=frozenset(
+        {"file_system", "vpc", "training_subnet"}))) is None
+    sized = spec_network.file_system_plan(NetworkSpec(workload=READS, placement=PLACED))
+    assert sized == size_file_system(NetworkSpec(workload=READS, placement=PLACED))
+
+
+@pytest.mark.parametrize(("storage", "security", "setting"), [
+    (Storage(lustre_plan=PERSISTENT_PLAN), Security(), "lustre_plan"),
+    (Storage(efa_file_system=True), Security(), "efa_file_system=True"),
+    (Storage(deployment_types=("PERSISTENT_2",)), Security(), "deployment_types"),
+])
+def test_a_type_the_partition_lacks_is_refused_naming_the_field_that_asked(storage: Storage, security: Security,
+                                                                            setting: str) -> None:
+    workload = NO_READS if storage.lustre_plan is not None else READS
+    spec = NetworkSpec(workload=workload, placement=Placement(availability_zone="us-gov-west-1a"), storage=storage,
+                       security=security, region="us-gov-west-1")
+    with pytest.raises(ConfigError) as caught:
+        spec_network.file_system_plan(spec)
+    assert str(caught.value) == (f"{setting} asks for a PERSISTENT_2 file system, which the aws-us-gov partition "
+                                 f"(region us-gov-west-1) does not have: {GOV_WHY} (FSx for Lustre User Guide, "
+                                 "deployment options)")
+    assert spec_network.file_system_plan(replace(spec, region=None)) is not None  # no region: nothing to refuse
+
+
+@pytest.mark.parametrize(("region", "security", "expected"), [
+    ("us-gov-west-1", Security(), ("SCRATCH_2", "PERSISTENT_1")),  # the calculator's choice, less PERSISTENT_2
+    ("us-gov-west-1", CREATE_KEY, ("PERSISTENT_1",)),              # a customer key: PERSISTENT types only
+    ("us-east-1", Security(), None),                               # nothing absent: the calculator's own default
+    (None, Security(), None),                                      # environment-agnostic: not filtered
+])
+def test_the_calculator_chooses_among_the_types_the_partition_has(region: "str | None", security: Security,
+                                                                  expected: "tuple[str, ...] | None") -> None:
+    zone = f"{region or 'us-east-1'}a"
+    spec = NetworkSpec(workload=READS, placement=Placement(availability_zone=zone), security=security, region=region)
+    assert spec_network._deployment_types(spec) == expected
+    chosen = replace(spec, storage=Storage(deployment_types=("SCRATCH_2",))) if security is not CREATE_KEY else spec
+    if chosen is not spec:  # the user's own choice is never filtered
+        assert spec_network._deployment_types(chosen) == ("SCRATCH_2",)
+
+
+@pytest.mark.parametrize(("build", "hint"), [
+    (lambda: Placement(availability_zone_id="us-east-1a"), ": an AZ name, pass it as availability_zone"),
+    (lambda: Placement(availability_zone_id="az4"), ""),
+    (lambda: Placement(availability_zone="use1-az4"), ": an AZ ID, pass it as availability_zone_id"),
+    (lambda: Placement(availability_zone="east"), ""),
+    (lambda: Workload(instance_type="ml.p5.4xlarge"), " (ml.p5.4xlarge is left out on purpose: a single H100"),
+    (lambda: Workload(instance_type="ml.c5.xlarge"), ""),
+], ids=["id-given-a-name", "id-bad", "name-given-an-id", "name-bad", "type-left-out", "type-unknown"])
+def test_a_value_in_the_wrong_field_says_where_it_belongs_and_only_then(build: "Callable[[], object]",
+                                                                        hint: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        build()
+    message = str(caught.value)
+    if hint:
+        assert hint in message
+    else:
+        assert "pass it as" not in message and "left out on purpose" not in message
