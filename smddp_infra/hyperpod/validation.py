@@ -566,15 +566,20 @@ def check_instance_types(prop: str, value: Any) -> list[str]:
     return [note for note in notes if note][:1]
 
 
-def check_network_interface(prop: str, value: Any) -> None:
-    """``NetworkInterface.InterfaceType``: ``efa`` or ``efa-only`` (schema and botocore ``ClusterInterfaceType``)."""
+def _check_schema_choice(prop: str, value: Any, path: tuple[str, ...], shape: str, default: tuple[str, ...],
+                         where: str) -> None:
+    """``value`` is None or one of the installed schema's enum at ``path`` (botocore's ``shape``, else ``default``)."""
     if value is None:
         return
-    allowed = _schema_enum(("ClusterNetworkInterface", "properties", "InterfaceType"), "ClusterInterfaceType",
-                           ("efa", "efa-only"))
+    allowed = _schema_enum(path, shape, default)
     if value not in allowed:
-        raise ConfigError(f"{prop} must be one of {', '.join(map(repr, allowed))} (NetworkInterface.InterfaceType) or None, "
-                          f"got {_shown(value)}")
+        raise ConfigError(f"{prop} must be one of {', '.join(map(repr, allowed))} ({where}) or None, got {_shown(value)}")
+
+
+def check_network_interface(prop: str, value: Any) -> None:
+    """``NetworkInterface.InterfaceType``: ``efa`` or ``efa-only`` (schema and botocore ``ClusterInterfaceType``)."""
+    _check_schema_choice(prop, value, ("ClusterNetworkInterface", "properties", "InterfaceType"), "ClusterInterfaceType",
+                         ("efa", "efa-only"), "NetworkInterface.InterfaceType")
 
 
 def check_ebs_kms_key_id(prop: str, value: Any) -> None:
@@ -618,13 +623,8 @@ def check_image_release_version(prop: str, orchestrator: str, value: Any) -> Non
 def check_auto_patch(prop: str, value: Any) -> None:
     """``AutoPatchConfig.PatchingStrategy`` as CloudFormation's schema allows it (``WhenIdle``,
     ``WhenAllIdle``; botocore also has ``DrainFirst``, which the schema does not take)."""
-    if value is None:
-        return
-    allowed = _schema_enum(("AutoPatchConfig", "properties", "PatchingStrategy"), "ClusterPatchingStrategy",
-                           ("WhenIdle", "WhenAllIdle"))
-    if value not in allowed:
-        raise ConfigError(f"{prop} must be one of {', '.join(map(repr, allowed))} (AutoPatchConfig.PatchingStrategy) or "
-                          f"None, got {_shown(value)}")
+    _check_schema_choice(prop, value, ("AutoPatchConfig", "properties", "PatchingStrategy"), "ClusterPatchingStrategy",
+                         ("WhenIdle", "WhenAllIdle"), "AutoPatchConfig.PatchingStrategy")
 
 
 def check_slurm_config_strategy(prop: str, orchestrator: str, value: Any) -> None:
@@ -632,11 +632,8 @@ def check_slurm_config_strategy(prop: str, orchestrator: str, value: Any) -> Non
     botocore ``ClusterSlurmConfigStrategy``), on a Slurm cluster only."""
     if value is None:
         return
-    allowed = _schema_enum(("ClusterOrchestratorSlurmConfig", "properties", "SlurmConfigStrategy"),
-                           "ClusterSlurmConfigStrategy", ("Overwrite", "Managed", "Merge"))
-    if value not in allowed:
-        raise ConfigError(f"{prop} must be one of {', '.join(map(repr, allowed))} (Orchestrator.Slurm.SlurmConfigStrategy) "
-                          f"or None, got {_shown(value)}")
+    _check_schema_choice(prop, value, ("ClusterOrchestratorSlurmConfig", "properties", "SlurmConfigStrategy"),
+                         "ClusterSlurmConfigStrategy", ("Overwrite", "Managed", "Merge"), "Orchestrator.Slurm.SlurmConfigStrategy")
     if orchestrator != "slurm":
         raise ConfigError(f"{prop} is for orchestrator='slurm' only (Orchestrator.Slurm), got {value!r} with "
                           f"orchestrator={orchestrator!r}")
