@@ -8,8 +8,10 @@ nesting to 3,000 levels, tags Python cannot build) and notebooks with cells of e
 (magics, ``%%writefile``, sources that are lists of junk, deep expressions). What each reader
 may raise is the error type its command turns into one line and exit 2; anything else fails.
 
-Each example has a generous deadline (the slowest legitimate read of these small documents is
-a few milliseconds); the module runs in well under 20 s.
+Each read has a generous bound on the CPU time it may use (the slowest legitimate read of these
+small documents is a few milliseconds): CPU time, not wall time, so a loaded machine that
+descheduled the test does not fail it, while a read that really spins still does. The module
+runs in well under 20 s.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from hypothesis import strategies as st
 from smddp_infra.errors import SmddpError
 from smddp_infra.rules.loader import TemplateSyntaxError, load_template_text
 
-#: Per example: far above a normal read (milliseconds), far below the minutes an alias bomb took.
+#: Per read, in CPU time: far above a normal read (milliseconds), far below the minutes an alias bomb took.
 DEADLINE_MS = 3000
-SETTINGS = settings(max_examples=120, deadline=DEADLINE_MS, derandomize=True,
+SETTINGS = settings(max_examples=120, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                            HealthCheck.data_too_large])
 
@@ -112,11 +114,11 @@ def documents() -> st.SearchStrategy[str]:
 
 
 def _bounded(read: Any, *args: Any) -> Any:
-    started = time.perf_counter()
+    started = time.process_time()
     try:
         return read(*args)
     finally:
-        assert time.perf_counter() - started < DEADLINE_MS / 1000
+        assert time.process_time() - started < DEADLINE_MS / 1000
 
 
 @SETTINGS

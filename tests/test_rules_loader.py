@@ -104,10 +104,10 @@ def test_an_alias_bomb_is_refused_in_a_moment_saying_what_cloudformation_does_wi
 
     text = _laughs()
     assert len(text) < 1024  # a 1 KB file that expands to a billion values
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine does not fail it, a real expansion does
     with pytest.raises(TemplateSyntaxError) as caught:
         load_template_text(text)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     message = str(caught.value)
     assert "more than 524,288 values once its YAML aliases are expanded" in message
     assert "YAML aliases are not allowed in CloudFormation templates" in message
