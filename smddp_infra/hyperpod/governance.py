@@ -206,13 +206,34 @@ def check_borrowing(prop: str, strategy: Optional[str], borrow_limit: Optional[i
                           f"got resource_sharing={strategy!r}")
 
 
+def instance_counts(groups: Iterable[tuple[Sequence[str], Optional[int]]]) -> dict[str, int]:
+    """Instances per type across a cluster's groups, each given as (its types, its count): what quotas
+    are judged against. A flexible group (``InstanceRequirements``, several types) may run any of its
+    types, so it counts under each: the most of a type the cluster can hold, which keeps the over-quota
+    warning from firing on capacity that may exist."""
+    counts: dict[str, int] = {}
+    for types, count in groups:
+        for instance_type in types:
+            counts[instance_type] = counts.get(instance_type, 0) + (count or 0)
+    return counts
+
+
+def quota_type_problem(prop: str, instance_type: str, cluster_types: Iterable[str]) -> Optional[str]:
+    """A quota for an instance type the cluster has no group of can never be met (the API's
+    ``ComputeQuotaResourceConfig.InstanceType``: "the instance type of the instance group for the cluster")."""
+    have = sorted(cluster_types)
+    if instance_type in have:
+        return None
+    return (f"{prop}[{instance_type!r}]: the cluster has no instance group of {instance_type} "
+            f"(its groups' types: {', '.join(have) or 'none'})")
+
+
 def check_quota_types(prop: str, quotas: Mapping[str, int], cluster_counts: Mapping[str, int]) -> None:
-    """A quota for an instance type the cluster has no group of can never be met: refused."""
+    """Refuses the first quota type the cluster has no group of (:func:`quota_type_problem`)."""
     for instance_type in quotas:
-        if instance_type not in cluster_counts:
-            have = ", ".join(sorted(cluster_counts)) or "none"
-            raise ConfigError(f"{prop}[{instance_type!r}]: the cluster has no instance group of {instance_type} "
-                              f"(its groups' types: {have})")
+        problem = quota_type_problem(prop, instance_type, cluster_counts)
+        if problem:
+            raise ConfigError(problem)
 
 
 def quota_overcommit_warnings(quotas: Iterable[tuple[str, Mapping[str, int]]],
