@@ -29,7 +29,7 @@ def test_a_quota_for_a_type_the_cluster_lacks_is_an_error_naming_the_type_and_th
         capsys: pytest.CaptureFixture[str]) -> None:
     code, [finding] = check(capsys, FIXTURES / "i42_governance_quota_type.yaml")
     assert code == 1 and (finding["rule"], finding["severity"], finding["resource"]) == ("SMDDP-GOV1", "error", "Research")
-    assert "no instance group of ml.p4d.24xlarge (its groups' types: ml.p5.48xlarge)" in finding["message"]
+    assert "cluster HyperPod has no instance group of ml.p4d.24xlarge (its groups' types: ml.p5.48xlarge)" in finding["message"]
     assert "team research on HyperPod cluster HyperPod" in finding["message"]
     assert finding["path"][:3] == ["Properties", "ComputeQuotaConfig", "ComputeQuotaResources"]
 
@@ -38,7 +38,7 @@ def test_quotas_past_the_clusters_instances_are_one_unconfirmed_warning_on_the_c
     code, [finding] = check(capsys, FIXTURES / "i42_governance_overcommit.yaml")
     assert code == 0 and (finding["rule"], finding["severity"], finding["resource"]) == ("SMDDP-GOV2", "warning", "HyperPod")
     # Ref and GetAtt both name the cluster; the flexible group counts under each of its types (g5 quotas fit)
-    assert "ml.p5.48xlarge add up to 6 (research 4, product 2), more than the cluster's 4" in finding["message"]
+    assert "ml.p5.48xlarge add up to 6 (research 4, product 2), more than cluster HyperPod's 4" in finding["message"]
     assert "UNCONFIRMED" in finding["message"] and "g5" not in finding["message"]
 
 

@@ -218,13 +218,15 @@ def instance_counts(groups: Iterable[tuple[Sequence[str], Optional[int]]]) -> di
     return counts
 
 
-def quota_type_problem(prop: str, instance_type: str, cluster_types: Iterable[str]) -> Optional[str]:
+def quota_type_problem(prop: str, instance_type: str, cluster_types: Iterable[str], *,
+                       cluster: str = "the cluster") -> Optional[str]:
     """A quota for an instance type the cluster has no group of can never be met (the API's
-    ``ComputeQuotaResourceConfig.InstanceType``: "the instance type of the instance group for the cluster")."""
+    ``ComputeQuotaResourceConfig.InstanceType``: "the instance type of the instance group for the cluster").
+    ``cluster``: how the message names it (``check`` names the template's resource)."""
     have = sorted(cluster_types)
     if instance_type in have:
         return None
-    return (f"{prop}[{instance_type!r}]: the cluster has no instance group of {instance_type} "
+    return (f"{prop}[{instance_type!r}]: {cluster} has no instance group of {instance_type} "
             f"(its groups' types: {', '.join(have) or 'none'})")
 
 
@@ -237,7 +239,7 @@ def check_quota_types(prop: str, quotas: Mapping[str, int], cluster_counts: Mapp
 
 
 def quota_overcommit_warnings(quotas: Iterable[tuple[str, Mapping[str, int]]],
-                              cluster_counts: Mapping[str, int]) -> list[str]:
+                              cluster_counts: Mapping[str, int], *, cluster: str = "the cluster") -> list[str]:
     """Types whose teams' quotas together exceed the cluster's instances of that type. A warning, not
     an error: whether CreateComputeQuota refuses such a sum, or admits it and the teams' guarantees
     cannot all hold at once, is UNCONFIRMED (no AWS page or API rule we could read says)."""
@@ -251,7 +253,7 @@ def quota_overcommit_warnings(quotas: Iterable[tuple[str, Mapping[str, int]]],
         total = sum(count for _, count in shares)
         if have is not None and total > have:
             who = ", ".join(f"{team} {count}" for team, count in shares)
-            out.append(f"the teams' quotas of {instance_type} add up to {total} ({who}), more than the cluster's "
+            out.append(f"the teams' quotas of {instance_type} add up to {total} ({who}), more than {cluster}'s "
                        f"{have}: not every team's quota can be met at once (whether SageMaker refuses this is UNCONFIRMED)")
     return out
 

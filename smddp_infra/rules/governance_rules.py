@@ -182,11 +182,12 @@ def check_quota_types(world: World) -> list[Finding]:
                                                "ComputeQuotaResources: the instance type is not decided by the template",
                                                "Properties", "ComputeQuotaConfig", "ComputeQuotaResources"))
         for kind, _count in pairs:
-            problem = gov.quota_type_problem("ComputeQuotaResources", kind, have) if is_known(kind) else None
+            problem = (gov.quota_type_problem("ComputeQuotaResources", kind, have, cluster=f"cluster {cluster.resource.logical_id}")
+                       if is_known(kind) else None)
             if problem:
                 findings.append(QUOTA_TYPE_MISSING.finding(
                     quota, f"team {team} on HyperPod cluster {cluster.resource.logical_id}: {problem}: the quota can never "
-                    "be met; quota one of the cluster's types or add a group of this type",
+                    f"be met; quota one of the types of {cluster.resource.logical_id} or add a group of {kind} to it",
                     "Properties", "ComputeQuotaConfig", "ComputeQuotaResources"))
     return findings
 
@@ -213,7 +214,7 @@ def check_overcommit(world: World) -> list[Finding]:
                                                f"the template: {why}", "Properties", "InstanceGroups"))
             continue
         counts = gov.instance_counts((types or (), count) for types, count in cluster.groups)
-        for warning in gov.quota_overcommit_warnings(teams, counts):
+        for warning in gov.quota_overcommit_warnings(teams, counts, cluster=f"cluster {name}"):
             findings.append(QUOTA_OVERCOMMIT.finding(name, f"HyperPod cluster {name}: {warning}", "Properties", "InstanceGroups"))
     return findings
 
@@ -223,7 +224,7 @@ QUOTA_TYPE_MISSING = Rule(
     severity=Severity.ERROR,
     cfn_lint_id="E9601",
     title="A team's compute quota names an instance type its HyperPod cluster has no instance group of",
-    explanation="Quota one of the cluster's instance types (InstanceGroups[].InstanceType), or add a group of that type.",
+    explanation="Quota one of the HyperPod cluster's instance types (InstanceGroups[].InstanceType), or add a group of that type.",
     symptom="the team's quota can never be met: its tasks wait for capacity the cluster cannot have",
     check=check_quota_types,
     source=("botocore sagemaker model, ComputeQuotaResourceConfig.InstanceType: 'The instance type of the instance "
@@ -236,7 +237,7 @@ QUOTA_OVERCOMMIT = Rule(
     severity=Severity.WARNING,
     cfn_lint_id="W9602",
     title="The teams' compute quotas of an instance type add up to more than the cluster's instances of it",
-    explanation="Lower the teams' Count for the type, or raise the cluster's InstanceCount of it.",
+    explanation="Lower the teams' Count for the type, or raise the InstanceCount of the HyperPod cluster's group of it.",
     symptom="not every team's guaranteed instances can be given at once",
     check=check_overcommit,
     source=("UNCONFIRMED: whether CreateComputeQuota refuses quotas that sum past the cluster's instances, or admits "
@@ -248,7 +249,7 @@ NOT_EKS = Rule(
     severity=Severity.ERROR,
     cfn_lint_id="E9603",
     title="Task governance (ComputeQuota, ClusterSchedulerConfig) on a HyperPod cluster that is not EKS-orchestrated",
-    explanation="Task governance is EKS only: write Orchestrator.Eks on the cluster, or remove the governance resources.",
+    explanation="Task governance is EKS only: write Orchestrator.Eks on the HyperPod cluster, or remove the governance resources.",
     symptom="the stack fails creating the compute quota or cluster policy",
     check=check_orchestrator,
     source=("CloudFormation resource schema AWS::SageMaker::ComputeQuota, ClusterArn: 'The ARN of the EKS-orchestrated "
