@@ -40,9 +40,10 @@ class Aws:
         self.cw = session.client("cloudwatch", endpoint_url=endpoint)
 
     def network(self, *, self_in: bool = True, self_out: bool = True, s3: bool = True, nat: bool = True,
-                subnets: int = 1, zones: tuple[str, ...] = ("us-east-1a",)) -> dict[str, Any]:
+                subnets: int = 1, zones: tuple[str, ...] = ("us-east-1a",), prefix: int = 20) -> dict[str, Any]:
+        """``prefix``: the training subnets' size (a /24 holds 251 free addresses, /20 4,091)."""
         vpc = self.ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-        made = [self.ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{16 * i}.0/20", AvailabilityZone=zones[i % len(zones)])["Subnet"]["SubnetId"]
+        made = [self.ec2.create_subnet(VpcId=vpc, CidrBlock=f"10.0.{16 * i}.0/{prefix}", AvailabilityZone=zones[i % len(zones)])["Subnet"]["SubnetId"]
                 for i in range(subnets)]
         group = self.ec2.create_security_group(GroupName=f"efa-{vpc}", Description="EFA training", VpcId=vpc)["GroupId"]
         pair = [{"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": group}]}]

@@ -93,6 +93,13 @@ CASES: dict[str, Expected] = {
     "retention_delete.yaml": frozenset({("SMDDP-STATE1", "Checkpoints")}),
     # issue 35: a HyperPod cluster's EKS cluster in CONFIG_MAP mode (by default) without a private endpoint
     "i35_eks_config_map.yaml": frozenset({("SMDDP-EKS1", "Eks"), ("SMDDP-EKS2", "Eks")}),
+    # issue 42: task governance against its HyperPod cluster: a quota type the cluster has no group of (GOV1),
+    # quotas past the cluster's instances of a type (GOV2), governance on a Slurm cluster (GOV3), and what the
+    # template cannot decide (INFOS)
+    "i42_governance_quota_type.yaml": frozenset({("SMDDP-GOV1", "Research")}),
+    "i42_governance_overcommit.yaml": frozenset({("SMDDP-GOV2", "HyperPod")}),
+    "i42_governance_slurm.yaml": frozenset({("SMDDP-GOV3", "HyperPod")}),
+    "i42_governance_not_evaluated.yaml": frozenset(),
 }
 
 #: Informational notes pinned where they are the point of the fixture.
@@ -105,6 +112,7 @@ INFOS: dict[str, Expected] = {
     "p4_named_only_warn.yaml": frozenset({("SMDDP-SG3", "EfaSecurityGroup")}),
     "i24_fsx_default_group.yaml": frozenset({("SMDDP-INFO1", "Lustre")}),
     "retention_delete.yaml": frozenset({("SMDDP-STATE2", "Scratch"), ("SMDDP-STATE2", "DataKey")}),
+    "i42_governance_not_evaluated.yaml": frozenset({("SMDDP-INFO1", "HyperPod"), ("SMDDP-INFO1", "Elsewhere")}),
 }
 
 #: The parameter assignment each conditional finding must name (point 7).

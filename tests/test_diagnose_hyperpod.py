@@ -141,3 +141,72 @@ def test_print_policy_lists_the_cluster_reads(capsys: pytest.CaptureFixture[str]
                    "eks:DescribeCluster", "eks:ListAddons"):
         assert action in policy
     assert "/aws/sagemaker/Clusters/*" in policy
+
+
+# --- the next scale-up against the subnet's free addresses (issue 42) --------------------------------------
+
+
+def _addresses(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["rule"] == "HP-ADDRESSES"]
+
+
+def _unfilled(text: str) -> bool:
+    return any(word in text for word in ("None", "{", "}", "UNKNOWN", "<"))
+
+
+def test_a_scale_up_whose_interfaces_alone_overflow_the_subnet_is_an_error(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    net = aws.network(prefix=24)  # 251 free addresses
+    aws.cluster("hp-full", net, count=10)
+    aws.set_group("hp-full", "workers", CurrentCount=2)  # 8 more p5 nodes x 32 interfaces (Slurm) = 256
+    code, report = diagnose(capsys, "hp-full")
+    (finding,) = _addresses(report)
+    assert code == 1 and finding["severity"] == "error"
+    assert (f"subnet {net['subnets'][0]} (10.0.0.0/24): instance group workers (2 of 10 running: 8 more ml.p5.48xlarge nodes "
+            "x 32 addresses = 256) need 256 private IPs (their network interfaces alone take 256), 251 are free") in finding["message"]
+    assert "room for 7 more workers nodes" in finding["message"]
+    assert "lower the InstanceCount of workers to at most 9" in finding["fix"]["console"]
+    assert f"Name=subnet-id,Values={net['subnets'][0]} Name=status,Values=available" in finding["fix"]["cli"]
+    assert not _unfilled(finding["fix"]["console"] + finding["fix"]["cli"] + finding["message"])
+
+
+def test_on_eks_the_vpc_cnis_warm_pool_past_the_free_addresses_is_a_warning(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    net = aws.network(prefix=24)
+    aws.cluster("hp-eks-full", net, count=6, eks_cluster_arn="arn:aws:eks:us-east-1:123456789012:cluster/absent")
+    aws.set_group("hp-eks-full", "workers", CurrentCount=2)  # 4 x 81 = 324 planned, 4 x 32 = 128 certain
+    _code, report = diagnose(capsys, "hp-eks-full")
+    (finding,) = _addresses(report)
+    assert finding["severity"] == "warning"
+    assert "4 more ml.p5.48xlarge nodes x 81 addresses = 324) need 324 private IPs (on EKS with the VPC CNI defaults " \
+           "(no prefix delegation)), 251 are free" in finding["message"]
+    assert "prefix delegation" in finding["fix"]["console"] and "at most 5" in finding["fix"]["console"]
+    assert not _unfilled(finding["fix"]["console"] + finding["fix"]["cli"])
+
+
+def test_a_scale_up_that_fits_and_a_group_at_its_target_draw_nothing(aws: Aws, capsys: pytest.CaptureFixture[str]) -> None:
+    aws.cluster("hp-room", aws.network(), count=10)  # a /20: 4,091 free
+    aws.set_group("hp-room", "workers", CurrentCount=2)
+    _code, report = diagnose(capsys, "hp-room")
+    assert _addresses(report) == []
+    aws.cluster("hp-steady", aws.network(prefix=24), count=10)  # 10 of 10 running: no scale-up pending
+    _code, report = diagnose(capsys, "hp-steady")
+    assert _addresses(report) == [] and not any("HP-ADDRESSES" in n for n in report["notEvaluated"])
+
+
+def test_groups_sharing_a_subnet_add_up_and_what_was_not_read_is_a_note() -> None:
+    from smddp_infra.diagnose.hyperpod import address_items
+
+    groups = [{"InstanceGroupName": "a", "InstanceType": "ml.m5.2xlarge", "CurrentCount": 0, "TargetCount": 10},  # 10 x 1
+              {"InstanceGroupName": "b", "InstanceRequirements": {"CurrentInstanceTypes": ["ml.m5.2xlarge"],
+                                                                  "DesiredInstanceTypes": ["ml.p5.48xlarge"]},
+               "CurrentCount": 1, "TargetCount": 2},  # a flexible group: its most demanding type, p5's 32
+              {"InstanceGroupName": "c", "InstanceType": "ml.p5.48xlarge", "CurrentCount": 0, "TargetCount": 1,
+               "OverrideVpcConfig": {"Subnets": ["subnet-unread"]}}]
+    cluster = {"ClusterName": "hp", "InstanceGroups": groups, "VpcConfig": {"Subnets": ["subnet-1"]},
+               "AutoScaling": {"Mode": "Enable"}}
+    items, notes = address_items(cluster, {"subnet-1": {"SubnetId": "subnet-1", "AvailableIpAddressCount": 40}}, region="us-east-1")
+    (item,) = items
+    assert item.severity == "error" and "instance group a (0 of 10 running" in item.message and "+ instance group b (1 of 2" in item.message
+    assert "need 42 private IPs" in item.message and "40 are free" in item.message
+    assert "lower the InstanceCounts of a and b to what fits together" in (item.console or "")
+    assert any("subnet-unread were not read" in n and "of c" in n for n in notes)
+    assert any("autoscales (Karpenter)" in n for n in notes)

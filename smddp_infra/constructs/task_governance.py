@@ -134,14 +134,8 @@ def _scheduler_config(policy: gov.SchedulerPolicy) -> sagemaker.CfnClusterSchedu
 
 
 def cluster_counts(cluster: "HyperPodCluster") -> dict[str, int]:
-    """Instances per type across the cluster's groups (what quotas are judged against). A flexible
-    group (``instance_types``) may run any of its types, so it counts under each: the most of a type
-    the cluster can hold, which keeps the over-quota warning from firing on capacity that may exist."""
-    counts: dict[str, int] = {}
-    for group in cluster.instance_groups:
-        for instance_type in group.types:
-            counts[instance_type] = counts.get(instance_type, 0) + (group.count or 0)
-    return counts
+    """Instances per type across the cluster's groups (:func:`~smddp_infra.hyperpod.governance.instance_counts`)."""
+    return gov.instance_counts((group.types, group.count) for group in cluster.instance_groups)
 
 
 __all__ = ["TaskGovernance"]

@@ -14,7 +14,8 @@ group (and the node where known), the cause and the fix:
   its cause (SMDDP-FSX7/FSX8, NET6, NET9, NET7, NET8) the cause's finding carries the line as evidence
   and the mount is not reported a second time;
 * **deep health check**: a node that failed one (named with the check);
-* anything else a failed cluster or node says is quoted as it is (one finding, never dropped).
+* anything else a failed cluster or node says is quoted as it is (one finding, never dropped);
+* **addresses** (:func:`address_items`, any cluster): the next scale-up against its subnets' free addresses.
 
 Logs (SageMaker Developer Guide, HyperPod; REFERENCE section 11): group
 ``/aws/sagemaker/Clusters/<cluster-name>/<cluster-id>``, streams
@@ -376,3 +377,96 @@ def _join_mounts(network: list[Item], mounts: Sequence[tuple[str, str, str]], c:
                           f"subnets' network ACLs pass them and that the VPC resolves DNS; then re-run the lifecycle scripts",
                           f"aws sagemaker update-cluster-software --region {c.region} --cluster-name {c.name}"))
     return joined, items
+
+
+def _group_types(group: Mapping[str, Any]) -> list[str]:
+    """The group's instance types: ``InstanceType``, or a flexible group's current and desired types."""
+    if group.get("InstanceType"):
+        return [str(group["InstanceType"])]
+    wanted = group.get("InstanceRequirements") or {}
+    return sorted({str(t) for key in ("CurrentInstanceTypes", "DesiredInstanceTypes") for t in wanted.get(key) or []})
+
+
+def _per_node(group: Mapping[str, Any], orchestrator: str) -> Optional[tuple[str, int, int, bool]]:
+    """(type, addresses a node takes, of which its interfaces', unconfirmed) for the group's most demanding
+    type (:func:`smddp_infra.facts.addresses.addresses_per_node`). The interfaces' addresses are certain;
+    on EKS the rest is the VPC CNI's warm pool, which its settings change (prefix delegation, WARM_IP_TARGET)."""
+    from smddp_infra.facts.addresses import addresses_per_node
+
+    interface = "efa-only" if (group.get("NetworkInterface") or {}).get("InterfaceType") == "efa-only" else "efa"
+    figures = [(t, addresses_per_node(t, orchestrator=orchestrator, interface=interface),
+                addresses_per_node(t, orchestrator="slurm", interface=interface)) for t in _group_types(group)]
+    if not figures:
+        return None
+    itype, planned, interfaces = max(figures, key=lambda f: f[1].addresses)
+    return itype, planned.addresses, interfaces.addresses, planned.unconfirmed
+
+
+def address_items(cluster: Mapping[str, Any], subnets: Mapping[str, Mapping[str, Any]], *,
+                  region: str) -> tuple[list[Item], list[str]]:
+    """(findings, not-evaluated notes): will the next scale-up fit the free addresses of its subnets?
+
+    A group's next scale-up is ``TargetCount - CurrentCount`` nodes (DescribeCluster), each taking the
+    addresses of :mod:`smddp_infra.facts.addresses` in the group's subnets (its ``OverrideVpcConfig``, else
+    the cluster's), whose free addresses are DescribeSubnets' ``AvailableIpAddressCount``. Groups in the same
+    subnets add up. A warning when the planned figure does not fit (on EKS it includes the VPC CNI's default
+    warm pool); an error only when the nodes' own interfaces alone do not fit: the target is certainly above
+    what the subnets hold."""
+    name = str(cluster.get("ClusterName"))
+    c = _Cluster(name, region, _groups(cluster), cluster.get("VpcConfig") or {}, subnets)
+    orchestrator = "eks" if (cluster.get("Orchestrator") or {}).get("Eks") else "slurm"
+    notes: list[str] = []
+    if (cluster.get("AutoScaling") or {}).get("Mode") == "Enable":
+        notes.append(f"HP-ADDRESSES: {name} autoscales (Karpenter): a group may grow past its TargetCount to its NodePool's "
+                     "limit, which DescribeCluster does not return; the subnets' room is judged for TargetCount only")
+    pending: dict[tuple[str, ...], list[tuple[str, int, tuple[str, int, int, bool], int, int]]] = {}
+    for group_name, group in c.groups.items():
+        current, target = group.get("CurrentCount"), group.get("TargetCount")
+        if not isinstance(current, int) or not isinstance(target, int):
+            notes.append(f"HP-ADDRESSES: instance group {group_name} gives no CurrentCount or TargetCount: its next scale-up is not known")
+            continue
+        figure = _per_node(group, orchestrator)
+        where = tuple(sorted(c.subnets_of(group_name)))
+        if target <= current or figure is None or not where:
+            if target > current:
+                notes.append(f"HP-ADDRESSES: instance group {group_name}'s instance type or subnets are not in DescribeCluster: "
+                             "its next scale-up is not judged")
+            continue
+        pending.setdefault(where, []).append((group_name, target - current, figure, current, target))
+    items = []
+    for where, groups in pending.items():
+        unread = [s for s in where if s not in subnets or not isinstance(subnets[s].get("AvailableIpAddressCount"), int)]
+        if unread:
+            notes.append(f"HP-ADDRESSES: the free addresses of {', '.join(unread)} were not read: the next scale-up of "
+                         f"{', '.join(g[0] for g in groups)} is not judged")
+            continue
+        free = sum(int(subnets[s]["AvailableIpAddressCount"]) for s in where)
+        need = sum(nodes * figure[1] for _, nodes, figure, _, _ in groups)
+        certain = sum(nodes * figure[2] for _, nodes, figure, _, _ in groups)
+        if need <= free:
+            continue
+        cidrs = ", ".join(f"{s} ({subnets[s].get('CidrBlock')})" if subnets[s].get("CidrBlock") else s for s in where)
+        parts = []
+        for group_name, nodes, (itype, per, _own, unconfirmed), current, target in groups:
+            flag = " UNCONFIRMED" if unconfirmed else ""
+            parts.append(f"instance group {group_name} ({current} of {target} running: {nodes} more {itype} nodes x {per}"
+                         f"{flag} addresses = {nodes * per:,})")
+        fits = " or ".join(f"{free // g[2][1]} more {g[0]} nodes" for g in groups)
+        severity = "error" if certain > free else "warning"
+        why = (f"their network interfaces alone take {certain:,}" if severity == "error" else
+               f"on {'EKS with the VPC CNI defaults (no prefix delegation)' if orchestrator == 'eks' else 'Slurm'}")
+        subject = "subnet" if len(where) == 1 else "subnets"
+        groups_named = " and ".join(g[0] for g in groups)
+        lower = (f"lower the InstanceCount of {groups[0][0]} to at most {groups[0][3] + free // groups[0][2][1]}" if len(groups) == 1
+                 else f"lower the InstanceCounts of {groups_named} to what fits together")
+        eks = ", or turn on the VPC CNI's prefix delegation (16 addresses a node start with)" if orchestrator == "eks" else ""
+        items.append(Item(
+            "HP-ADDRESSES", severity, name,
+            f"the next scale-up does not fit {subject} {cidrs}: {' + '.join(parts)} need {need:,} private IPs ({why}), "
+            f"{free:,} are free; the nodes past what fits fail to launch when the subnet runs out (room for {fits})",
+            "cluster", None,
+            f"free addresses in {', '.join(where)} (delete network interfaces nothing uses), move {groups_named} to a larger "
+            f"subnet of the same AZ (OverrideVpcConfig.Subnets: a subnet's CIDR never changes), or {lower}{eks}",
+            f"aws ec2 describe-network-interfaces --region {region} --filters Name=subnet-id,Values={','.join(where)} "
+            "Name=status,Values=available --query \"NetworkInterfaces[].[NetworkInterfaceId,Description]\" --output text"))
+    return items, notes

@@ -282,7 +282,9 @@ def diagnose_cluster(account: Account, name: str) -> Diagnosis:
         d.not_evaluated.append(note)
     network_items, failures = hp.cluster_items(described, nodes, events, judge_network(network, d.region), region=d.region,
                                                subnets={str(s["SubnetId"]): s for s in network.subnets}, file_systems=by_dns)
-    d.items = network_items + failures
+    addresses, address_notes = hp.address_items(described, {str(s["SubnetId"]): s for s in network.subnets}, region=d.region)
+    d.items = network_items + failures + addresses
+    d.not_evaluated += address_notes
     matches = [m for m in sy.match_logs(events or []) if m.pattern.id != "SYM-FSX-MOUNT"]  # hyperpod.py joined the mounts
     d.symptoms = matches
     d.items, unjoined = _join_symptoms(matches, d.items)

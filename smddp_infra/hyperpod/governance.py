@@ -206,17 +206,40 @@ def check_borrowing(prop: str, strategy: Optional[str], borrow_limit: Optional[i
                           f"got resource_sharing={strategy!r}")
 
 
+def instance_counts(groups: Iterable[tuple[Sequence[str], Optional[int]]]) -> dict[str, int]:
+    """Instances per type across a cluster's groups, each given as (its types, its count): what quotas
+    are judged against. A flexible group (``InstanceRequirements``, several types) may run any of its
+    types, so it counts under each: the most of a type the cluster can hold, which keeps the over-quota
+    warning from firing on capacity that may exist."""
+    counts: dict[str, int] = {}
+    for types, count in groups:
+        for instance_type in types:
+            counts[instance_type] = counts.get(instance_type, 0) + (count or 0)
+    return counts
+
+
+def quota_type_problem(prop: str, instance_type: str, cluster_types: Iterable[str], *,
+                       cluster: str = "the cluster") -> Optional[str]:
+    """A quota for an instance type the cluster has no group of can never be met (the API's
+    ``ComputeQuotaResourceConfig.InstanceType``: "the instance type of the instance group for the cluster").
+    ``cluster``: how the message names it (``check`` names the template's resource)."""
+    have = sorted(cluster_types)
+    if instance_type in have:
+        return None
+    return (f"{prop}[{instance_type!r}]: {cluster} has no instance group of {instance_type} "
+            f"(its groups' types: {', '.join(have) or 'none'})")
+
+
 def check_quota_types(prop: str, quotas: Mapping[str, int], cluster_counts: Mapping[str, int]) -> None:
-    """A quota for an instance type the cluster has no group of can never be met: refused."""
+    """Refuses the first quota type the cluster has no group of (:func:`quota_type_problem`)."""
     for instance_type in quotas:
-        if instance_type not in cluster_counts:
-            have = ", ".join(sorted(cluster_counts)) or "none"
-            raise ConfigError(f"{prop}[{instance_type!r}]: the cluster has no instance group of {instance_type} "
-                              f"(its groups' types: {have})")
+        problem = quota_type_problem(prop, instance_type, cluster_counts)
+        if problem:
+            raise ConfigError(problem)
 
 
 def quota_overcommit_warnings(quotas: Iterable[tuple[str, Mapping[str, int]]],
-                              cluster_counts: Mapping[str, int]) -> list[str]:
+                              cluster_counts: Mapping[str, int], *, cluster: str = "the cluster") -> list[str]:
     """Types whose teams' quotas together exceed the cluster's instances of that type. A warning, not
     an error: whether CreateComputeQuota refuses such a sum, or admits it and the teams' guarantees
     cannot all hold at once, is UNCONFIRMED (no AWS page or API rule we could read says)."""
@@ -230,7 +253,7 @@ def quota_overcommit_warnings(quotas: Iterable[tuple[str, Mapping[str, int]]],
         total = sum(count for _, count in shares)
         if have is not None and total > have:
             who = ", ".join(f"{team} {count}" for team, count in shares)
-            out.append(f"the teams' quotas of {instance_type} add up to {total} ({who}), more than the cluster's "
+            out.append(f"the teams' quotas of {instance_type} add up to {total} ({who}), more than {cluster}'s "
                        f"{have}: not every team's quota can be met at once (whether SageMaker refuses this is UNCONFIRMED)")
     return out
 

@@ -130,3 +130,78 @@ def _group(group: Mapping[str, Any], where: str) -> GroupView:
                               for i, a in enumerate(alarms)),
         image_id=group.get("ImageId"),
     )
+
+
+@dataclass(frozen=True)
+class QuotaView:
+    """One ``AWS::SageMaker::ComputeQuota`` as written (values not written are None: the service's defaults)."""
+
+    logical_id: str
+    cluster: Optional[str]  # the template's cluster it names (GetAtt/Ref), None for one outside it
+    team: Any
+    fair_share_weight: Any
+    instances: tuple[tuple[Any, Any], ...]  # (InstanceType, Count)
+    strategy: Any
+    borrow_limit: Any
+    absolute_borrow_limits: tuple[tuple[Any, Any], ...]
+    preempt_team_tasks: Any
+
+
+@dataclass(frozen=True)
+class PolicyView:
+    """One ``AWS::SageMaker::ClusterSchedulerConfig``: fair share and priority classes (name, weight)."""
+
+    logical_id: str
+    cluster: Optional[str]
+    fair_share: Any
+    priority_classes: tuple[tuple[Any, Any], ...]
+
+
+def task_governance(template: Mapping[str, Any]) -> tuple[list[PolicyView], list[QuotaView]]:
+    """The cluster policies and team quotas of ``template``, in template order, by the schemas' names
+    (:mod:`smddp_infra.hyperpod.governance`); a wrong shape is one ConfigError naming where it is."""
+    from smddp_infra.hyperpod.governance import QUOTA_TYPE, SCHEDULER_TYPE
+
+    policies, quotas = [], []
+    for logical_id, resource in (template.get("Resources") or {}).items():
+        kind = resource.get("Type") if isinstance(resource, Mapping) else None
+        if kind not in (QUOTA_TYPE, SCHEDULER_TYPE):
+            continue
+        where = f"{logical_id}.Properties"
+        props = _mapping(resource.get("Properties"), where)
+        cluster = _cluster_named(template, props.get("ClusterArn"))
+        if kind == SCHEDULER_TYPE:
+            config = _mapping(props.get("SchedulerConfig"), f"{where}.SchedulerConfig")
+            classes = _listed(config.get("PriorityClasses"), f"{where}.SchedulerConfig.PriorityClasses")
+            policies.append(PolicyView(logical_id, cluster, config.get("FairShare"), tuple(
+                (c.get("Name"), c.get("Weight"))
+                for i, c in ((i, _mapping(c, f"{where}.SchedulerConfig.PriorityClasses[{i}]")) for i, c in enumerate(classes)))))
+            continue
+        config = _mapping(props.get("ComputeQuotaConfig"), f"{where}.ComputeQuotaConfig")
+        target = _mapping(props.get("ComputeQuotaTarget"), f"{where}.ComputeQuotaTarget")
+        sharing = _mapping(config.get("ResourceSharingConfig"), f"{where}.ComputeQuotaConfig.ResourceSharingConfig")
+        quotas.append(QuotaView(
+            logical_id, cluster, target.get("TeamName"), target.get("FairShareWeight"),
+            _instances(config.get("ComputeQuotaResources"), f"{where}.ComputeQuotaConfig.ComputeQuotaResources"),
+            sharing.get("Strategy"), sharing.get("BorrowLimit"),
+            _instances(sharing.get("AbsoluteBorrowLimits"), f"{where}.ComputeQuotaConfig.ResourceSharingConfig.AbsoluteBorrowLimits"),
+            config.get("PreemptTeamTasks"),
+        ))
+    return policies, quotas
+
+
+def _instances(value: Any, where: str) -> tuple[tuple[Any, Any], ...]:
+    entries = [_mapping(e, f"{where}[{i}]") for i, e in enumerate(_listed(value, where))]
+    return tuple((e.get("InstanceType"), e.get("Count")) for e in entries)
+
+
+def _cluster_named(template: Mapping[str, Any], arn: Any) -> Optional[str]:
+    """The template's HyperPod cluster a ``ClusterArn`` names (``Fn::GetAtt [X, ClusterArn]`` or ``Ref X``)."""
+    name: Any = None
+    if isinstance(arn, Mapping) and "Ref" in arn:
+        name = arn["Ref"]
+    elif isinstance(arn, Mapping) and "Fn::GetAtt" in arn:
+        target = arn["Fn::GetAtt"]
+        name = target[0] if isinstance(target, list) and target else str(target).split(".", 1)[0]
+    resource = (template.get("Resources") or {}).get(name) if isinstance(name, str) else None
+    return name if isinstance(resource, Mapping) and resource.get("Type") == CLUSTER_TYPE else None

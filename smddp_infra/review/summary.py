@@ -83,10 +83,11 @@ def _with_replacements(section: list[str], stack: StackArtifact, deployed: Mappi
 def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
     """HyperPod clusters (only when the template has one): provisioning, scaling, and per group its
     capacity, placement and updates (:mod:`smddp_infra.hyperpod.template` reads them)."""
-    from smddp_infra.hyperpod.template import hyperpod_clusters
+    from smddp_infra.hyperpod.template import hyperpod_clusters, task_governance
 
     clusters = hyperpod_clusters(view.template)
-    if not clusters:
+    policies, quotas = task_governance(view.template)
+    if not clusters and not policies and not quotas:
         return []
     out = [f"{h} HyperPod clusters ({len(clusters)})", ""]
     for c in clusters:
@@ -113,7 +114,51 @@ def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
             out.append(f"| {_cell(g.name)} | {g.instance_type} | {g.nodes} | {g.capacity} | {_cell(placement)} | "
                        f"{_cell(updates)} | {_cell(g.image_id or 'HyperPod default')} |")
         out += ["", _address_plan(view, c), ""]
+        out += _governance(view, [p for p in policies if p.cluster == c.logical_id], [q for q in quotas if q.cluster == c.logical_id])
+    elsewhere = ([p for p in policies if p.cluster is None], [q for q in quotas if q.cluster is None])
+    if elsewhere[0] or elsewhere[1]:
+        out += ["Task governance on a cluster outside this template:", ""] + _governance(view, *elsewhere)
     return out
+
+
+def _governance(view: TemplateView, policies: list[Any], quotas: list[Any]) -> list[str]:
+    """Teams and quotas (``ComputeQuota``) and the cluster policy (``ClusterSchedulerConfig``) as written;
+    what is not written is shown with the service's default (the ComputeQuota schema's descriptions)."""
+    out: list[str] = []
+    for p in policies:
+        classes = ", ".join(f"{view.render(n)} (weight {view.render(w)})" for n, w in p.priority_classes) or "none"
+        fair = view.render(p.fair_share) if p.fair_share is not None else "not written (the service's default)"
+        out += [f"Task governance policy {_cell(view.label(p.logical_id))}: fair share {_cell(fair)}; priority classes "
+                f"{_cell(classes)}.", ""]
+    if quotas:
+        out += ["| Team | Quota | Instances | Fair-share weight | Idle compute | Preempts its own tasks |", "|---|---|---|---|---|---|"]
+        for q in quotas:
+            instances = ", ".join(f"{view.render(t)} x {view.render(c)}" for t, c in q.instances) or "none"
+            weight = view.render(q.fair_share_weight) if q.fair_share_weight is not None else "not written"
+            out.append(f"| {_cell(view.render(q.team))} | {_cell(view.label(q.logical_id))} | {_cell(instances)} | {_cell(weight)} "
+                       f"| {_cell(_sharing(view, q))} | {_cell(_preemption(view, q))} |")
+        out.append("")
+    return out
+
+
+def _sharing(view: TemplateView, quota: Any) -> str:
+    """Lend / DontLend / LendAndBorrow with its limits; none written: the service's LendAndBorrow, 50 %."""
+    if quota.strategy is None and quota.borrow_limit is None and not quota.absolute_borrow_limits:
+        return "LendAndBorrow, borrows up to 50 % (the service's default)"
+    strategy = view.render(quota.strategy) if quota.strategy is not None else "LendAndBorrow"
+    if strategy != "LendAndBorrow":
+        return strategy
+    limit = f"{view.render(quota.borrow_limit)} %" if quota.borrow_limit is not None else "50 % (the service's default)"
+    text = f"LendAndBorrow, borrows up to {limit}"
+    if quota.absolute_borrow_limits:
+        text += ", at most " + ", ".join(f"{view.render(t)} x {view.render(c)}" for t, c in quota.absolute_borrow_limits)
+    return text
+
+
+def _preemption(view: TemplateView, quota: Any) -> str:
+    if quota.preempt_team_tasks is None:
+        return "LowerPriority (the service's default)"
+    return view.render(quota.preempt_team_tasks)
 
 
 def _address_plan(view: TemplateView, cluster: Any) -> str:

@@ -20,15 +20,16 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
 from typing import Any, Iterable, Optional, Sequence
 
-from smddp_infra.rules import (dns_rules, efa_rules, eks_rules, fsx_client_rules, fsx_key_rules, fsx_rules, launch_rules,
-                               nacl_rules, network_rules, retention_rules, unresolved)
+from smddp_infra.rules import (dns_rules, efa_rules, eks_rules, fsx_client_rules, fsx_key_rules, fsx_rules, governance_rules,
+                               launch_rules, nacl_rules, network_rules, retention_rules, unresolved)
 from smddp_infra.rules.findings import Finding, Rule
 from smddp_infra.rules.model import TemplateModel, is_known, mappings_in
 
 #: Every rule, in report order. Ids are stable: they are what users acknowledge.
 RULES: tuple[Rule, ...] = (
     efa_rules.RULES + launch_rules.RULES[:1] + fsx_rules.RULES + fsx_client_rules.RULES + fsx_key_rules.RULES + network_rules.RULES
-    + launch_rules.RULES[1:] + nacl_rules.RULES + dns_rules.RULES + retention_rules.RULES + eks_rules.RULES + unresolved.RULES
+    + launch_rules.RULES[1:] + nacl_rules.RULES + dns_rules.RULES + retention_rules.RULES + eks_rules.RULES
+    + governance_rules.RULES + unresolved.RULES
 )
 RULES_BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
 
@@ -42,6 +43,8 @@ READ_PROPERTIES: dict[str, Optional[tuple[str, ...]]] = {
     "AWS::EC2::LaunchTemplate": ("LaunchTemplateData",),
     "AWS::SageMaker::Cluster": ("VpcConfig", "InstanceGroups", "RestrictedInstanceGroups", "Orchestrator"),
     "AWS::EKS::Cluster": ("AccessConfig", "ResourcesVpcConfig"),
+    "AWS::SageMaker::ComputeQuota": ("ClusterArn", "ComputeQuotaConfig", "ComputeQuotaTarget"),
+    "AWS::SageMaker::ClusterSchedulerConfig": ("ClusterArn",),
     "AWS::FSx::FileSystem": None,
     "AWS::EC2::Subnet": ("AvailabilityZone", "AvailabilityZoneId", "VpcId", "CidrBlock", "Tags"),
     "AWS::EC2::VPC": ("CidrBlock", "EnableDnsSupport", "EnableDnsHostnames"),
