@@ -33,6 +33,7 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.deprecated import check_hyperpod_parts, hyperpod_legacy
+from smddp_infra.constructs.hyperpod_home import HomeDirectories, HomeDirectoriesFileSystem
 from smddp_infra.constructs.hyperpod_role import HyperPodAutoscalingRole, HyperPodClusterRole
 from smddp_infra.constructs.network_interface import ITrainingNetwork, add_missing_endpoints, missing_endpoints
 from smddp_infra.constructs.training_network import TrainingNetwork
@@ -240,14 +241,16 @@ class HyperPodCluster(Construct):
     Attributes: ``cluster`` (the ``CfnCluster``), ``cluster_name``, ``cluster_arn``, ``role``
     (``iam.IRole``), ``execution_role`` (:class:`HyperPodClusterRole`, None when ``roles.role`` was
     passed), ``instance_groups``, ``orchestrator``, ``mount_path``, ``lifecycle_s3_uri``,
-    ``interface_endpoints`` (the endpoints this construct added to the network).
+    ``interface_endpoints`` (the endpoints this construct added to the network), ``home_directories``
+    (:class:`~smddp_infra.constructs.hyperpod_home.HomeDirectoriesFileSystem`, None without ``home_directories``).
     """
 
     def __init__(self, scope: Construct, id: str, *, instance_groups: Sequence[InstanceGroup],
                  network: Optional[ITrainingNetwork] = None, cluster_name: Optional[str] = None,
                  orchestration: Optional[Orchestration] = None, provisioning: Optional[Provisioning] = None,
                  lifecycle: Optional[Lifecycle] = None, nodes: Optional[Nodes] = None, updates: Optional[Updates] = None,
-                 roles: Optional[Roles] = None, **legacy: Unpack[HyperPodClusterLegacyProps]) -> None:
+                 roles: Optional[Roles] = None, home_directories: Optional[HomeDirectories] = None,
+                 **legacy: Unpack[HyperPodClusterLegacyProps]) -> None:
         """
         :param instance_groups: the groups (:class:`~smddp_infra.hyperpod.InstanceGroup`). A Slurm
             cluster has exactly one ``Controller`` group; every Slurm group names its node type.
@@ -270,6 +273,9 @@ class HyperPodCluster(Construct):
             update. Default: none.
         :param roles: :class:`Roles`: ``role``, ``autoscaling_role``, used as given (nothing is attached).
             Default: scoped roles are created.
+        :param home_directories: :class:`~smddp_infra.constructs.hyperpod_home.HomeDirectories`: an FSx for
+            OpenZFS file system, created or imported, mounted on every group (``FsxOpenZfsConfig``) at
+            ``/home``, its group admitting NFS from the nodes' groups. Default: none.
         :param legacy: the old flat keywords, each the same-named field of a group (or, for the
             network's parts, of ``TrainingNetwork.from_attributes``); for one minor release, with one
             DeprecationWarning naming where they go (:mod:`smddp_infra.constructs.deprecated`).
@@ -277,6 +283,8 @@ class HyperPodCluster(Construct):
         given = _Options.of(legacy, network, {"orchestration": orchestration, "provisioning": provisioning,
                                               "lifecycle": lifecycle, "nodes": nodes, "updates": updates,
                                               "roles": roles})
+        if home_directories is not None and not isinstance(home_directories, HomeDirectories):
+            raise PropTypeError(f"home_directories must be a HomeDirectories(...), got {type(home_directories).__name__}")
         orchestrator = given.orchestration.orchestrator
         groups = hv.check_group_list("instance_groups", instance_groups)
         notes = hv.check_groups("instance_groups", orchestrator, groups)
@@ -314,6 +322,7 @@ class HyperPodCluster(Construct):
         if life.lifecycle_script:
             _warn_lifecycle_bucket(self, script_bucket.bucket_name)
         self.role: iam.IRole = self._execution_role(given, network, eks_cluster_arn)
+        self.home_directories = self._home(home_directories, network, given.nodes.mount_path)
         self.cluster = self._cluster(given, network, groups, eks_cluster_arn)
         # Stateful: jobs and their nodes live in it. RETAIN keeps a deleted or replaced cluster
         # (and its running jobs) alive instead of ending them with the stack change.
@@ -381,7 +390,8 @@ class HyperPodCluster(Construct):
             source_s3_uri=self.lifecycle_s3_uri, on_init_complete=life.lifecycle_script) if life.lifecycle_script else None)
         alarms = given.updates.alarm_names
         key = network.encryption_key.key_arn if network.encryption_key is not None else None
-        rendered = [self._group(g, self.role, storage if g.mount_file_system else [], life_cycle, alarms, key)
+        home = [self.home_directories.storage_config] if self.home_directories is not None else []
+        rendered = [self._group(g, self.role, (storage if g.mount_file_system else []) + home, life_cycle, alarms, key)
                     for g in groups]
         self.autoscaling_role: Optional[HyperPodAutoscalingRole] = None
         autoscaling_role = given.roles.autoscaling_role
@@ -416,10 +426,22 @@ class HyperPodCluster(Construct):
             ) if memory_percent is not None else None,
         )
 
+    def _home(self, settings: Optional[HomeDirectories], network: ITrainingNetwork,
+              lustre_path: str) -> Optional[HomeDirectoriesFileSystem]:
+        """The home directories' file system and its NFS rules; the cluster waits for them (and for
+        the rules on the nodes' groups), as its nodes mount it when they start."""
+        self._home_needs: list[Any] = []
+        if settings is None:
+            return None
+        home = HomeDirectoriesFileSystem(self, "HomeDirectories", settings=settings, network=network,
+                                         lustre_mount_path=lustre_path if network.file_system_mount is not None else None)
+        self._home_needs = [home, home.security_group, *network.security_groups]
+        return home
+
     def _waits_for(self) -> list[Any]:
         """What must exist before HyperPod creates the cluster: the roles' policies (HyperPod starts
-        nodes that use them) and HyperPod's EKS prerequisites (add-ons, chart)."""
-        needed: list[Any] = []
+        nodes that use them), HyperPod's EKS prerequisites (add-ons, chart), the home directories."""
+        needed: list[Any] = list(self._home_needs)
         if self.execution_role is not None:
             needed.append(self.execution_role.policy)
         if self.autoscaling_role is not None:
@@ -589,7 +611,8 @@ def _default_name(scope: Construct) -> str:
     return name[:63].rstrip("-")
 
 
-__all__ = ["HyperPodCluster", "InstanceGroup", "Lifecycle", "Nodes", "Orchestration", "Provisioning", "Roles", "Updates"]
+__all__ = ["HomeDirectories", "HyperPodCluster", "InstanceGroup", "Lifecycle", "Nodes", "Orchestration", "Provisioning",
+           "Roles", "Updates"]
 
 
 def _refuse_absent_in_partition(cluster: Construct) -> None:
