@@ -435,7 +435,7 @@ class HyperPodCluster(Construct):
             return None
         home = HomeDirectoriesFileSystem(self, "HomeDirectories", settings=settings, network=network,
                                          lustre_mount_path=lustre_path if network.file_system_mount is not None else None)
-        self._home_needs = [home, home.security_group, *network.security_groups]
+        self._home_needs = list(home.rules)  # the file system and the groups: by reference already
         return home
 
     def _waits_for(self) -> list[Any]:

@@ -156,8 +156,11 @@ class HomeDirectoriesFileSystem(Construct):
         return created
 
     def _admit(self, network: ITrainingNetwork) -> None:
-        """NFS from each node group into the file system's group, and out of each node group to it."""
+        """NFS from each node group into the file system's group, and out of each node group to it;
+        ``rules`` holds the rule resources added (the cluster waits for them)."""
         home = self.security_group
+        holders = [home, *network.security_groups]
+        before = {child.node.path for holder in holders for child in holder.node.children}  # jsii proxies: no stable id()
         if not v.group_takes_rules(home):
             Annotations.of(self).add_warning_v2(
                 "smddp:homeGroupImmutable",
@@ -171,6 +174,8 @@ class HomeDirectoriesFileSystem(Construct):
                 home.add_ingress_rule(group, port, f"{what} from the HyperPod nodes")
                 if not group.allow_all_outbound:
                     group.add_egress_rule(home, port, f"{what} to the home directories")
+        self.rules: list[Construct] = [child for holder in holders for child in holder.node.children
+                                       if child.node.path not in before]
 
 
 __all__ = ["DEFAULT_HOME_PATH", "HomeDirectories", "HomeDirectoriesFileSystem"]

@@ -56,5 +56,16 @@ def throughput_problem(deployment_type: str, mbps: int) -> Optional[str]:
     return f"{deployment_type} takes {', '.join(map(str, allowed))} MB/s (CreateFileSystemOpenZFSConfiguration.ThroughputCapacity)"
 
 
-__all__ = ["DEPLOYMENT_TYPES", "MAX_BACKUP_RETENTION_DAYS", "MAX_CAPACITY_GIB", "MIN_CAPACITY_GIB", "MULTI_AZ_1",
+def capacity_update_problem(deployed_gib: int, new_gib: int) -> Optional[str]:
+    """Why FSx refuses to change an OpenZFS file system's StorageCapacity from ``deployed_gib`` to
+    ``new_gib`` (None when it accepts it or nothing changes): UpdateFileSystem's StorageCapacity "must be
+    at least 10 percent greater than the current storage capacity value" for FSx for OpenZFS (FSx API
+    reference, UpdateFileSystem; botocore's ``fsx`` model), so it never shrinks."""
+    if new_gib == deployed_gib or new_gib * 10 >= deployed_gib * 11:
+        return None
+    return (f"{deployed_gib:,} -> {new_gib:,} GiB: an FSx for OpenZFS file system only grows, by at least 10% per update "
+            f"(at least {-(-deployed_gib * 11 // 10):,} GiB)")
+
+
+__all__ = ["capacity_update_problem", "DEPLOYMENT_TYPES", "MAX_BACKUP_RETENTION_DAYS", "MAX_CAPACITY_GIB", "MIN_CAPACITY_GIB", "MULTI_AZ_1",
            "NFS_PORTS", "NFS_SERVICES", "SINGLE_AZ_1", "THROUGHPUT_MBPS", "throughput_problem"]
