@@ -1,4 +1,4 @@
-"""Home directories on FSx for OpenZFS (issue 42 item 4): ``HyperPodCluster(home_directories=...)``.
+"""Home directories on FSx for OpenZFS (issue 42 item 4): ``HyperPodCluster(nodes=Nodes(home_directories=...))``.
 
 ONE app for the module, checked by AwsSolutions and SmddpChecks (a synth that finishes is a clean
 synth: an unacknowledged finding raises ValidationFailed), with two stacks:
@@ -31,8 +31,9 @@ CLUSTER, FILE_SYSTEM = "AWS::SageMaker::Cluster", "AWS::FSx::FileSystem"
 #: The created file system's logical id: construct ids are the contract, a new id is an empty file system.
 PINNED_ID = "HyperPodHomeDirectoriesFileSystemBEE238F5"
 HOME_GROUP = "HyperPodHomeDirectoriesSecurityGroup666EAD15"
-IMPORTED = {"file_system_id": "fs-0abc1234def567890", "dns_name": "fs-0abc1234def567890.fsx.us-east-1.amazonaws.com"}
 IMPORTED_GROUP = "sg-0123456789abcdef1"
+IMPORTED = {"file_system_id": "fs-0abc1234def567890", "dns_name": "fs-0abc1234def567890.fsx.us-east-1.amazonaws.com",
+            "security_group_id": IMPORTED_GROUP}
 #: FSx for OpenZFS User Guide, "File system access control with Amazon VPC": TCP and UDP each.
 NFS = {(protocol, low, high) for protocol in ("tcp", "udp") for low, high in ((111, 111), (2049, 2049), (20001, 20003))}
 
@@ -55,22 +56,21 @@ def _network(stack: Any, *, key: bool = False, nat: bool = False) -> Any:
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from aws_cdk import App, Environment, Stack, Validations, aws_ec2 as ec2
+    from aws_cdk import App, Environment, Stack, Validations
     from cdk_nag import AwsSolutionsChecks
 
     from smddp_infra import HyperPodCluster, InstanceGroup
     from smddp_infra.checks import SmddpChecks
-    from smddp_infra.constructs.hyperpod import HomeDirectories, Orchestration
+    from smddp_infra.constructs.hyperpod import HomeDirectories, Nodes, Orchestration
 
     app = App(context=cdk_context(), outdir=str(tmp_path_factory.mktemp("home")))
     created = Stack(app, "HomeCreated", env=Environment(region="us-east-1"))
     exec(_doc_example(), {"stack": created, "network": _network(created, key=True)})  # noqa: S102
     imported = Stack(app, "HomeImported", env=Environment(region="us-east-1"))
-    group = ec2.SecurityGroup.from_security_group_id(imported, "HomeGroup", IMPORTED_GROUP)
     HyperPodCluster(imported, "HyperPod", network=_network(imported, nat=True),
                     orchestration=Orchestration(orchestrator="eks", eks_cluster_arn=EKS_ARN),
                     instance_groups=[InstanceGroup(name="gpu", instance_type="ml.p5.48xlarge", count=2)],
-                    home_directories=HomeDirectories(mount_path="/shared/home", security_group=group, **IMPORTED))
+                    nodes=Nodes(home_directories=HomeDirectories(mount_path="/shared/home", **IMPORTED)))
     Validations.of(app).add_plugins(AwsSolutionsChecks(app), SmddpChecks(app))
     assembly = app.synth()
     return {name: assembly.get_stack_artifact(stack.artifact_id).template
@@ -95,7 +95,7 @@ def _node_groups(template: dict[str, Any]) -> list[Any]:
 
 def test_the_docs_example_builds_the_created_stack(synth: dict[str, Any]) -> None:
     """docs/hyperpod.md's block is what built ``HomeCreated`` (executed from the markdown above)."""
-    assert "home_directories=HomeDirectories(storage_capacity_gib=2048, throughput_mbps=256)" in _doc_example()
+    assert "nodes=Nodes(home_directories=HomeDirectories(storage_capacity_gib=2048, throughput_mbps=256))" in _doc_example()
     assert _of_type(synth["created"], FILE_SYSTEM)[PINNED_ID]["Properties"]["StorageCapacity"] == 2048
 
 
@@ -261,16 +261,25 @@ BAD = [
     ({"mount_path": "/home/"}, "home_directories.mount_path must be an absolute path"),
     ({"mount_path": "//home"}, "home_directories.mount_path must be an absolute path"),
     ({"file_system_id": IMPORTED["file_system_id"]}, "home_directories: an imported file system needs file_system_id, "
-     "dns_name and security_group together, got only file_system_id"),
-    ({"file_system_id": "fs-12", "dns_name": IMPORTED["dns_name"], "security_group": "GROUP"},
-     "home_directories.file_system_id must be an FSx file system id"),
-    ({"dns_name": "home.example.com", "file_system_id": IMPORTED["file_system_id"], "security_group": "GROUP"},
-     "home_directories.dns_name must be the file system's DNS name"),
-    ({**IMPORTED, "security_group": "GROUP", "storage_capacity_gib": 2048},
+     "dns_name and security_group_id together, got only file_system_id"),
+    ({**IMPORTED, "file_system_id": "fs-12"}, "home_directories.file_system_id must be an FSx file system id"),
+    ({**IMPORTED, "dns_name": "home.example.com"}, "home_directories.dns_name must be the file system's DNS name"),
+    ({**IMPORTED, "security_group_id": "default"}, "home_directories.security_group_id must be the file system's security group id"),
+    ({**IMPORTED, "storage_capacity_gib": 2048},
      "home_directories: storage_capacity_gib size a file system the cluster creates; an imported one"),
-    ({**IMPORTED, "security_group": "sg-0123456789abcdef1"}, "home_directories.security_group must be an"),
     ({"throughput": 64}, "throughput"),
 ]
+
+
+@pytest.mark.parametrize(("fields", "message"), BAD, ids=[m[:60] for _, m in BAD])
+def test_a_bad_value_is_one_line_naming_the_field(fields: dict[str, Any], message: str) -> None:
+    from smddp_infra.constructs.hyperpod import HomeDirectories
+    from smddp_infra.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        HomeDirectories(**fields)
+    text = str(caught.value)
+    assert message in text and "\n" not in text, text
 
 
 @pytest.fixture(scope="module")
@@ -279,18 +288,6 @@ def scope() -> Any:
 
     stack = Stack(App(context=cdk_context()), "Bad", env=Environment(region="us-east-1", account="123456789012"))
     return {"network": _network(stack), "group": ec2.SecurityGroup.from_security_group_id(stack, "G", IMPORTED_GROUP)}
-
-
-@pytest.mark.parametrize(("fields", "message"), BAD, ids=[m[:60] for _, m in BAD])
-def test_a_bad_value_is_one_line_naming_the_field(scope: dict[str, Any], fields: dict[str, Any], message: str) -> None:
-    from smddp_infra.constructs.hyperpod import HomeDirectories
-    from smddp_infra.errors import ConfigError, PropTypeError
-
-    fields = {k: scope["group"] if v == "GROUP" else v for k, v in fields.items()}
-    with pytest.raises((ConfigError, PropTypeError)) as caught:
-        HomeDirectories(**fields)
-    text = str(caught.value)
-    assert message in text and "\n" not in text, text
 
 
 def _slurm(scope: dict[str, Any], name: str, **kw: Any) -> Any:
@@ -308,16 +305,19 @@ def test_the_cluster_refuses_a_wrong_shape_a_clash_with_lustre_and_a_network_wit
     from smddp_infra.constructs.hyperpod import HomeDirectories, Nodes
     from smddp_infra.errors import ConfigError, PropTypeError
 
-    with pytest.raises(PropTypeError, match=r"^home_directories must be a HomeDirectories\(\.\.\.\), got dict$"):
-        _slurm(scope, "Shape", home_directories={"mount_path": "/home"})
+    with pytest.raises(PropTypeError, match=r"^nodes.home_directories must be a HomeDirectories\(\.\.\.\), got dict$"):
+        Nodes(home_directories={"mount_path": "/home"})
+    with pytest.raises(PropTypeError, match=r"^HyperPodCluster has no 'home_directories': it moved to "
+                                            r"nodes=Nodes\(home_directories=\.\.\.\)$"):  # never a flat keyword
+        _slurm(scope, "Flat", home_directories=HomeDirectories())
     with pytest.raises(ConfigError, match=r"^home_directories.mount_path '/fsx' is where the network's FSx for Lustre"):
-        _slurm(scope, "Clash", home_directories=HomeDirectories(mount_path="/fsx"))
+        _slurm(scope, "Clash", nodes=Nodes(home_directories=HomeDirectories(mount_path="/fsx")))
     with pytest.raises(ConfigError, match=r"^home_directories.mount_path '/data' is where"):
-        _slurm(scope, "Clash2", nodes=Nodes(mount_path="/data/"), home_directories=HomeDirectories(mount_path="/data"))
+        _slurm(scope, "Clash2", nodes=Nodes(mount_path="/data/", home_directories=HomeDirectories(mount_path="/data")))
     stack = scope["network"].node.scope
     parts = TrainingNetwork.from_attributes(
         stack, "Parts", training_subnet=ec2.Subnet.from_subnet_attributes(stack, "S", subnet_id="subnet-0abc",
                                                                             availability_zone="us-east-1a"),
         security_groups=[scope["group"]], job_bucket=s3.Bucket.from_bucket_name(stack, "B", "jobs-bucket"))
     with pytest.raises(ConfigError, match=r"^home_directories: the network was imported by its parts, without its VPC"):
-        _slurm(scope, "NoVpc", network=parts, home_directories=HomeDirectories())
+        _slurm(scope, "NoVpc", network=parts, nodes=Nodes(home_directories=HomeDirectories()))

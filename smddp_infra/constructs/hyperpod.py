@@ -33,13 +33,13 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.deprecated import check_hyperpod_parts, hyperpod_legacy
-from smddp_infra.constructs.hyperpod_home import HomeDirectories, HomeDirectoriesFileSystem
+from smddp_infra.constructs.hyperpod_home import HomeDirectoriesFileSystem
 from smddp_infra.constructs.hyperpod_role import HyperPodAutoscalingRole, HyperPodClusterRole
 from smddp_infra.constructs.network_interface import ITrainingNetwork, add_missing_endpoints, missing_endpoints
 from smddp_infra.constructs.training_network import TrainingNetwork
 from smddp_infra.errors import ConfigError, PropTypeError, known_fields
 from smddp_infra.hyperpod import eks as hyperpod_eks, validation as hv
-from smddp_infra.hyperpod.options import Nodes, Provisioning
+from smddp_infra.hyperpod.options import HomeDirectories, Nodes, Provisioning
 from smddp_infra.hyperpod.values import (
     DEFAULT_LIFECYCLE_PREFIX,
     DEFAULT_UPDATE_BATCH_PERCENT,
@@ -242,15 +242,14 @@ class HyperPodCluster(Construct):
     (``iam.IRole``), ``execution_role`` (:class:`HyperPodClusterRole`, None when ``roles.role`` was
     passed), ``instance_groups``, ``orchestrator``, ``mount_path``, ``lifecycle_s3_uri``,
     ``interface_endpoints`` (the endpoints this construct added to the network), ``home_directories``
-    (:class:`~smddp_infra.constructs.hyperpod_home.HomeDirectoriesFileSystem`, None without ``home_directories``).
+    (:class:`~smddp_infra.constructs.hyperpod_home.HomeDirectoriesFileSystem`, None without ``nodes.home_directories``).
     """
 
     def __init__(self, scope: Construct, id: str, *, instance_groups: Sequence[InstanceGroup],
                  network: Optional[ITrainingNetwork] = None, cluster_name: Optional[str] = None,
                  orchestration: Optional[Orchestration] = None, provisioning: Optional[Provisioning] = None,
                  lifecycle: Optional[Lifecycle] = None, nodes: Optional[Nodes] = None, updates: Optional[Updates] = None,
-                 roles: Optional[Roles] = None, home_directories: Optional[HomeDirectories] = None,
-                 **legacy: Unpack[HyperPodClusterLegacyProps]) -> None:
+                 roles: Optional[Roles] = None, **legacy: Unpack[HyperPodClusterLegacyProps]) -> None:
         """
         :param instance_groups: the groups (:class:`~smddp_infra.hyperpod.InstanceGroup`). A Slurm
             cluster has exactly one ``Controller`` group; every Slurm group names its node type.
@@ -268,14 +267,12 @@ class HyperPodCluster(Construct):
         :param lifecycle: :class:`Lifecycle`: ``lifecycle_script``, ``lifecycle_prefix``, ``lifecycle_bucket``,
             a script of yours on every node. Default: none (HyperPod's bootstrap alone).
         :param nodes: :class:`~smddp_infra.hyperpod.options.Nodes`: ``mount_path``, ``ips_per_node``,
-            ``interface_endpoints``. Default: ``/fsx``, the planned IPs and endpoints described there.
+            ``interface_endpoints``, ``home_directories`` (FSx for OpenZFS at ``/home``). Default: ``/fsx``,
+            the planned IPs and endpoints described there, no home directories.
         :param updates: :class:`Updates`: ``update_rollback_alarms``, which roll back a scheduled AMI
             update. Default: none.
         :param roles: :class:`Roles`: ``role``, ``autoscaling_role``, used as given (nothing is attached).
             Default: scoped roles are created.
-        :param home_directories: :class:`~smddp_infra.constructs.hyperpod_home.HomeDirectories`: an FSx for
-            OpenZFS file system, created or imported, mounted on every group (``FsxOpenZfsConfig``) at
-            ``/home``, its group admitting NFS from the nodes' groups. Default: none.
         :param legacy: the old flat keywords, each the same-named field of a group (or, for the
             network's parts, of ``TrainingNetwork.from_attributes``); for one minor release, with one
             DeprecationWarning naming where they go (:mod:`smddp_infra.constructs.deprecated`).
@@ -283,8 +280,6 @@ class HyperPodCluster(Construct):
         given = _Options.of(legacy, network, {"orchestration": orchestration, "provisioning": provisioning,
                                               "lifecycle": lifecycle, "nodes": nodes, "updates": updates,
                                               "roles": roles})
-        if home_directories is not None and not isinstance(home_directories, HomeDirectories):
-            raise PropTypeError(f"home_directories must be a HomeDirectories(...), got {type(home_directories).__name__}")
         orchestrator = given.orchestration.orchestrator
         groups = hv.check_group_list("instance_groups", instance_groups)
         notes = hv.check_groups("instance_groups", orchestrator, groups)
@@ -322,7 +317,7 @@ class HyperPodCluster(Construct):
         if life.lifecycle_script:
             _warn_lifecycle_bucket(self, script_bucket.bucket_name)
         self.role: iam.IRole = self._execution_role(given, network, eks_cluster_arn)
-        self.home_directories = self._home(home_directories, network, given.nodes.mount_path)
+        self.home_directories = self._home(given.nodes, network)
         self.cluster = self._cluster(given, network, groups, eks_cluster_arn)
         # Stateful: jobs and their nodes live in it. RETAIN keeps a deleted or replaced cluster
         # (and its running jobs) alive instead of ending them with the stack change.
@@ -426,15 +421,15 @@ class HyperPodCluster(Construct):
             ) if memory_percent is not None else None,
         )
 
-    def _home(self, settings: Optional[HomeDirectories], network: ITrainingNetwork,
-              lustre_path: str) -> Optional[HomeDirectoriesFileSystem]:
+    def _home(self, nodes: Nodes, network: ITrainingNetwork) -> Optional[HomeDirectoriesFileSystem]:
         """The home directories' file system and its NFS rules; the cluster waits for them (and for
         the rules on the nodes' groups), as its nodes mount it when they start."""
         self._home_needs: list[Any] = []
-        if settings is None:
+        if nodes.home_directories is None:
             return None
-        home = HomeDirectoriesFileSystem(self, "HomeDirectories", settings=settings, network=network,
-                                         lustre_mount_path=lustre_path if network.file_system_mount is not None else None)
+        home = HomeDirectoriesFileSystem(
+            self, "HomeDirectories", settings=nodes.home_directories, network=network,
+            lustre_mount_path=nodes.mount_path if network.file_system_mount is not None else None)
         self._home_needs = list(home.rules)  # the file system and the groups: by reference already
         return home
 

@@ -1,4 +1,4 @@
-"""Home directories on FSx for OpenZFS for a HyperPod cluster (``HyperPodCluster(home_directories=...)``).
+"""Home directories on FSx for OpenZFS for a HyperPod cluster (``HyperPodCluster(nodes=Nodes(home_directories=...))``).
 
 A Slurm cluster's users share one home (their code, environments, dotfiles) on every node; HyperPod
 mounts an FSx for OpenZFS file system on each instance group itself through
@@ -19,78 +19,17 @@ the contract: a changed id is a new, empty file system.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Optional
+from typing import Optional
 
-from aws_cdk import Annotations, RemovalPolicy, Tags, aws_ec2 as ec2, aws_fsx as fsx, aws_sagemaker as sagemaker
+from aws_cdk import RemovalPolicy, Tags, aws_ec2 as ec2, aws_fsx as fsx, aws_sagemaker as sagemaker
 from constructs import Construct
 
-from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs._retention import watch_retention
 from smddp_infra.constructs.network_interface import ITrainingNetwork
 from smddp_infra.contract import TAG_ROLE, TAG_ROLE_HOME_DIRECTORIES
-from smddp_infra.errors import ConfigError, known_fields
-from smddp_infra.hyperpod import validation as hv
+from smddp_infra.errors import ConfigError
+from smddp_infra.hyperpod.options import HomeDirectories
 from smddp_infra.sizing import openzfs_rules as zfs
-
-#: Where HyperPod mounts the home directories by default: the nodes' ``/home``, so every user's home
-#: (``useradd -m``) is on the shared file system.
-DEFAULT_HOME_PATH = "/home"
-#: The sizing fields of a created file system, with their defaults (None in the dataclass: "not given").
-_CREATED_DEFAULTS: dict[str, Any] = {"deployment_type": zfs.SINGLE_AZ_1, "storage_capacity_gib": 1024,
-                                     "throughput_mbps": 64, "backup_retention_days": 7}
-
-
-@known_fields
-@dataclass(frozen=True)
-class HomeDirectories:
-    """FSx for OpenZFS home directories on every instance group (``home_directories=``).
-
-    Created by default; pass ``file_system_id``, ``dns_name`` and ``security_group`` to import one.
-
-    :param mount_path: where every node mounts it (``FsxOpenZfsConfig.MountPath``). Default: ``/home``.
-    :param deployment_type: ``SINGLE_AZ_1``, ``SINGLE_AZ_2``, ``SINGLE_AZ_HA_1`` or ``SINGLE_AZ_HA_2``
-        (``MULTI_AZ_1`` needs a second subnet: import such a file system). Default: ``SINGLE_AZ_1``.
-    :param storage_capacity_gib: SSD capacity, 64 to 524,288 GiB; it can grow in place later. Default: 1024.
-    :param throughput_mbps: ``ThroughputCapacity``: 64 to 4,096 MB/s in steps on the ``_1`` types, 160 to
-        10,240 on the ``_2`` types (:mod:`smddp_infra.sizing.openzfs_rules`). Default: 64.
-    :param backup_retention_days: daily automatic backups kept, 0 (off) to 90. Default: 7.
-    :param file_system_id: an existing OpenZFS file system's id (``fs-...``). Default: none (create one).
-    :param dns_name: its DNS name, what the nodes mount. Required with ``file_system_id``.
-    :param security_group: its security group, which gets the NFS rules from the nodes' groups (a group
-        imported with ``mutable=False`` must already have them). Required with ``file_system_id``.
-    """
-
-    mount_path: str = DEFAULT_HOME_PATH
-    deployment_type: Optional[str] = None
-    storage_capacity_gib: Optional[int] = None
-    throughput_mbps: Optional[int] = None
-    backup_retention_days: Optional[int] = None
-    file_system_id: Optional[str] = None
-    dns_name: Optional[str] = None
-    security_group: Optional[ec2.ISecurityGroup] = None
-
-    def __post_init__(self) -> None:
-        hv.check_fsx_mount_path("home_directories.mount_path", self.mount_path)
-        v.require("home_directories.security_group", self.security_group, "ISecurityGroup")
-        given = [f.name for f in fields(self) if f.name in _CREATED_DEFAULTS and getattr(self, f.name) is not None]
-        imported = [n for n in ("file_system_id", "dns_name", "security_group") if getattr(self, n) is not None]
-        if imported and len(imported) < 3:
-            raise ConfigError(f"home_directories: an imported file system needs file_system_id, dns_name and security_group "
-                              f"together, got only {', '.join(imported)}")
-        if imported:
-            hv.check_openzfs_imported("home_directories", self.file_system_id, self.dns_name, given)
-        else:
-            hv.check_openzfs_created("home_directories", *(self.setting(n) for n in _CREATED_DEFAULTS))
-
-    @property
-    def imported(self) -> bool:
-        return self.file_system_id is not None
-
-    def setting(self, name: str) -> Any:
-        """A sizing field as given, or its default."""
-        given = getattr(self, name)
-        return _CREATED_DEFAULTS[name] if given is None else given
 
 
 class HomeDirectoriesFileSystem(Construct):
@@ -113,10 +52,11 @@ class HomeDirectoriesFileSystem(Construct):
         super().__init__(scope, id)
         self.mount_path = settings.mount_path
         self.file_system: Optional[fsx.CfnFileSystem] = None
+        self.security_group: ec2.ISecurityGroup
         if settings.imported:
-            assert settings.security_group is not None and settings.dns_name is not None
-            self.security_group, self.dns_name = settings.security_group, settings.dns_name
-            self.file_system_id = str(settings.file_system_id)
+            self.security_group = ec2.SecurityGroup.from_security_group_id(self, "ImportedGroup",
+                                                                           str(settings.security_group_id))
+            self.file_system_id, self.dns_name = str(settings.file_system_id), str(settings.dns_name)
         else:
             self.security_group = ec2.SecurityGroup(
                 self, "SecurityGroup", vpc=network.vpc, allow_all_outbound=False,  # type: ignore[arg-type]
@@ -161,11 +101,6 @@ class HomeDirectoriesFileSystem(Construct):
         home = self.security_group
         holders = [home, *network.security_groups]
         before = {child.node.path for holder in holders for child in holder.node.children}  # jsii proxies: no stable id()
-        if not v.group_takes_rules(home):
-            Annotations.of(self).add_warning_v2(
-                "smddp:homeGroupImmutable",
-                f"home_directories.security_group {home.security_group_id} was imported with mutable=False: it must already "
-                "admit TCP and UDP 111, 2049 and 20001-20003 from the nodes' groups (FSx for OpenZFS User Guide)")
         for group in network.security_groups:
             for protocol, low, high in zfs.NFS_PORTS:
                 port = (ec2.Port.tcp_range if protocol == "tcp" else ec2.Port.udp_range)(low, high) if low != high else \
@@ -178,4 +113,4 @@ class HomeDirectoriesFileSystem(Construct):
                                        if child.node.path not in before]
 
 
-__all__ = ["DEFAULT_HOME_PATH", "HomeDirectories", "HomeDirectoriesFileSystem"]
+__all__ = ["HomeDirectoriesFileSystem"]

@@ -691,9 +691,10 @@ def check_openzfs_created(prop: str, deployment_type: Any, capacity_gib: Any, th
                           f"{zfs.MAX_BACKUP_RETENTION_DAYS} (AutomaticBackupRetentionDays), got {_shown(backup_days)}")
 
 
-def check_openzfs_imported(prop: str, file_system_id: Any, dns_name: Any, created: Sequence[str]) -> None:
-    """An imported file system: its id (``fs-`` and 8+ hex digits, botocore ``FileSystemId``) and DNS name
-    (``FsxOpenZfsConfig.DnsName``: botocore ``ClusterDnsName``), or tokens; none of the fields that only
+def check_openzfs_imported(prop: str, file_system_id: Any, dns_name: Any, group_id: Any, created: Sequence[str]) -> None:
+    """An imported file system: its id (``fs-`` and 8+ hex digits, botocore ``FileSystemId``), DNS name
+    (``FsxOpenZfsConfig.DnsName``: botocore ``ClusterDnsName``) and security group id (``sg-`` and 8 to 17
+    hex digits, :data:`smddp_infra.facts.arns.SECURITY_GROUP_ID`), or tokens; none of the fields that only
     size a file system this construct creates (``created``: the names given)."""
     if created:
         raise ConfigError(f"{prop}: {', '.join(created)} size a file system the cluster creates; an imported one "
@@ -706,3 +707,6 @@ def check_openzfs_imported(prop: str, file_system_id: Any, dns_name: Any, create
     if not isinstance(dns_name, str) or not (dns_name.startswith("${Token[") or dns_shape.fullmatch(dns_name)):
         raise ConfigError(f"{prop}.dns_name must be the file system's DNS name (fs-....fsx.<region>.amazonaws.com: "
                           f"FsxOpenZfsConfig.DnsName), got {_shown(dns_name)}")
+    if not isinstance(group_id, str) or not (group_id.startswith("${Token[") or arns.SECURITY_GROUP_ID.fullmatch(group_id)):
+        raise ConfigError(f"{prop}.security_group_id must be the file system's security group id (sg- and 8 to 17 hex "
+                          f"digits), got {_shown(group_id)}")
