@@ -91,6 +91,8 @@ REQUIRED_INDIVIDUAL_OUTPUTS = tuple(k for k in STACK_OUTPUTS if k not in LOCATIO
 #: this project's training network (``smddp:role`` = ``training``).
 TAG_ROLE = "smddp:role"
 TAG_ROLE_TRAINING = "training"
+#: ... and on a HyperPod cluster's home-directories file system (FSx for OpenZFS).
+TAG_ROLE_HOME_DIRECTORIES = "home-directories"
 #: On the file system: the MB/s it was sized for (the sizing calculator's input).
 TAG_REQUIRED_THROUGHPUT = "smddp:requiredThroughputMBps"
 #: Template Metadata on the file system: the calculator's record (what it was asked and

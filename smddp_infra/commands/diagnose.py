@@ -19,11 +19,12 @@ import re
 import sys
 
 from smddp_infra.errors import ConfigError
+from smddp_infra.facts.arns import SECURITY_GROUP_ID
 
 HELP = ("Run the SMDDP troubleshooting guide against your account: a training job, a HyperPod cluster or a "
         "security group + subnet, judged by the same rules as `check` (read-only).")
 
-_GROUP = re.compile(r"sg-[0-9a-f]{8,17}")
+_GROUP = SECURITY_GROUP_ID
 _SUBNET = re.compile(r"subnet-[0-9a-f]{8,17}")
 _FILE_SYSTEM = re.compile(r"fs-[0-9a-f]{8,17}")
 

@@ -218,6 +218,10 @@ HYPERPOD_PARTS = ("training_subnet", "security_groups", "job_bucket", "checkpoin
                   "file_system_dns_name", "file_system_mount_name")
 
 
+#: Group fields added after the flat keywords were deprecated: they never had a flat form.
+NOT_FLAT = frozenset({"home_directories"})
+
+
 def hyperpod_legacy(legacy: Mapping[str, Any], given: Mapping[str, Any],
                     groups: Mapping[str, type]) -> dict[str, dict[str, Any]]:
     """The old keywords in ``legacy``, by the group prop that holds them now (each a field of its class
@@ -226,12 +230,15 @@ def hyperpod_legacy(legacy: Mapping[str, Any], given: Mapping[str, Any],
     is one line."""
     if not legacy:
         return {}
-    places = {prop: (cls.__name__, tuple(f.name for f in fields(cls))) for prop, cls in groups.items()}
+    places = {prop: (cls.__name__, tuple(f.name for f in fields(cls) if f.name not in NOT_FLAT))
+              for prop, cls in groups.items()}
     places["network"] = ("TrainingNetwork.from_attributes", HYPERPOD_PARTS)
     known = [name for _, names in places.values() for name in names]
     for name in legacy:
         if name not in known:
-            raise unknown_field("HyperPodCluster", name, [*given, "instance_groups", "cluster_name", *known], what="keyword")
+            raise unknown_field("HyperPodCluster", name, [*given, "instance_groups", "cluster_name", *known], what="keyword",
+                                moved={f.name: f"{prop}={cls.__name__}({f.name}=...)" for prop, cls in groups.items()
+                                       for f in fields(cls) if f.name in NOT_FLAT})
     placed: dict[str, dict[str, Any]] = {}
     for group, (_, names) in places.items():
         used = {n: legacy[n] for n in names if n in legacy and (group != "network" or legacy[n] is not None)}

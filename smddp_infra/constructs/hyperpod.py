@@ -33,12 +33,13 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.deprecated import check_hyperpod_parts, hyperpod_legacy
+from smddp_infra.constructs.hyperpod_home import HomeDirectoriesFileSystem
 from smddp_infra.constructs.hyperpod_role import HyperPodAutoscalingRole, HyperPodClusterRole
 from smddp_infra.constructs.network_interface import ITrainingNetwork, add_missing_endpoints, missing_endpoints
 from smddp_infra.constructs.training_network import TrainingNetwork
 from smddp_infra.errors import ConfigError, PropTypeError, known_fields
 from smddp_infra.hyperpod import eks as hyperpod_eks, validation as hv
-from smddp_infra.hyperpod.options import Nodes, Provisioning
+from smddp_infra.hyperpod.options import HomeDirectories, Nodes, Provisioning
 from smddp_infra.hyperpod.values import (
     DEFAULT_LIFECYCLE_PREFIX,
     DEFAULT_UPDATE_BATCH_PERCENT,
@@ -240,7 +241,8 @@ class HyperPodCluster(Construct):
     Attributes: ``cluster`` (the ``CfnCluster``), ``cluster_name``, ``cluster_arn``, ``role``
     (``iam.IRole``), ``execution_role`` (:class:`HyperPodClusterRole`, None when ``roles.role`` was
     passed), ``instance_groups``, ``orchestrator``, ``mount_path``, ``lifecycle_s3_uri``,
-    ``interface_endpoints`` (the endpoints this construct added to the network).
+    ``interface_endpoints`` (the endpoints this construct added to the network), ``home_directories``
+    (:class:`~smddp_infra.constructs.hyperpod_home.HomeDirectoriesFileSystem`, None without ``nodes.home_directories``).
     """
 
     def __init__(self, scope: Construct, id: str, *, instance_groups: Sequence[InstanceGroup],
@@ -265,7 +267,8 @@ class HyperPodCluster(Construct):
         :param lifecycle: :class:`Lifecycle`: ``lifecycle_script``, ``lifecycle_prefix``, ``lifecycle_bucket``,
             a script of yours on every node. Default: none (HyperPod's bootstrap alone).
         :param nodes: :class:`~smddp_infra.hyperpod.options.Nodes`: ``mount_path``, ``ips_per_node``,
-            ``interface_endpoints``. Default: ``/fsx``, the planned IPs and endpoints described there.
+            ``interface_endpoints``, ``home_directories`` (FSx for OpenZFS at ``/home``). Default: ``/fsx``,
+            the planned IPs and endpoints described there, no home directories.
         :param updates: :class:`Updates`: ``update_rollback_alarms``, which roll back a scheduled AMI
             update. Default: none.
         :param roles: :class:`Roles`: ``role``, ``autoscaling_role``, used as given (nothing is attached).
@@ -314,6 +317,7 @@ class HyperPodCluster(Construct):
         if life.lifecycle_script:
             _warn_lifecycle_bucket(self, script_bucket.bucket_name)
         self.role: iam.IRole = self._execution_role(given, network, eks_cluster_arn)
+        self.home_directories = self._home(given.nodes, network)
         self.cluster = self._cluster(given, network, groups, eks_cluster_arn)
         # Stateful: jobs and their nodes live in it. RETAIN keeps a deleted or replaced cluster
         # (and its running jobs) alive instead of ending them with the stack change.
@@ -381,7 +385,8 @@ class HyperPodCluster(Construct):
             source_s3_uri=self.lifecycle_s3_uri, on_init_complete=life.lifecycle_script) if life.lifecycle_script else None)
         alarms = given.updates.alarm_names
         key = network.encryption_key.key_arn if network.encryption_key is not None else None
-        rendered = [self._group(g, self.role, storage if g.mount_file_system else [], life_cycle, alarms, key)
+        home = [self.home_directories.storage_config] if self.home_directories is not None else []
+        rendered = [self._group(g, self.role, (storage if g.mount_file_system else []) + home, life_cycle, alarms, key)
                     for g in groups]
         self.autoscaling_role: Optional[HyperPodAutoscalingRole] = None
         autoscaling_role = given.roles.autoscaling_role
@@ -416,10 +421,22 @@ class HyperPodCluster(Construct):
             ) if memory_percent is not None else None,
         )
 
+    def _home(self, nodes: Nodes, network: ITrainingNetwork) -> Optional[HomeDirectoriesFileSystem]:
+        """The home directories' file system and its NFS rules; the cluster waits for them (and for
+        the rules on the nodes' groups), as its nodes mount it when they start."""
+        self._home_needs: list[Any] = []
+        if nodes.home_directories is None:
+            return None
+        home = HomeDirectoriesFileSystem(
+            self, "HomeDirectories", settings=nodes.home_directories, network=network,
+            lustre_mount_path=nodes.mount_path if network.file_system_mount is not None else None)
+        self._home_needs = list(home.rules)  # the file system and the groups: by reference already
+        return home
+
     def _waits_for(self) -> list[Any]:
         """What must exist before HyperPod creates the cluster: the roles' policies (HyperPod starts
-        nodes that use them) and HyperPod's EKS prerequisites (add-ons, chart)."""
-        needed: list[Any] = []
+        nodes that use them), HyperPod's EKS prerequisites (add-ons, chart), the home directories."""
+        needed: list[Any] = list(self._home_needs)
         if self.execution_role is not None:
             needed.append(self.execution_role.policy)
         if self.autoscaling_role is not None:
@@ -589,7 +606,8 @@ def _default_name(scope: Construct) -> str:
     return name[:63].rstrip("-")
 
 
-__all__ = ["HyperPodCluster", "InstanceGroup", "Lifecycle", "Nodes", "Orchestration", "Provisioning", "Roles", "Updates"]
+__all__ = ["HomeDirectories", "HyperPodCluster", "InstanceGroup", "Lifecycle", "Nodes", "Orchestration", "Provisioning",
+           "Roles", "Updates"]
 
 
 def _refuse_absent_in_partition(cluster: Construct) -> None:

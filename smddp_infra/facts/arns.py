@@ -35,6 +35,9 @@ _SNS_TOPIC = re.compile(r"[A-Za-z0-9_-]{1,256}|[A-Za-z0-9_-]{1,251}\.fifo")
 #: (tests/test_sagemaker_api_model.py compares the first with the installed botocore).
 TRAINING_PLAN_ARN = re.compile(r"arn:aws[a-z\-]*:sagemaker:[a-z0-9\-]*:[0-9]{12}:training-plan/.*")
 EKS_CLUSTER_ARN = re.compile(r"arn:aws[a-z\-]*:eks:[a-z0-9\-]*:[0-9]{12}:cluster\/[0-9A-Za-z][A-Za-z0-9\-_]{0,99}")
+#: A security group id: ``sg-`` and 8 or 17 hex digits (EC2's two id lengths; botocore ``SecurityGroupId``
+#: in the sagemaker model allows ``[-0-9a-zA-Z]+``), read where a group is named by its id.
+SECURITY_GROUP_ID = re.compile(r"sg-[0-9a-f]{8,17}")
 #: botocore ``RoleArn`` length.
 ROLE_ARN_LENGTH = (20, 2048)
 #: botocore ``TrainingPlanArn`` length.
@@ -125,5 +128,5 @@ def is_eks_cluster_arn(value: Any) -> bool:
     return eks_cluster_name(value) is not None
 
 
-__all__ = ["alarm_topic_problem", "Arn", "EKS_CLUSTER_ARN", "ROLE_ARN_LENGTH", "TRAINING_PLAN_ARN", "TRAINING_PLAN_ARN_LENGTH", "eks_cluster_name", "is_eks_cluster_arn",
+__all__ = ["alarm_topic_problem", "Arn", "EKS_CLUSTER_ARN", "ROLE_ARN_LENGTH", "SECURITY_GROUP_ID", "TRAINING_PLAN_ARN", "TRAINING_PLAN_ARN_LENGTH", "eks_cluster_name", "is_eks_cluster_arn",
            "is_kms_key_arn", "is_role_arn", "is_sns_topic_arn", "is_training_plan_arn", "parse_arn"]

@@ -15,12 +15,14 @@ Not in :mod:`.values`: these groups call :mod:`.validation`, which reads ``value
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Optional, Sequence
 
+from smddp_infra.errors import ConfigError, PropTypeError
 from smddp_infra.hyperpod import validation as hv
 from smddp_infra.hyperpod.values import DEFAULT_MOUNT_PATH, HYPERPOD_INTERFACE_ENDPOINTS
 from smddp_infra.schema.fields import flag, group, text, texts, value, whole
+from smddp_infra.sizing import openzfs_rules as zfs
 
 #: ``FsxLustreConfig.MountPath``: an absolute path of letters, digits and ``._/-``.
 _MOUNT_PATH = re.compile(r"/[a-zA-Z0-9._/-]+")
@@ -54,6 +56,66 @@ class Provisioning:
         hv.check_memory_percent("tiered_checkpointing_memory_percent", self.tiered_checkpointing_memory_percent)
 
 
+#: Where HyperPod mounts the home directories by default: the nodes' ``/home``, so every user's home
+#: (``useradd -m``) is on the shared file system.
+DEFAULT_HOME_PATH = "/home"
+#: The sizing fields of a created file system, with their defaults (None in the dataclass: "not given").
+_CREATED_DEFAULTS: dict[str, Any] = {"deployment_type": zfs.SINGLE_AZ_1, "storage_capacity_gib": 1024,
+                                     "throughput_mbps": 64, "backup_retention_days": 7}
+
+
+@group
+@dataclass(frozen=True)
+class HomeDirectories:
+    """FSx for OpenZFS home directories on every instance group (``nodes=Nodes(home_directories=...)``).
+
+    Created by default (:class:`~smddp_infra.constructs.hyperpod_home.HomeDirectoriesFileSystem`); pass
+    ``file_system_id``, ``dns_name`` and ``security_group_id`` to import one.
+
+    :param mount_path: where every node mounts it (``FsxOpenZfsConfig.MountPath``). Default: ``/home``.
+    :param deployment_type: ``SINGLE_AZ_1``, ``SINGLE_AZ_2``, ``SINGLE_AZ_HA_1`` or ``SINGLE_AZ_HA_2``
+        (``MULTI_AZ_1`` needs a second subnet: import such a file system). Default: ``SINGLE_AZ_1``.
+    :param storage_capacity_gib: SSD capacity, 64 to 524,288 GiB; it can grow in place later. Default: 1024.
+    :param throughput_mbps: ``ThroughputCapacity``: 64 to 4,096 MB/s in steps on the ``_1`` types, 160 to
+        10,240 on the ``_2`` types (:mod:`smddp_infra.sizing.openzfs_rules`). Default: 64.
+    :param backup_retention_days: daily automatic backups kept, 0 (off) to 90. Default: 7.
+    :param file_system_id: an existing OpenZFS file system's id (``fs-...``). Default: none (create one).
+    :param dns_name: its DNS name, what the nodes mount. Required with ``file_system_id``.
+    :param security_group_id: its security group (``sg-...``), which gets the NFS rules from the nodes'
+        groups. Required with ``file_system_id``.
+    """
+
+    mount_path: str = DEFAULT_HOME_PATH
+    deployment_type: Optional[str] = None
+    storage_capacity_gib: Optional[int] = None
+    throughput_mbps: Optional[int] = None
+    backup_retention_days: Optional[int] = None
+    file_system_id: Optional[str] = None
+    dns_name: Optional[str] = None
+    security_group_id: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        hv.check_fsx_mount_path("home_directories.mount_path", self.mount_path)
+        given = [f.name for f in fields(self) if f.name in _CREATED_DEFAULTS and getattr(self, f.name) is not None]
+        imported = [n for n in ("file_system_id", "dns_name", "security_group_id") if getattr(self, n) is not None]
+        if imported and len(imported) < 3:
+            raise ConfigError(f"home_directories: an imported file system needs file_system_id, dns_name and "
+                              f"security_group_id together, got only {', '.join(imported)}")
+        if imported:
+            hv.check_openzfs_imported("home_directories", self.file_system_id, self.dns_name, self.security_group_id, given)
+        else:
+            hv.check_openzfs_created("home_directories", *(self.setting(n) for n in _CREATED_DEFAULTS))
+
+    @property
+    def imported(self) -> bool:
+        return self.file_system_id is not None
+
+    def setting(self, name: str) -> Any:
+        """A sizing field as given, or its default."""
+        given = getattr(self, name)
+        return _CREATED_DEFAULTS[name] if given is None else given
+
+
 @group
 @dataclass(frozen=True)
 class Nodes:
@@ -71,6 +133,9 @@ class Nodes:
         beyond the ones it has. Default: ``ssm``, ``ssmmessages``, ``ec2messages`` (UNCONFIRMED:
         Systems Manager access to nodes; see docs/hyperpod.md); none with a NAT gateway or a network
         given as parts.
+    :param home_directories: :class:`HomeDirectories`: an FSx for OpenZFS file system, created or
+        imported, mounted on every group (``FsxOpenZfsConfig``) at ``/home``, its group admitting NFS
+        from the nodes' groups. Default: none.
     """
 
     mount_path: str = value(DEFAULT_MOUNT_PATH, text("an absolute path like /fsx (FsxLustreConfig.MountPath)",
@@ -78,6 +143,12 @@ class Nodes:
     ips_per_node: Optional[int] = value(None, whole(1, optional=True, why=" (private IPs per HyperPod node)"))
     interface_endpoints: Optional[Sequence[str]] = value(None, texts("a list of endpoint service names (str)",
                                                                      optional=True))
+    home_directories: Optional[HomeDirectories] = None
+
+    def __post_init__(self) -> None:
+        if self.home_directories is not None and not isinstance(self.home_directories, HomeDirectories):
+            raise PropTypeError(f"nodes.home_directories must be a HomeDirectories(...), got "
+                                f"{type(self.home_directories).__name__}")
 
     @property
     def endpoints(self) -> tuple[str, ...]:
@@ -85,4 +156,4 @@ class Nodes:
         return HYPERPOD_INTERFACE_ENDPOINTS if self.interface_endpoints is None else tuple(self.interface_endpoints)
 
 
-__all__ = ["Nodes", "Provisioning"]
+__all__ = ["DEFAULT_HOME_PATH", "HomeDirectories", "Nodes", "Provisioning"]

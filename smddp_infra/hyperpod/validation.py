@@ -26,6 +26,7 @@ from smddp_infra.facts import arns, names
 from smddp_infra.facts.addresses import NodeAddresses, addresses_per_node
 from smddp_infra.facts.subnets import smallest_mask_for, usable_addresses
 from smddp_infra.schema.fields import flag
+from smddp_infra.sizing import openzfs_rules as zfs
 from smddp_infra.sizing.catalog import EFA_INSTANCE_TYPES
 
 #: CreateCluster ``InstanceGroups``: 1 to 100 groups.
@@ -648,3 +649,64 @@ def check_group_2026(at: str, orchestrator: str, group: InstanceGroup) -> list[s
     check_image_release_version(f"{at}.image_release_version", orchestrator, group.image_release_version)
     check_auto_patch(f"{at}.auto_patch", group.auto_patch)
     return notes
+
+
+# --- home directories on FSx for OpenZFS (issue 42 item 4): the table is sizing.openzfs_rules --------
+
+
+def check_fsx_mount_path(prop: str, value: Any) -> None:
+    """``FsxOpenZfsConfig.MountPath``: the installed schema's pattern (absolute, no ``//``, no trailing
+    ``/``) and length, else botocore's ``ClusterFsxMountPath``."""
+    found = api.cluster_schema_at("ClusterFsxOpenZfsConfig", "properties", "MountPath")
+    shape = (re.compile(str(found["pattern"])) if isinstance(found, Mapping) and "pattern" in found
+             else re.compile("^" + (api.pattern("ClusterFsxMountPath") or re.compile(r"/[a-zA-Z0-9._/-]+")).pattern + "$"))
+    if not isinstance(value, str) or not shape.search(value) or len(value) > 1024:
+        raise ConfigError(f"{prop} must be an absolute path like /home of letters, digits and '._-' between single '/' "
+                          f"(FsxOpenZfsConfig.MountPath), got {_shown(value)}")
+
+
+def check_openzfs_created(prop: str, deployment_type: Any, capacity_gib: Any, throughput_mbps: Any,
+                          backup_days: Any) -> None:
+    """A file system the cluster creates: a deployment type of one subnet (MULTI_AZ_1 needs a standby
+    subnet in a second AZ and ``PreferredSubnetId``, and the training network has one subnet), SSD
+    capacity 64 to 524,288 GiB, the type's throughput steps, backups 0 to 90 days
+    (:mod:`smddp_infra.sizing.openzfs_rules`, each with its source)."""
+    if deployment_type not in zfs.DEPLOYMENT_TYPES:
+        raise ConfigError(f"{prop}.deployment_type must be one of {', '.join(map(repr, zfs.DEPLOYMENT_TYPES[:4]))} "
+                          f"(OpenZFSConfiguration.DeploymentType), got {_shown(deployment_type)}")
+    if deployment_type == zfs.MULTI_AZ_1:
+        raise ConfigError(f"{prop}.deployment_type 'MULTI_AZ_1' needs a standby subnet in a second Availability Zone "
+                          "(PreferredSubnetId) and the training network has one subnet: create it beside the network and "
+                          "import it (file_system_id=, dns_name=, security_group=)")
+    low, high = zfs.MIN_CAPACITY_GIB, zfs.MAX_CAPACITY_GIB
+    if isinstance(capacity_gib, bool) or not isinstance(capacity_gib, int) or not low <= capacity_gib <= high:
+        raise ConfigError(f"{prop}.storage_capacity_gib must be a whole number of GiB from {low:,} to {high:,} "
+                          f"(FSx for OpenZFS StorageCapacity), got {_shown(capacity_gib)}")
+    problem = (zfs.throughput_problem(deployment_type, throughput_mbps)
+               if isinstance(throughput_mbps, int) and not isinstance(throughput_mbps, bool) else "a whole number of MB/s")
+    if problem:
+        raise ConfigError(f"{prop}.throughput_mbps must be one the deployment type takes: {problem}, got {_shown(throughput_mbps)}")
+    if isinstance(backup_days, bool) or not isinstance(backup_days, int) or not 0 <= backup_days <= zfs.MAX_BACKUP_RETENTION_DAYS:
+        raise ConfigError(f"{prop}.backup_retention_days must be a whole number of days from 0 (off) to "
+                          f"{zfs.MAX_BACKUP_RETENTION_DAYS} (AutomaticBackupRetentionDays), got {_shown(backup_days)}")
+
+
+def check_openzfs_imported(prop: str, file_system_id: Any, dns_name: Any, group_id: Any, created: Sequence[str]) -> None:
+    """An imported file system: its id (``fs-`` and 8+ hex digits, botocore ``FileSystemId``), DNS name
+    (``FsxOpenZfsConfig.DnsName``: botocore ``ClusterDnsName``) and security group id (``sg-`` and 8 to 17
+    hex digits, :data:`smddp_infra.facts.arns.SECURITY_GROUP_ID`), or tokens; none of the fields that only
+    size a file system this construct creates (``created``: the names given)."""
+    if created:
+        raise ConfigError(f"{prop}: {', '.join(created)} size a file system the cluster creates; an imported one "
+                          f"(file_system_id={file_system_id!r}) keeps its own: leave them out")
+    id_shape = api.pattern("FileSystemId") or re.compile(r"(fs-[0-9a-f]{8,})")
+    if not isinstance(file_system_id, str) or not (file_system_id.startswith("${Token[") or id_shape.fullmatch(file_system_id)):
+        raise ConfigError(f"{prop}.file_system_id must be an FSx file system id (fs- and 8 or more hex digits), got "
+                          f"{_shown(file_system_id)}")
+    dns_shape = api.pattern("ClusterDnsName") or re.compile(r"((fs|fc)i?-[0-9a-f]{8,}\..{4,253})")
+    if not isinstance(dns_name, str) or not (dns_name.startswith("${Token[") or dns_shape.fullmatch(dns_name)):
+        raise ConfigError(f"{prop}.dns_name must be the file system's DNS name (fs-....fsx.<region>.amazonaws.com: "
+                          f"FsxOpenZfsConfig.DnsName), got {_shown(dns_name)}")
+    if not isinstance(group_id, str) or not (group_id.startswith("${Token[") or arns.SECURITY_GROUP_ID.fullmatch(group_id)):
+        raise ConfigError(f"{prop}.security_group_id must be the file system's security group id (sg- and 8 to 17 hex "
+                          f"digits), got {_shown(group_id)}")

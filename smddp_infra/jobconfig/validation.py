@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 
 from smddp_infra.contract import FILE_SYSTEM_ACCESS_MODES, FILE_SYSTEM_TYPE, MAX_RUNTIME_LIMIT_SECONDS, JobDocument
 from smddp_infra.errors import ConfigError
-from smddp_infra.facts.arns import TRAINING_PLAN_ARN, is_role_arn, is_training_plan_arn
+from smddp_infra.facts.arns import SECURITY_GROUP_ID, TRAINING_PLAN_ARN, is_role_arn, is_training_plan_arn
 from smddp_infra.facts.arns import TRAINING_PLAN_ARN_LENGTH as TRAINING_PLAN_ARN_LENGTH
 from smddp_infra.facts.regions import check_az_id as check_az_id  # the schema, settings and job-config read it here
 from smddp_infra.facts.s3 import split_s3_uri
@@ -24,7 +24,7 @@ from smddp_infra.sizing.catalog import efa_instance
 
 MAX_S3_URI = 1024  # CheckpointConfig.S3Uri and OutputDataConfig.S3OutputPath: at most 1024
 _SUBNET_RE = re.compile(r"subnet-[0-9a-f]{8,17}")
-_SECURITY_GROUP_RE = re.compile(r"sg-[0-9a-f]{8,17}")
+_SECURITY_GROUP_RE = SECURITY_GROUP_ID
 _FILE_SYSTEM_ID_RE = re.compile(r"fs-[0-9a-f]{8,17}")  # API: (fs-[0-9a-f]{8,}), length 11-21
 _MOUNT_NAME_RE = re.compile(r"[A-Za-z0-9]+")
 #: botocore's ResourceConfig.TrainingPlanArn pattern (:mod:`smddp_infra.facts.arns`), by its name here.

@@ -443,6 +443,7 @@ _ORDER = {FILE_SYSTEM_TYPE: 0, "AWS::S3::Bucket": 1, "AWS::KMS::Key": 2, "AWS::E
 
 def _capacity_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]],
                        *, skip: set[str]) -> list[Replacement]:
+    from smddp_infra.sizing import openzfs_rules
     from smddp_infra.sizing.lustre_rules import capacity_update_problem
 
     found = []
@@ -453,9 +454,11 @@ def _capacity_failures(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, M
         a = _as_int((before.get("Properties") or {}).get("StorageCapacity"))
         b = _as_int((after.get("Properties") or {}).get("StorageCapacity"))
         kind = ((after.get("Properties") or {}).get("LustreConfiguration") or {}).get("DeploymentType")
-        if (after.get("Properties") or {}).get("FileSystemType") != "LUSTRE" or a is None or b is None:
+        file_system_type = (after.get("Properties") or {}).get("FileSystemType")
+        if file_system_type not in ("LUSTRE", "OPENZFS") or a is None or b is None:
             continue
-        problem = capacity_update_problem(str(kind or "SCRATCH_1"), a, b)
+        problem = (openzfs_rules.capacity_update_problem(a, b) if file_system_type == "OPENZFS"
+                   else capacity_update_problem(str(kind or "SCRATCH_1"), a, b))
         if problem:
             found.append(Replacement(logical_id, FILE_SYSTEM_TYPE, _label(after, logical_id), "StorageCapacity",
                                      problem + " (FSx UpdateFileSystem)", kind="fails"))
@@ -591,6 +594,11 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
         return "CloudFormation tries the update, FSx refuses it, and the whole stack update rolls back: nothing is lost"
     kept = before.get("DeletionPolicy" if r.kind == "delete" else "UpdateReplacePolicy") in RETAINING_POLICIES
     new_one = "creates a new one under the new logical id" if r.kind == "delete" else "creates a new one first"
+    if r.resource_type == FILE_SYSTEM_TYPE and (before.get("Properties") or {}).get("FileSystemType") == "OPENZFS":
+        old_fate = ("the old one is retained outside the stack and still billed" if kept
+                    else "the old one is deleted with every user's files")
+        return (f"the file system is replaced by an EMPTY one (CloudFormation {new_one}; new FileSystemId and DNS "
+                f"name): every node mounts empty home directories; {old_fate}")
     if r.resource_type == FILE_SYSTEM_TYPE:
         old_fate = ("the old one is retained outside the stack and still billed" if kept
                     else "the old one is deleted with its data")
@@ -641,6 +649,10 @@ def _avoid(r: Replacement, before: Mapping[str, Any], after: Mapping[str, Any], 
                 "contract; changing one is delete + create)"]
     if r.caused_by:
         return [f"avoid the replacement of {', '.join(r.caused_by)} (listed here too): this one follows from it"]
+    if r.kind == "fails" and r.property == "StorageCapacity" and before_props.get("FileSystemType") == "OPENZFS":
+        old_gib = _as_int(before_props.get("StorageCapacity")) or 0
+        return [f"keep home_directories.storage_capacity_gib at {old_gib:,} GiB, or grow it to "
+                f"{-(-old_gib * 11 // 10):,} GiB or more"]
     if r.kind == "fails" and r.property == "StorageCapacity":
         old_gib = _as_int(before_props.get("StorageCapacity")) or 0
         return [f"keep StorageCapacity at {old_gib:,} GiB or more: `-c smddp:datasetGiB={old_gib}` makes the "
