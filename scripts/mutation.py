@@ -100,8 +100,8 @@ ROOMS: dict[str, Room] = {
     "facts": Room(
         ("smddp_infra/facts/subnets.py", "smddp_infra/facts/names.py", "smddp_infra/facts/regions.py",
          "smddp_infra/facts/arns.py", "smddp_infra/facts/s3.py", "smddp_infra/facts/eks.py",
-         "smddp_infra/facts/training_jobs.py"),
-        ("tests/test_facts.py", "tests/test_schema.py", "tests/test_stated_limits.py"),
+         "smddp_infra/facts/training_jobs.py", "smddp_infra/facts/addresses.py"),
+        ("tests/test_facts.py", "tests/test_addresses.py", "tests/test_schema.py", "tests/test_stated_limits.py"),
     ),
 }
 

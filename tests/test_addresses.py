@@ -109,3 +109,48 @@ def test_the_docs_address_table_is_the_codes() -> None:
                     _cell(addresses_per_node(name, orchestrator="eks", interface="efa-only")),
                     _cell(addresses_per_node(name, orchestrator="eks", prefix_delegation=True), most=False)]
         assert row[1:] == expected, name
+
+
+def test_the_figures_table_reads_cards_interfaces_and_ipv4_per_type_continued_lines_too() -> None:
+    """``_parse`` runs at import, before a mutation run switches a mutant on: read it here too."""
+    from types import MappingProxyType
+
+    from smddp_infra.facts.addresses import NetworkInfo, _parse
+
+    table = _parse("\n1 2 4: a.large b.large\n    c.large\n16 5 50: d.48xlarge\n")
+    assert isinstance(table, MappingProxyType)
+    assert dict(table) == {"ml.a.large": NetworkInfo(1, 2, 4), "ml.b.large": NetworkInfo(1, 2, 4),
+                           "ml.c.large": NetworkInfo(1, 2, 4), "ml.d.48xlarge": NetworkInfo(16, 5, 50)}
+
+
+_CARDS = "{} network cards, an interface with an IP on each (EC2 NetworkInfo; HyperPod networking patterns)"
+_PRIMARY = "the primary interface (EC2 NetworkInfo: 1 network card)"
+_EFA_ONLY = "the primary interface only, EFA-only interfaces take no IP (EC2 User Guide, Create and attach an EFA)"
+
+
+@pytest.mark.parametrize(("name", "kwargs", "figure"), [
+    # one interface with an IP per network card; a one-card type has its primary only, EFA-only or not
+    ("ml.g6e.24xlarge", {}, (2, 2, _CARDS.format(2))),
+    ("ml.g6e.24xlarge", {"interface": "efa-only"}, (1, 1, _EFA_ONLY)),
+    ("ml.m5.2xlarge", {}, (1, 1, _PRIMARY)),
+    ("ml.m5.2xlarge", {"interface": "efa-only"}, (1, 1, _PRIMARY)),
+    ("ml.p5.48xlarge", {"orchestrator": "eks"}, (81, 131, _CARDS.format(32) + " + 49 pod addresses the VPC CNI holds "
+                                                 "from the start (WARM_ENI_TARGET=1; up to 131 with network card 0 full)")),
+    # prefix delegation: one /28 at the start; at most every IPv4 slot of card 0's 15 interfaces a /28
+    # but the primary's own address: 4 + 15 x (1 + 49 x 16) - 1
+    ("ml.p4d.24xlarge", {"orchestrator": "eks", "prefix_delegation": True},
+     (20, 11778, _CARDS.format(4) + " + a /28 prefix the VPC CNI holds from the start (prefix delegation, "
+                                    "WARM_PREFIX_TARGET=1; up to 11778 with network card 0 full)")),
+    ("ml.x9.large", {}, (1, 1, "UNCONFIRMED: no EC2 network figures for ml.x9.large here, only "
+                               "its primary interface's address is counted; override the figure")),
+])
+def test_each_figure_and_its_source_in_full(name: str, kwargs: dict[str, object], figure: tuple[int, int, str]) -> None:
+    found = addresses_per_node(name, **kwargs)  # type: ignore[arg-type]
+    assert (found.addresses, found.most, found.source) == figure
+
+
+def test_prefix_delegation_on_slurm_is_one_whole_line() -> None:
+    with pytest.raises(ConfigError) as caught:
+        addresses_per_node("ml.p5.48xlarge", prefix_delegation=True)
+    assert str(caught.value) == ("prefix_delegation is the EKS VPC CNI's setting (ENABLE_PREFIX_DELEGATION), got it "
+                                 "with orchestrator='slurm'")

@@ -87,7 +87,7 @@ class Rule:
     synth_only: bool = False
     #: what is allowed, as text a context key holds (``true or false`` rather than ``True or False``)
     text_allowed: str = ""
-    #: more words for a refused value (``" (ml.g5.x is left out on purpose: ...)"``)
+    #: more words for a refused value, which is of the rule's kind (``" (ml.g5.x is left out on purpose: ...)"``)
     hint: Callable[[Any], str] = lambda _: ""
 
     def check(self, name: str, value: Any) -> Any:
@@ -133,7 +133,7 @@ def _text(raw: Any) -> str:
 def _whole_text(raw: Any) -> int:
     if isinstance(raw, bool) or isinstance(raw, float) and not raw.is_integer():
         raise ValueError(raw)
-    return int(str(raw).strip()) if isinstance(raw, str) else int(raw)
+    return int(raw)  # int() itself allows the spaces around a number in text
 
 
 def _number_text(raw: Any) -> float:

@@ -43,17 +43,18 @@ from smddp_infra.sizing.workload import throughput_from_cluster
 if TYPE_CHECKING:
     from smddp_infra.sizing.tiering import TieringPlan
 
-def _efa_type_hint(name: Any) -> str:
-    why = EXCLUDED_EFA_TYPES.get(name) if isinstance(name, str) else None
+# A rule's hint reads only a value of the rule's kind (a str here): Rule.check checks the type first.
+def _efa_type_hint(name: str) -> str:
+    why = EXCLUDED_EFA_TYPES.get(name)
     return f" ({name} is left out on purpose: {why})" if why else ""
 
 
-def _az_id_given(value: Any) -> str:
-    return ": an AZ ID, pass it as availability_zone_id" if isinstance(value, str) and is_az_id(value) else ""
+def _az_id_given(value: str) -> str:
+    return ": an AZ ID, pass it as availability_zone_id" if is_az_id(value) else ""
 
 
-def _az_name_given(value: Any) -> str:
-    return ": an AZ name, pass it as availability_zone" if isinstance(value, str) and is_az_name(value) else ""
+def _az_name_given(value: str) -> str:
+    return ": an AZ name, pass it as availability_zone" if is_az_name(value) else ""
 
 
 def _is_plan(value: Any) -> bool:
