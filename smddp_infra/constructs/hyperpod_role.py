@@ -31,9 +31,9 @@ from aws_cdk import Stack, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
-from smddp_infra.constructs.acknowledgements import HYPERPOD_WILDCARD_REASONS, acknowledge_statement_wildcards
-from smddp_infra.constructs.role import (DESCRIBE_NETWORK_ACTIONS, KEY_USE_ACTIONS, objects_under, scoped_arn,
-                                         service_role)
+from smddp_infra.constructs.acknowledgements import HYPERPOD_WILDCARD_REASONS
+from smddp_infra.constructs.role import (DESCRIBE_NETWORK_ACTIONS, KEY_USE_ACTIONS, allow, managed_policy, objects_under,
+                                         scoped_arn, service_role)
 
 #: CloudWatch namespace and log group prefix HyperPod writes under (managed instance policy).
 CLUSTER_LOG_PREFIX = "/aws/sagemaker/Clusters"
@@ -43,31 +43,17 @@ CLUSTER_METRIC_NAMESPACE = "/aws/sagemaker/Clusters"
 def _eks_node_statements(stack: Stack, eks_cluster_arn: str) -> list[iam.PolicyStatement]:
     """What an EKS node's agents call with the instance role: the VPC CNI (describe, attach and
     manage the pods' interfaces and addresses), the kubelet's image pulls, the Pod Identity Agent."""
+    interface = scoped_arn(stack, "ec2", "network-interface")
     return [
-        iam.PolicyStatement(
-            sid="EksNodeDescribe",
-            actions=["ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeTags"],
-            resources=["*"],
-        ),
-        iam.PolicyStatement(
-            sid="EksPodInterfaces",
-            actions=["ec2:ModifyNetworkInterfaceAttribute", "ec2:UnassignPrivateIpAddresses"],
-            resources=[scoped_arn(stack, "ec2", "network-interface")],
-        ),
-        iam.PolicyStatement(
-            sid="EksAttachPodInterfaces",
-            actions=["ec2:AttachNetworkInterface"],
-            # IAM authorizes an attach on the interface AND the instance it joins.
-            resources=[scoped_arn(stack, "ec2", "network-interface"), scoped_arn(stack, "ec2", "instance")],
-        ),
-        iam.PolicyStatement(sid="EksImageRegistryToken", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
-        iam.PolicyStatement(
-            sid="EksImagePull",
-            actions=["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
-            # the add-ons' images are in AWS-owned accounts' repositories of the Region
-            resources=[scoped_arn(stack, "ecr", "repository", account="*")],
-        ),
-        iam.PolicyStatement(sid="EksPodIdentity", actions=["eks-auth:AssumeRoleForPodIdentity"], resources=[eks_cluster_arn]),
+        allow("EksNodeDescribe", ["ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeTags"], ["*"]),
+        allow("EksPodInterfaces", ["ec2:ModifyNetworkInterfaceAttribute", "ec2:UnassignPrivateIpAddresses"], [interface]),
+        # IAM authorizes an attach on the interface AND the instance it joins.
+        allow("EksAttachPodInterfaces", ["ec2:AttachNetworkInterface"], [interface, scoped_arn(stack, "ec2", "instance")]),
+        allow("EksImageRegistryToken", ["ecr:GetAuthorizationToken"], ["*"]),
+        # the add-ons' images are in AWS-owned accounts' repositories of the Region
+        allow("EksImagePull", ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+              [scoped_arn(stack, "ecr", "repository", account="*")]),
+        allow("EksPodIdentity", ["eks-auth:AssumeRoleForPodIdentity"], [eks_cluster_arn]),
     ]
 
 
@@ -122,61 +108,27 @@ class HyperPodClusterRole(Construct):
         self.role: iam.IRole = service_role(self, "sagemaker.amazonaws.com", "SageMaker HyperPod cluster instances (one cluster)")
 
         group = f"{CLUSTER_LOG_PREFIX}/{cluster_name}"
-        interface_scope = [scoped_arn(stack, "ec2", "network-interface")]
+        interface = scoped_arn(stack, "ec2", "network-interface")
+        interface_scope = [interface]
         if training_subnet is not None:
             interface_scope.append(scoped_arn(stack, "ec2", "subnet", training_subnet.subnet_id))
         interface_scope += [scoped_arn(stack, "ec2", "security-group", g.security_group_id) for g in security_groups]
         statements = [
-            iam.PolicyStatement(
-                sid="ClusterLogGroup",
-                actions=["logs:CreateLogGroup"],
-                resources=[scoped_arn(stack, "logs", "log-group", f"{group}/*", sep=":")],
-            ),
-            iam.PolicyStatement(
-                sid="ClusterLogStreams",
-                actions=["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                resources=[scoped_arn(stack, "logs", "log-group", f"{group}/*:log-stream:*", sep=":")],
-            ),
-            iam.PolicyStatement(
-                sid="ClusterMetrics",
-                actions=["cloudwatch:PutMetricData"],
-                resources=["*"],
-                conditions={"StringEquals": {"cloudwatch:namespace": CLUSTER_METRIC_NAMESPACE}},
-            ),
-            iam.PolicyStatement(
-                sid="NodeSessions",
-                actions=["ssmmessages:CreateControlChannel", "ssmmessages:CreateDataChannel",
-                         "ssmmessages:OpenControlChannel", "ssmmessages:OpenDataChannel"],
-                resources=["*"],
-            ),
-            iam.PolicyStatement(
-                sid="DescribeNetwork",
-                actions=DESCRIBE_NETWORK_ACTIONS,
-                resources=["*"],
-            ),
-            iam.PolicyStatement(
-                sid="NodeNetworkInterfaces",
-                actions=["ec2:CreateNetworkInterface"],
-                resources=interface_scope,
-            ),
-            iam.PolicyStatement(
-                sid="ManageNodeInterfaces",
-                actions=["ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
-                         "ec2:DeleteNetworkInterfacePermission", "ec2:AssignPrivateIpAddresses"],
-                resources=[scoped_arn(stack, "ec2", "network-interface")],
-            ),
-            iam.PolicyStatement(
-                sid="DetachNodeInterfaces",
-                actions=["ec2:DetachNetworkInterface"],
-                # IAM authorizes a detach on the interface AND the instance it leaves.
-                resources=[scoped_arn(stack, "ec2", "network-interface"), scoped_arn(stack, "ec2", "instance")],
-            ),
-            iam.PolicyStatement(
-                sid="TagNodeInterfaces",
-                actions=["ec2:CreateTags"],
-                resources=[scoped_arn(stack, "ec2", "network-interface")],
-                conditions={"StringEquals": {"ec2:CreateAction": "CreateNetworkInterface"}},
-            ),
+            allow("ClusterLogGroup", ["logs:CreateLogGroup"], [scoped_arn(stack, "logs", "log-group", f"{group}/*", sep=":")]),
+            allow("ClusterLogStreams", ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                  [scoped_arn(stack, "logs", "log-group", f"{group}/*:log-stream:*", sep=":")]),
+            allow("ClusterMetrics", ["cloudwatch:PutMetricData"], ["*"],
+                  conditions={"StringEquals": {"cloudwatch:namespace": CLUSTER_METRIC_NAMESPACE}}),
+            allow("NodeSessions", ["ssmmessages:CreateControlChannel", "ssmmessages:CreateDataChannel",
+                                   "ssmmessages:OpenControlChannel", "ssmmessages:OpenDataChannel"], ["*"]),
+            allow("DescribeNetwork", DESCRIBE_NETWORK_ACTIONS, ["*"]),
+            allow("NodeNetworkInterfaces", ["ec2:CreateNetworkInterface"], interface_scope),
+            allow("ManageNodeInterfaces", ["ec2:CreateNetworkInterfacePermission", "ec2:DeleteNetworkInterface",
+                                           "ec2:DeleteNetworkInterfacePermission", "ec2:AssignPrivateIpAddresses"], [interface]),
+            # IAM authorizes a detach on the interface AND the instance it leaves.
+            allow("DetachNodeInterfaces", ["ec2:DetachNetworkInterface"], [interface, scoped_arn(stack, "ec2", "instance")]),
+            allow("TagNodeInterfaces", ["ec2:CreateTags"], [interface],
+                  conditions={"StringEquals": {"ec2:CreateAction": "CreateNetworkInterface"}}),
         ]
         if eks_cluster_arn is not None:
             statements += _eks_node_statements(stack, eks_cluster_arn)
@@ -184,42 +136,24 @@ class HyperPodClusterRole(Construct):
         listed = [(b, p) for b, p in ((script_bucket, lifecycle_prefix), (job_bucket, checkpoint_prefix)) if p is not None]
         for bucket in dict.fromkeys(b for b, _ in listed):
             prefixes = [p for b, p in listed if b is bucket]
-            statements.append(iam.PolicyStatement(
-                sid="JobBucketList" if bucket is job_bucket else "LifecycleBucketList",
-                actions=["s3:ListBucket"],
-                resources=[bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [x for p in prefixes for x in (p.strip("/"), objects_under(p))]}},
-            ))
+            statements.append(allow("JobBucketList" if bucket is job_bucket else "LifecycleBucketList", ["s3:ListBucket"],
+                                    [bucket.bucket_arn], conditions={"StringLike": {"s3:prefix": [
+                                        x for p in prefixes for x in (p.strip("/"), objects_under(p))]}}))
         if lifecycle_prefix is not None:
-            statements.append(iam.PolicyStatement(
-                sid="LifecycleScriptRead",
-                actions=["s3:GetObject"],
-                resources=[script_bucket.arn_for_objects(objects_under(lifecycle_prefix))],
-            ))
+            statements.append(allow("LifecycleScriptRead", ["s3:GetObject"],
+                                    [script_bucket.arn_for_objects(objects_under(lifecycle_prefix))]))
         if checkpoint_prefix is not None:
-            statements.append(iam.PolicyStatement(
-                sid="ClusterCheckpoints",
-                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
-                resources=[job_bucket.arn_for_objects(objects_under(checkpoint_prefix))],
-            ))
+            statements.append(allow("ClusterCheckpoints", ["s3:GetObject", "s3:PutObject", "s3:DeleteObject",
+                                                           "s3:AbortMultipartUpload"],
+                                    [job_bucket.arn_for_objects(objects_under(checkpoint_prefix))]))
         if file_system_id is not None:
-            statements.append(iam.PolicyStatement(
-                sid="DescribeFileSystem",
-                actions=["fsx:DescribeFileSystems"],
-                # DescribeFileSystems takes no resource-level permission (IAM's service
-                # authorization reference, as parliament's database has it): read-only, on "*".
-                resources=["*"],
-            ))
+            # DescribeFileSystems takes no resource-level permission (IAM's service
+            # authorization reference, as parliament's database has it): read-only, on "*".
+            statements.append(allow("DescribeFileSystem", ["fsx:DescribeFileSystems"], ["*"]))
         if encryption_keys:
-            statements.append(iam.PolicyStatement(
-                sid="UseEncryptionKeys",
-                actions=KEY_USE_ACTIONS,
-                resources=[k.key_arn for k in encryption_keys],
-            ))
-        self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[self.role],
-                                        description="SageMaker HyperPod cluster instances: logs, metrics, node "
-                                                    "sessions, network interfaces, lifecycle script, checkpoints")
-        acknowledge_statement_wildcards(self.policy, [(s.sid, s.resources) for s in statements], HYPERPOD_WILDCARD_REASONS)
+            statements.append(allow("UseEncryptionKeys", KEY_USE_ACTIONS, [k.key_arn for k in encryption_keys]))
+        self.policy = managed_policy(self, statements, self.role, "SageMaker HyperPod cluster instances: logs, metrics, node "
+                                     "sessions, network interfaces, lifecycle script, checkpoints", HYPERPOD_WILDCARD_REASONS)
 
     @property
     def role_arn(self) -> str:
@@ -247,13 +181,10 @@ class HyperPodAutoscalingRole(Construct):
         stack = v.stack_of(self)
         self.role: iam.IRole = service_role(self, "hyperpod.sagemaker.amazonaws.com",
                                             "SageMaker HyperPod Karpenter autoscaling (one cluster)")
-        statement = iam.PolicyStatement(sid="AutoscaleClusterNodes",
-                                        actions=["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
-                                        resources=[scoped_arn(stack, "sagemaker", "cluster")])
-        self.policy = iam.ManagedPolicy(self, "Policy", statements=[statement], roles=[self.role],
-                                        description="SageMaker HyperPod autoscaling: add and delete this account's "
-                                                    "cluster nodes in this Region")
-        acknowledge_statement_wildcards(self.policy, [(statement.sid, statement.resources)], HYPERPOD_WILDCARD_REASONS)
+        statement = allow("AutoscaleClusterNodes", ["sagemaker:BatchAddClusterNodes", "sagemaker:BatchDeleteClusterNodes"],
+                          [scoped_arn(stack, "sagemaker", "cluster")])
+        self.policy = managed_policy(self, [statement], self.role, "SageMaker HyperPod autoscaling: add and delete this "
+                                     "account's cluster nodes in this Region", HYPERPOD_WILDCARD_REASONS)
 
     @property
     def role_arn(self) -> str:

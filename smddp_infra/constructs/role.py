@@ -20,7 +20,7 @@ each is acknowledged on this construct with the reason.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from aws_cdk import Annotations, ArnFormat, Aws, CfnMapping, Fn, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
 from constructs import Construct
@@ -54,6 +54,20 @@ DESCRIBE_NETWORK_ACTIONS = ["ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs",
                             "ec2:DescribeSubnets", "ec2:DescribeSecurityGroups"]
 #: What a role needs to encrypt and decrypt with the network's keys.
 KEY_USE_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
+
+
+def allow(sid: str, actions: Sequence[str], resources: Sequence[str], **extra: Any) -> iam.PolicyStatement:
+    """One statement of a role's policy (``extra``: ``conditions``, ``effect``)."""
+    return iam.PolicyStatement(sid=sid, actions=list(actions), resources=list(resources), **extra)
+
+
+def managed_policy(scope: Construct, statements: Sequence[iam.PolicyStatement], role: iam.IRole, description: str,
+                   reasons: Mapping[str, str]) -> iam.ManagedPolicy:
+    """The customer managed policy ``Policy`` on ``role`` (AwsSolutions-IAM4: no AWS managed ones), each
+    wildcard resource acknowledged with the reason ``reasons`` gives its statement's sid."""
+    policy = iam.ManagedPolicy(scope, "Policy", statements=list(statements), roles=[role], description=description)
+    acknowledge_statement_wildcards(policy, [(s.sid, s.resources) for s in statements], reasons)
+    return policy
 
 
 def service_role(scope: Construct, service: str, description: str) -> iam.Role:
@@ -140,112 +154,54 @@ class TrainingExecutionRole(Construct):
 
         prefixes = [p for p in (checkpoint_prefix, output_prefix, code_prefix) if p is not None]
         statements = [
-            iam.PolicyStatement(
-                sid="DescribeNetwork",
-                actions=DESCRIBE_NETWORK_ACTIONS,
-                resources=["*"],  # EC2 Describe* actions have no resource-level permissions
-            ),
-            iam.PolicyStatement(
-                sid="JobNetworkInterfaces",
-                actions=[
-                    "ec2:CreateNetworkInterface",
-                    "ec2:CreateNetworkInterfacePermission",
-                    "ec2:DeleteNetworkInterface",
-                    "ec2:DeleteNetworkInterfacePermission",
-                ],
-                # "*", not the subnet/group/ENI ARNs: SDK v3 checks the role by simulating these
-                # actions with no resource, and a scoped grant is then a definitive deny. The job's
-                # subnet and groups are bound where IAM can check them: the caller's
-                # CreateTrainingJob (sagemaker:VpcSubnets, sagemaker:VpcSecurityGroupIds).
-                resources=["*"],
-            ),
-            iam.PolicyStatement(
-                sid="TrainingLogs",
-                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-                # the group itself (CreateLogGroup) and its streams
-                resources=[scoped_arn(stack, "logs", "log-group", "/aws/sagemaker/TrainingJobs", sep=":"),
-                           scoped_arn(stack, "logs", "log-group", "/aws/sagemaker/TrainingJobs:*", sep=":")],
-            ),
-            iam.PolicyStatement(
-                sid="TrainingMetrics",
-                actions=["cloudwatch:PutMetricData"],
-                # No resource-level permissions. No namespace condition either: SDK v3 simulates
-                # the action with an empty context, where any condition fails.
-                resources=["*"],
-            ),
-            iam.PolicyStatement(sid="EcrAuth", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
-            iam.PolicyStatement(
-                sid="EcrPull",
-                actions=["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"],
-                resources=list(ecr_repository_arns)
-                if ecr_repository_arns is not None
-                else [scoped_arn(stack, "ecr", "repository", account=_image_account(self, image_account))],
-            ),
-            iam.PolicyStatement(
-                sid="CheckpointList",
-                actions=["s3:ListBucket"],
-                resources=[checkpoint_bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [p for prefix in prefixes for p in (prefix, objects_under(prefix))]}},
-            ),
-            iam.PolicyStatement(
-                sid="CheckpointReadWrite",
-                actions=["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
-                resources=[checkpoint_bucket.arn_for_objects(objects_under(checkpoint_prefix))],
-            ),
+            allow("DescribeNetwork", DESCRIBE_NETWORK_ACTIONS, ["*"]),  # EC2 Describe* actions have no resource-level permissions
+            # "*", not the subnet/group/ENI ARNs: SDK v3 checks the role by simulating these
+            # actions with no resource, and a scoped grant is then a definitive deny. The job's
+            # subnet and groups are bound where IAM can check them: the caller's
+            # CreateTrainingJob (sagemaker:VpcSubnets, sagemaker:VpcSecurityGroupIds).
+            allow("JobNetworkInterfaces", ["ec2:CreateNetworkInterface", "ec2:CreateNetworkInterfacePermission",
+                                           "ec2:DeleteNetworkInterface", "ec2:DeleteNetworkInterfacePermission"], ["*"]),
+            # the group itself (CreateLogGroup) and its streams
+            allow("TrainingLogs", ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                  [scoped_arn(stack, "logs", "log-group", "/aws/sagemaker/TrainingJobs", sep=":"),
+                   scoped_arn(stack, "logs", "log-group", "/aws/sagemaker/TrainingJobs:*", sep=":")]),
+            # No resource-level permissions. No namespace condition either: SDK v3 simulates
+            # the action with an empty context, where any condition fails.
+            allow("TrainingMetrics", ["cloudwatch:PutMetricData"], ["*"]),
+            allow("EcrAuth", ["ecr:GetAuthorizationToken"], ["*"]),
+            allow("EcrPull", ["ecr:BatchCheckLayerAvailability", "ecr:GetDownloadUrlForLayer", "ecr:BatchGetImage"],
+                  list(ecr_repository_arns) if ecr_repository_arns is not None
+                  else [scoped_arn(stack, "ecr", "repository", account=_image_account(self, image_account))]),
+            allow("CheckpointList", ["s3:ListBucket"], [checkpoint_bucket.bucket_arn],
+                  conditions={"StringLike": {"s3:prefix": [p for prefix in prefixes for p in (prefix, objects_under(prefix))]}}),
+            allow("CheckpointReadWrite", ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"],
+                  [checkpoint_bucket.arn_for_objects(objects_under(checkpoint_prefix))]),
         ]
         if output_prefix is not None:
-            statements.append(iam.PolicyStatement(
-                sid="ModelOutputWrite",
-                actions=["s3:PutObject", "s3:AbortMultipartUpload"],
-                resources=[checkpoint_bucket.arn_for_objects(objects_under(output_prefix))],
-            ))
+            statements.append(allow("ModelOutputWrite", ["s3:PutObject", "s3:AbortMultipartUpload"],
+                                    [checkpoint_bucket.arn_for_objects(objects_under(output_prefix))]))
         if code_prefix is not None:
-            statements.append(iam.PolicyStatement(
-                sid="TrainingCodeRead",
-                actions=["s3:GetObject"],
-                resources=[checkpoint_bucket.arn_for_objects(objects_under(code_prefix))],
-            ))
+            statements.append(allow("TrainingCodeRead", ["s3:GetObject"],
+                                    [checkpoint_bucket.arn_for_objects(objects_under(code_prefix))]))
         if output_prefix and output_prefix.strip("/") and code_prefix and code_prefix.strip("/"):
             # SDK v3 stages code and drivers under OutputDataConfig's prefix when the CALLER can
             # simulate and the role cannot write the whole session bucket (ModelTrainer's
             # _resolve_staging_bucket): <output>/<default_bucket_prefix = code prefix>/...
-            staged = objects_under(f"{output_prefix.strip('/')}/{code_prefix.strip('/')}".strip("/"))
-            statements += [
-                iam.PolicyStatement(sid="StagedCodeRead", actions=["s3:GetObject"],
-                                    resources=[checkpoint_bucket.arn_for_objects(staged)]),
-                # ...and read-only, like the code prefix: a job cannot rewrite what the next one runs.
-                iam.PolicyStatement(sid="StagedCodeNoWrite", effect=iam.Effect.DENY,
-                                    actions=["s3:PutObject", "s3:DeleteObject"],
-                                    resources=[checkpoint_bucket.arn_for_objects(staged)]),
-            ]
+            staged = [checkpoint_bucket.arn_for_objects(
+                objects_under(f"{output_prefix.strip('/')}/{code_prefix.strip('/')}".strip("/")))]
+            # ...and read-only, like the code prefix: a job cannot rewrite what the next one runs.
+            statements += [allow("StagedCodeRead", ["s3:GetObject"], staged),
+                           allow("StagedCodeNoWrite", ["s3:PutObject", "s3:DeleteObject"], staged, effect=iam.Effect.DENY)]
         if file_system_id is not None:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="DescribeFileSystem",
-                    actions=["fsx:DescribeFileSystems"],
-                    # Read-only. The Lustre EFA client may list without a FileSystemIds filter,
-                    # which a file-system ARN would not match (UNCONFIRMED), and a denied call
-                    # silently falls back to TCP: the wider grant is the safe one.
-                    resources=["*"],
-                )
-            )
+            # Read-only. The Lustre EFA client may list without a FileSystemIds filter,
+            # which a file-system ARN would not match (UNCONFIRMED), and a denied call
+            # silently falls back to TCP: the wider grant is the safe one.
+            statements.append(allow("DescribeFileSystem", ["fsx:DescribeFileSystems"], ["*"]))
         if dataset_bucket is not None:
-            statements += [
-                iam.PolicyStatement(sid="DatasetList", actions=["s3:ListBucket"], resources=[dataset_bucket.bucket_arn]),
-                iam.PolicyStatement(
-                    sid="DatasetRead",
-                    actions=["s3:GetObject"],
-                    resources=[dataset_bucket.arn_for_objects(objects_under(dataset_prefix))],
-                ),
-            ]
+            statements += [allow("DatasetList", ["s3:ListBucket"], [dataset_bucket.bucket_arn]),
+                           allow("DatasetRead", ["s3:GetObject"], [dataset_bucket.arn_for_objects(objects_under(dataset_prefix))])]
         if encryption_keys:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="UseEncryptionKeys",
-                    actions=KEY_USE_ACTIONS,
-                    resources=[k.key_arn for k in encryption_keys],
-                )
-            )
+            statements.append(allow("UseEncryptionKeys", KEY_USE_ACTIONS, [k.key_arn for k in encryption_keys]))
         #: The statements the job needs (attached, or listed in a warning for an immutable role).
         self.statements: tuple[iam.PolicyStatement, ...] = tuple(statements)
         self.policy: Optional[iam.ManagedPolicy] = None
@@ -256,9 +212,8 @@ class TrainingExecutionRole(Construct):
             return
         # A customer managed policy, not an inline one (NIST/HIPAA IAMNoInlinePolicy), and not an
         # AWS managed one (AwsSolutions-IAM4).
-        self.policy = iam.ManagedPolicy(self, "Policy", statements=statements, roles=[role],
-                                        description="SMDDP training job: network, FSx, checkpoints, logs, images")
-        acknowledge_statement_wildcards(self.policy, [(s.sid, s.resources) for s in statements], WILDCARD_REASONS)
+        self.policy = managed_policy(self, statements, role, "SMDDP training job: network, FSx, checkpoints, logs, images",
+                                     WILDCARD_REASONS)
 
     @property
     def role_arn(self) -> str:
