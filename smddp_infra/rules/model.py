@@ -229,24 +229,16 @@ def _text(value: Any) -> Any:
     return UNKNOWN
 
 
-def _and(values: Iterable[Any]) -> Any:
+def _fold(values: Iterable[Any], decisive: bool) -> Any:
+    """``Fn::And`` (``decisive`` False) or ``Fn::Or`` (True) over three values: the decisive one
+    wins at once, else UNKNOWN if any operand is unknown."""
     seen_unknown = False
     for v in values:
-        if v is False:
-            return False
-        if v is not True:
+        if v is decisive:
+            return decisive
+        if v is not (not decisive):
             seen_unknown = True
-    return UNKNOWN if seen_unknown else True
-
-
-def _or(values: Iterable[Any]) -> Any:
-    seen_unknown = False
-    for v in values:
-        if v is True:
-            return True
-        if v is not False:
-            seen_unknown = True
-    return UNKNOWN if seen_unknown else False
+    return UNKNOWN if seen_unknown else not decisive
 
 
 def _not(value: Any) -> Any:
@@ -515,9 +507,9 @@ class World:
         if key == "Fn::Not" and isinstance(arg, list) and len(arg) == 1:
             return _not(self.evaluate(arg[0]))
         if key == "Fn::And" and isinstance(arg, list):
-            return _and(self.evaluate(a) for a in arg)
+            return _fold((self.evaluate(a) for a in arg), False)
         if key == "Fn::Or" and isinstance(arg, list):
-            return _or(self.evaluate(a) for a in arg)
+            return _fold((self.evaluate(a) for a in arg), True)
         if key == "Fn::Contains" and isinstance(arg, list) and len(arg) == 2:
             items, value = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
             if not isinstance(items, tuple) or value is UNKNOWN:
