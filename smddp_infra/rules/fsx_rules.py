@@ -44,6 +44,9 @@ LUSTRE_EXTRA_PORTS = (1018, 1023)
 LUSTRE_PORTS = (LUSTRE_PORT, LUSTRE_EXTRA_PORTS)
 
 
+_EFA_STEP_FIELDS = ("deployment_type", "storage_capacity_gib", "per_unit_storage_throughput", "storage_type", "efa_enabled")
+
+
 @dataclass(frozen=True)
 class LustreSettings:
     deployment_type: str
@@ -58,27 +61,10 @@ class LustreSettings:
 
     def problems(self) -> list[str]:
         """What CreateFileSystem rejects (cited): the EFA steps are :meth:`efa_step_problems`."""
-        return lr.validate_lustre_settings(
-            deployment_type=self.deployment_type,
-            storage_capacity_gib=self.storage_capacity_gib,
-            per_unit_storage_throughput=self.per_unit_storage_throughput,
-            storage_type=self.storage_type,
-            efa_enabled=self.efa_enabled,
-            drive_cache_type=self.drive_cache_type,
-            file_system_type_version=self.file_system_type_version,
-            has_metadata_configuration=self.has_metadata_configuration,
-            throughput_capacity_mbps=self.throughput_capacity_mbps,
-            efa_steps=False,
-        )
+        return lr.validate_lustre_settings(**vars(self), efa_steps=False)  # the fields are its keywords
 
     def efa_step_problems(self) -> list[str]:
-        return lr.efa_step_problems(
-            deployment_type=self.deployment_type,
-            storage_capacity_gib=self.storage_capacity_gib,
-            per_unit_storage_throughput=self.per_unit_storage_throughput,
-            storage_type=self.storage_type,
-            efa_enabled=self.efa_enabled,
-        )
+        return lr.efa_step_problems(**{k: v for k, v in vars(self).items() if k in _EFA_STEP_FIELDS})
 
     def tier(self) -> Optional[lr.Tier]:
         if self.storage_type == lr.INTELLIGENT_TIERING:
