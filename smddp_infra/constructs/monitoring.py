@@ -287,20 +287,8 @@ class FileSystemMonitoring(Construct):
 
     def settings(self) -> MonitoringSettings:
         """What ``smddp-infra observe`` needs to read the same metrics the same way (job document)."""
-        o = self.options
-        return MonitoringSettings(
-            period_seconds=o.period_seconds,
-            throughput_fraction=o.throughput_fraction,
-            datapoints_to_alarm=o.datapoints_to_alarm,
-            evaluation_periods=o.evaluation_periods,
-            free_capacity_threshold_gib=self.free_capacity_threshold_gib,
-            read_metric=o.read_metric,
-            write_metric=o.write_metric,
-            free_capacity_metric=o.free_capacity_metric,
-            metadata_metric=o.metadata_metric,
-            throughput_alarm=self.throughput_alarm.alarm_name,
-            capacity_alarm=self.capacity_alarm.alarm_name,
-            dashboard=self.dashboard.dashboard_name,
-            alarm_topic_arn=self.topic.topic_arn,
-            training_job_name_prefix=o.training_job_name_prefix,
-        )
+        shared = {f.name: getattr(self.options, f.name) for f in fields(MonitoringSettings) if hasattr(self.options, f.name)}
+        return MonitoringSettings(**shared, free_capacity_threshold_gib=self.free_capacity_threshold_gib,
+                                  throughput_alarm=self.throughput_alarm.alarm_name,
+                                  capacity_alarm=self.capacity_alarm.alarm_name, dashboard=self.dashboard.dashboard_name,
+                                  alarm_topic_arn=self.topic.topic_arn)
