@@ -111,7 +111,8 @@ test-envs: $(TEST_ENVS) graphviz
 graphviz:
 	@sh tools/install_graphviz.sh
 
-# pytest runs one test module per worker, a worker per core (PYTEST_WORKERS=1 for one process).
+# pytest runs one test module per worker, a worker per core (PYTEST_WORKERS=1 for one process),
+# the costliest modules first (tests/conftest.py, SLOW_FIRST).
 PYTEST_WORKERS ?= auto
 
 # The slow parts run side by side on a fresh clone: every venv at once, ruff and mypy next to
@@ -119,7 +120,7 @@ PYTEST_WORKERS ?= auto
 # pytest.
 test:
 	@$(MAKE) --no-print-directory -j5 lint test-envs
-	@$(STEP) pytest $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	@$(STEP) pytest $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # Mutation testing of the pure rooms (NOT part of make test: minutes per room). See docs/testing.md.
 #   make mutation ROOMS="sizing guardrails" MUTATION_MINUTES=10

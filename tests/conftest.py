@@ -21,6 +21,30 @@ os.environ["PATH"] = os.pathsep.join([str(ROOT / ".venv" / "bin"), str(ROOT / "n
 os.environ.setdefault("CDK_DISABLE_CLI_TELEMETRY", "true")
 
 
+#: The modules that cost most (CPU seconds on the shared 2-core machine, 2026-12-05), costliest
+#: first. ``make test`` spreads whole modules over the workers (``--dist loadfile``) in collection
+#: order (``--no-loadscope-reorder``; xdist's own order is by number of tests, which sent the
+#: one-test modules that run a whole scenario, the floor venv's synth and the docs' diagnose
+#: runs, to the very end, where one worker ran them while the other idled). Longest first keeps
+#: both workers busy to the end. A stale entry costs only order; every module still runs.
+SLOW_FIRST = (
+    "test_docs_run", "test_deploy_local", "test_configurations", "test_sagemaker_sdk_v3", "test_floors",
+    "test_embedding", "test_diagnose_hyperpod", "test_hyperpod_home_dirs", "test_diagnose", "test_embedding_lookups",
+    "test_diagnose_data_path", "test_diagnose_docs", "test_mcp", "test_sagemaker_sdk", "test_cfnlint_plugin",
+    "test_task_governance", "test_launch_policy", "test_settings", "test_diagnose_joins", "test_hyperpod",
+    "test_check_jobs", "test_observe_account", "test_preflight", "test_grant_launch_stacks", "test_hyperpod_eks",
+    "test_jobconfig", "test_observe", "test_typing_wheel", "test_one_path", "test_diagnose_same_findings",
+    "test_pre_commit_hooks",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Costliest modules first (:data:`SLOW_FIRST`), the rest in their usual order; a module's
+    own tests keep their order (the sort is stable)."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))
+
+
 def cdk_context(**overrides: Any) -> dict[str, Any]:
     """cdk.json's context (feature flags + smddp defaults) with overrides: App() under pytest
     does not read cdk.json by itself."""
