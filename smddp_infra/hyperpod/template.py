@@ -1,5 +1,6 @@
 """HyperPod clusters read back from a template: how nodes are provisioned and scaled, and per
-instance group its capacity, placement and update schedule.
+instance group its capacity, placement, update schedule, instance types (one, or a flexible
+group's), network interface, EBS volumes, mounted file systems and AMI version and patching.
 
 One reader for everyone who reads a cluster after synth (the review summary, ``job-config --format
 hyperpod --cluster-template``): it reads ``AWS::SageMaker::Cluster`` properties as the API spells
@@ -16,10 +17,35 @@ from smddp_infra.errors import ConfigError
 from smddp_infra.hyperpod.request import CLUSTER_TYPE
 
 
+#: ``InstanceStorageConfigs`` entries that mount an FSx file system (the schema's ``oneOf``).
+FSX_CONFIGS = ("FsxLustreConfig", "FsxOpenZfsConfig")
+
+
+@dataclass(frozen=True)
+class EbsVolume:
+    """One ``EbsVolumeConfig``: the root volume (``RootVolume: true``, its size chosen by HyperPod, the
+    key a customer's) or a secondary volume of ``VolumeSizeInGB``; ``kms_key_id`` None is an AWS owned
+    key (botocore ``ClusterEbsVolumeConfig``)."""
+
+    root: bool
+    size_gib: Any
+    kms_key_id: Any
+
+
+@dataclass(frozen=True)
+class FsxMount:
+    """One ``FsxLustreConfig`` or ``FsxOpenZfsConfig`` (``kind``) as written; ``mount_name`` is Lustre's only."""
+
+    kind: str
+    dns_name: Any
+    mount_path: Any
+    mount_name: Any = None
+
+
 @dataclass(frozen=True)
 class GroupView:
     name: str
-    instance_type: str
+    instance_type: str  # "" for a flexible group
     count: Any  # an int, or an intrinsic as written
     min_count: Any
     spot: bool
@@ -33,6 +59,19 @@ class GroupView:
     wait_seconds: Any
     rollback_alarms: tuple[str, ...]
     image_id: Optional[str]
+    #: ``InstanceRequirements.InstanceTypes`` of a flexible group, in the order HyperPod tries them
+    #: (botocore ``ClusterInstanceRequirements``: the first, then the next when capacity is short).
+    instance_types: tuple[str, ...] = ()
+    interface_type: Any = None  # NetworkInterface.InterfaceType: "efa", "efa-only", or None (not written)
+    ebs_volumes: tuple[EbsVolume, ...] = ()
+    file_systems: tuple[FsxMount, ...] = ()
+    image_release_version: Any = None
+    auto_patch: Any = None  # AutoPatchConfig.PatchingStrategy
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """The types a node of the group may be: a flexible group's, or its one ``InstanceType``."""
+        return self.instance_types or ((self.instance_type,) if self.instance_type else ())
 
     @property
     def capacity(self) -> str:
@@ -52,6 +91,7 @@ class ClusterView:
     cluster_role: Any
     tiered_checkpointing_percent: Any  # None: off; the percentage (or "default") when on
     groups: tuple[GroupView, ...]
+    slurm_config_strategy: Any = None  # Orchestrator.Slurm.SlurmConfigStrategy as written
 
 
 def hyperpod_clusters(template: Mapping[str, Any]) -> list[ClusterView]:
@@ -67,15 +107,18 @@ def hyperpod_clusters(template: Mapping[str, Any]) -> list[ClusterView]:
         scaling = _mapping(props.get("AutoScaling"), f"{where}.AutoScaling")
         tiered = _mapping(props.get("TieredStorageConfig"), f"{where}.TieredStorageConfig")
         groups = _listed(props.get("InstanceGroups"), f"{where}.InstanceGroups")
+        orchestrator = _mapping(props.get("Orchestrator"), f"{where}.Orchestrator")
+        slurm = _mapping(orchestrator.get("Slurm"), f"{where}.Orchestrator.Slurm")
         found.append(ClusterView(
             logical_id,
-            "eks" if "Eks" in _mapping(props.get("Orchestrator"), f"{where}.Orchestrator") else "slurm",
+            "eks" if "Eks" in orchestrator else "slurm",
             props.get("NodeProvisioningMode") == "Continuous",
             str(scaling.get("AutoScalerType", "Karpenter")) if scaling.get("Mode") == "Enable" else None,
             props.get("ClusterRole"),
             tiered.get("InstanceMemoryAllocationPercentage", "default") if tiered.get("Mode") == "Enable" else None,
             tuple(_group(_mapping(g, f"{where}.InstanceGroups[{i}]"), f"{where}.InstanceGroups[{i}]")
                   for i, g in enumerate(groups)),
+            slurm.get("SlurmConfigStrategy"),
         ))
     return found
 
@@ -112,6 +155,7 @@ def _group(group: Mapping[str, Any], where: str) -> GroupView:
                           f"{reprlib.repr(labels[bad])}")
     taints = [_mapping(t, f"{where}.KubernetesConfig.Taints[{i}]")
               for i, t in enumerate(_listed(kubernetes.get("Taints"), f"{where}.KubernetesConfig.Taints"))]
+    storage = _storage(group, where)
     return GroupView(
         name=str(group.get("InstanceGroupName")),
         instance_type=str(group.get("InstanceType", "")),
@@ -129,7 +173,28 @@ def _group(group: Mapping[str, Any], where: str) -> GroupView:
         rollback_alarms=tuple(str(_mapping(a, f"{at}.AutoRollbackConfiguration[{i}]").get("AlarmName"))
                               for i, a in enumerate(alarms)),
         image_id=group.get("ImageId"),
+        instance_types=tuple(str(t) for t in _listed(
+            _mapping(group.get("InstanceRequirements"), f"{where}.InstanceRequirements").get("InstanceTypes"),
+            f"{where}.InstanceRequirements.InstanceTypes")),
+        interface_type=_mapping(group.get("NetworkInterface"), f"{where}.NetworkInterface").get("InterfaceType"),
+        ebs_volumes=tuple(EbsVolume(c.get("RootVolume") is True, c.get("VolumeSizeInGB"), c.get("VolumeKmsKeyId"))
+                          for c in (config.get("EbsVolumeConfig") for config in storage) if c is not None),
+        file_systems=tuple(FsxMount(kind, c.get("DnsName"), c.get("MountPath"), c.get("MountName"))
+                           for config in storage for kind, c in config.items() if kind in FSX_CONFIGS),
+        image_release_version=group.get("ImageReleaseVersion"),
+        auto_patch=_mapping(group.get("AutoPatchConfig"), f"{where}.AutoPatchConfig").get("PatchingStrategy"),
     )
+
+
+def _storage(group: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+    """``InstanceStorageConfigs``: each entry a mapping whose EBS or FSx config is a mapping."""
+    found = []
+    for i, entry in enumerate(_listed(group.get("InstanceStorageConfigs"), f"{where}.InstanceStorageConfigs")):
+        at = f"{where}.InstanceStorageConfigs[{i}]"
+        config = _mapping(entry, at)
+        found.append({kind: _mapping(value, f"{at}.{kind}") for kind, value in config.items()
+                      if kind in ("EbsVolumeConfig", *FSX_CONFIGS)})
+    return found
 
 
 @dataclass(frozen=True)

@@ -80,11 +80,12 @@ def hyperpod_settings(doc: JobDocument, *, channel: str = "training", cluster: O
 
 
 def _cluster_settings(cluster: ClusterView, instance_type: str) -> dict[str, Any]:
-    """Only the groups of the job's instance type: a job lands where its instances are, so a
-    cluster without one is refused (naming the types it has), never answered with another group."""
-    groups = [g for g in cluster.groups if g.instance_type == instance_type]
+    """Only the groups of the job's instance type, a flexible group's among them: a job lands where
+    its instances are, so a cluster without one is refused (naming the types it has, each type of a
+    flexible group too), never answered with another group."""
+    groups = [g for g in cluster.groups if instance_type in g.types]
     if not groups:
-        have = ", ".join(f"{g.name} ({g.instance_type or 'no InstanceType'})" for g in cluster.groups) or "none"
+        have = ", ".join(f"{g.name} ({_types(g)})" for g in cluster.groups) or "none"
         raise ConfigError(f"the cluster {cluster.logical_id} has no instance group of the job's instance type "
                           f"{instance_type}, so the job cannot land on it; its groups: {have}")
     return {
@@ -96,9 +97,17 @@ def _cluster_settings(cluster: ClusterView, instance_type: str) -> dict[str, Any
     }
 
 
+def _types(group: GroupView) -> str:
+    if group.instance_types:
+        return "flexible: " + ", ".join(group.instance_types)
+    return group.instance_type or "no InstanceType"
+
+
 def _group_settings(group: GroupView, orchestrator: str) -> dict[str, Any]:
-    found: dict[str, Any] = {"name": group.name, "instanceType": group.instance_type, "nodes": group.nodes,
+    found: dict[str, Any] = {"name": group.name, "instanceType": group.instance_type or None, "nodes": group.nodes,
                              "capacity": group.capacity}
+    if group.instance_types:
+        found["instanceTypes"] = list(group.instance_types)
     if orchestrator == "eks":
         # A pod lands on the group when it selects the group's labels and tolerates its taints
         # (Kubernetes documentation, "Assigning Pods to Nodes", "Taints and Tolerations").
@@ -116,7 +125,12 @@ def _cluster_notes(cluster: ClusterView, instance_type: str) -> list[str]:
     if cluster.orchestrator == "eks":
         notes.append("EKS cluster: the job is a pod (e.g. a PyTorchJob) per node with the group's nodeSelector and "
                      "tolerations; the srun line is for Slurm clusters")
-    spot = [g.name for g in cluster.groups if g.spot and g.instance_type == instance_type]
+    flexible = [g for g in cluster.groups if len(g.instance_types) > 1 and instance_type in g.instance_types]
+    for g in flexible:
+        notes.append(f"{g.name} is a flexible group ({', '.join(g.instance_types)}): HyperPod provisions its first type "
+                     "and falls back to the next when capacity is short (botocore ClusterInstanceRequirements), so its "
+                     f"nodes may be of another type than {instance_type}; place the job on nodes of that type")
+    spot = [g.name for g in cluster.groups if g.spot and instance_type in g.types]
     if spot:
         notes.append(f"Spot capacity in {', '.join(spot)}: EC2 can reclaim those nodes (SageMaker developer guide, "
                      "\"Spot instances in Amazon SageMaker HyperPod\"); checkpoint often and resume from the last one")

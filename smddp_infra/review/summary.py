@@ -93,7 +93,8 @@ def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
     for c in clusters:
         scaling = f"{c.autoscaler} (ClusterRole {_ref_name(c.cluster_role)})" if c.autoscaler else "off"
         tiered = f"on, {c.tiered_checkpointing_percent} % of memory" if c.tiered_checkpointing_percent is not None else "off"
-        out += [f"{_cell(view.label(c.logical_id))}: {'EKS' if c.orchestrator == 'eks' else 'Slurm'}; node provisioning "
+        strategy = f" (SlurmConfigStrategy {view.render(c.slurm_config_strategy)})" if c.slurm_config_strategy else ""
+        out += [f"{_cell(view.label(c.logical_id))}: {'EKS' if c.orchestrator == 'eks' else 'Slurm' + _cell(strategy)}; node provisioning "
                 f"{'continuous' if c.continuous_provisioning else 'standard'}; autoscaling {_cell(scaling)}; managed tiered "
                 f"checkpointing {tiered}.", "",
                 "| Group | Type | Count | Capacity | Placement | Scheduled update | Image |", "|---|---|---|---|---|---|---|"]
@@ -102,7 +103,7 @@ def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
             taints = ", ".join(f"{k}{'=' + v if v else ''}:{e}" for k, v, e in g.taints)
             placement = "; ".join(x for x in (f"Slurm {g.slurm_node_type}" if g.slurm_node_type else "", labels,
                                                f"taints {taints}" if taints else "") if x) or "-"
-            updates = "none"
+            updates = f"auto-patch {view.render(g.auto_patch)}" if g.auto_patch is not None else "none"
             if g.schedule:
                 updates = f"`{g.schedule}`"
                 if g.batch:
@@ -111,9 +112,14 @@ def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
                     updates += f", {g.wait_seconds} s between"
                 if g.rollback_alarms:
                     updates += f", rollback on {', '.join(g.rollback_alarms)}"
-            out.append(f"| {_cell(g.name)} | {g.instance_type} | {g.nodes} | {g.capacity} | {_cell(placement)} | "
-                       f"{_cell(updates)} | {_cell(g.image_id or 'HyperPod default')} |")
-        out += ["", _address_plan(view, c), ""]
+                if g.auto_patch is not None:
+                    updates += f"; auto-patch {view.render(g.auto_patch)}"
+            kind = f"flexible: {', '.join(g.instance_types)}" if g.instance_types else g.instance_type
+            image = g.image_id or (f"HyperPod AMI {view.render(g.image_release_version)}" if g.image_release_version
+                                   else "HyperPod default")
+            out.append(f"| {_cell(g.name)} | {_cell(kind)} | {g.nodes} | {g.capacity} | {_cell(placement)} | "
+                       f"{_cell(updates)} | {_cell(image)} |")
+        out += [""] + _storage_table(view, c) + [_address_plan(view, c), ""]
         out += _governance(view, [p for p in policies if p.cluster == c.logical_id], [q for q in quotas if q.cluster == c.logical_id])
     elsewhere = ([p for p in policies if p.cluster is None], [q for q in quotas if q.cluster is None])
     if elsewhere[0] or elsewhere[1]:
@@ -161,21 +167,55 @@ def _preemption(view: TemplateView, quota: Any) -> str:
     return view.render(quota.preempt_team_tasks)
 
 
+#: What each ``NetworkInterface.InterfaceType`` gives a node (botocore ``ClusterNetworkInterface``).
+INTERFACES = {"efa": "efa (EFA with ENA: EFA device and IP networking)",
+              "efa-only": "efa-only (EFA device only, no ENA: no IP traffic on its EFA interfaces)"}
+
+
+def _storage_table(view: TemplateView, cluster: Any) -> list[str]:
+    """Per group its network interface, EBS volumes (and their key) and the FSx file systems it mounts:
+    the Lustre file system and the home directories (FSx for OpenZFS), as ``InstanceStorageConfigs`` writes them."""
+    out = ["| Group | Network interface | EBS volumes | File systems |", "|---|---|---|---|"]
+    for g in cluster.groups:
+        interface = (INTERFACES.get(g.interface_type, view.render(g.interface_type)) if g.interface_type is not None
+                     else "not written")
+        volumes = "; ".join(
+            f"{'root volume' if v.root else f'{view.render(v.size_gib)} GiB secondary volume'}, key "
+            f"{view.render(v.kms_key_id) if v.kms_key_id else 'AWS owned'}" for v in g.ebs_volumes) or "HyperPod default"
+        mounts = "; ".join(f"{'FSx for Lustre' if m.kind == 'FsxLustreConfig' else 'home directories: FSx for OpenZFS'} "
+                           f"{_file_system(view, m.dns_name)} at {view.render(m.mount_path) or 'MountPath not written'}"
+                           for m in g.file_systems) or "none"
+        out.append(f"| {_cell(g.name)} | {_cell(interface)} | {_cell(volumes)} | {_cell(mounts)} |")
+    return out + [""]
+
+
+def _file_system(view: TemplateView, dns_name: Any) -> str:
+    """The template's file system a ``DnsName`` names (a GetAtt, or a Ref inside a Join), else the name as written."""
+    stack = [dns_name]
+    while stack:
+        value = stack.pop()
+        found = view.referenced_id(value)
+        if found is not None and view.resources[found].get("Type") == "AWS::FSx::FileSystem":
+            return view.label(found)
+        stack.extend(value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else ())
+    return view.render(dns_name)
+
+
 def _address_plan(view: TemplateView, cluster: Any) -> str:
     """Per group nodes x private IPs per node (:func:`smddp_infra.facts.addresses.addresses_per_node`,
-    from its type, the orchestrator and ``NetworkInterface.InterfaceType``) against the usable addresses of
-    the cluster's subnet, when the template writes its CIDR. A construct's ``ips_per_node`` override is not
-    in a template, so the figures here are always the facts'."""
+    from its type, the orchestrator and ``NetworkInterface.InterfaceType``; a flexible group's most
+    demanding type, as the construct plans it) against the usable addresses of the cluster's subnet,
+    when the template writes its CIDR. A construct's ``ips_per_node`` override is not in a template, so
+    the figures here are always the facts'."""
     from smddp_infra.facts.addresses import addresses_per_node
     from smddp_infra.facts.subnets import usable_addresses
 
     props = view.props(cluster.logical_id)
-    written = [g for g in props.get("InstanceGroups") or [] if isinstance(g, Mapping)]
     parts, total = [], 0
-    for group, raw in zip(cluster.groups, written):
-        interface = (raw.get("NetworkInterface") or {}).get("InterfaceType", "efa")
-        figure = addresses_per_node(group.instance_type, orchestrator=cluster.orchestrator,
-                                    interface=interface if interface == "efa-only" else "efa")
+    for group in cluster.groups:
+        interface = "efa-only" if group.interface_type == "efa-only" else "efa"
+        figure = max((addresses_per_node(kind, orchestrator=cluster.orchestrator, interface=interface)
+                      for kind in group.types or ("",)), key=lambda plan: plan.addresses)
         if not isinstance(group.count, int):
             return f"Address plan: not evaluated ({group.name}'s InstanceCount is not a number in the template)."
         total += group.count * figure.addresses
