@@ -186,15 +186,12 @@ def _group(group: Mapping[str, Any], where: str) -> GroupView:
     )
 
 
-def _storage(group: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+def _storage(group: Mapping[str, Any], where: str) -> list[dict[str, Mapping[str, Any]]]:
     """``InstanceStorageConfigs``: each entry a mapping whose EBS or FSx config is a mapping."""
-    found = []
-    for i, entry in enumerate(_listed(group.get("InstanceStorageConfigs"), f"{where}.InstanceStorageConfigs")):
-        at = f"{where}.InstanceStorageConfigs[{i}]"
-        config = _mapping(entry, at)
-        found.append({kind: _mapping(value, f"{at}.{kind}") for kind, value in config.items()
-                      if kind in ("EbsVolumeConfig", *FSX_CONFIGS)})
-    return found
+    at = f"{where}.InstanceStorageConfigs"
+    entries = [_mapping(e, f"{at}[{i}]") for i, e in enumerate(_listed(group.get("InstanceStorageConfigs"), at))]
+    return [{kind: _mapping(value, f"{at}[{i}].{kind}") for kind, value in entry.items()
+             if kind in ("EbsVolumeConfig", *FSX_CONFIGS)} for i, entry in enumerate(entries)]
 
 
 @dataclass(frozen=True)
