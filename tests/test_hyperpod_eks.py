@@ -395,3 +395,23 @@ def test_the_subnet_check_counts_the_endpoints_eks_nodes_need() -> None:
         _eks_on_small_network(room + 1)[1]()
     cluster = _eks_on_small_network(room)[1]()
     assert set(EKS_INTERFACE_ENDPOINTS) <= set(network.endpoint_services() or ()) | set(cluster.eks.interface_endpoints)
+
+
+def test_eks_cluster_arn_is_the_cluster_the_nodes_join_and_none_on_slurm() -> None:
+    """The public attribute is what ``Orchestrator.Eks.ClusterArn`` says: an imported cluster's ARN
+    (a token), the ARN given; a Slurm cluster joins no EKS cluster."""
+    from aws_cdk import App, Environment, Stack
+
+    from _hyperpod_apps import EKS_ARN, slurm_groups
+    from smddp_infra import HyperPodCluster
+
+    imported = _build(other=_same_vpc_v1)
+    stack = Stack.of(imported)
+    assert stack.resolve(imported.eks_cluster_arn) == stack.resolve(imported.cluster.orchestrator)["eks"]["clusterArn"]
+    assert "cluster/ml-platform" in json.dumps(stack.resolve(imported.eks_cluster_arn))
+    assert _build(eks_cluster_arn=EKS_ARN).eks_cluster_arn == EKS_ARN
+    slurm_stack = Stack(App(), "Slurm", env=Environment(region="us-east-1"))
+    slurm = HyperPodCluster(slurm_stack, "HyperPod", network=eks_network(slurm_stack), instance_groups=slurm_groups())
+    assert slurm.orchestrator == "slurm" and slurm.eks_cluster_arn is None
+    with pytest.raises(AttributeError):
+        slurm.eks_cluster_arn = EKS_ARN  # type: ignore[misc]  # read-only: the template is what it says

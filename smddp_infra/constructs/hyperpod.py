@@ -242,7 +242,8 @@ class HyperPodCluster(Construct):
     (``iam.IRole``), ``execution_role`` (:class:`HyperPodClusterRole`, None when ``roles.role`` was
     passed), ``instance_groups``, ``orchestrator``, ``mount_path``, ``lifecycle_s3_uri``,
     ``interface_endpoints`` (the endpoints this construct added to the network), ``home_directories``
-    (:class:`~smddp_infra.constructs.hyperpod_home.HomeDirectoriesFileSystem`, None without ``nodes.home_directories``).
+    (:class:`~smddp_infra.constructs.hyperpod_home.HomeDirectoriesFileSystem`, None without ``nodes.home_directories``),
+    ``eks_cluster_arn`` (the EKS cluster the nodes join, built here or given; None on Slurm).
     """
 
     def __init__(self, scope: Construct, id: str, *, instance_groups: Sequence[InstanceGroup],
@@ -325,6 +326,14 @@ class HyperPodCluster(Construct):
         for needed in self._waits_for():
             self.cluster.node.add_dependency(needed)
         self.cluster_arn: str = self.cluster.attr_cluster_arn
+        self._eks_cluster_arn = eks_cluster_arn if orchestrator == "eks" else None
+
+    @property
+    def eks_cluster_arn(self) -> Optional[str]:
+        """The EKS cluster an EKS-orchestrated cluster's nodes join (``Orchestrator.Eks.ClusterArn``:
+        HyperPod creates no EKS cluster, so a platform's task governance, access entries and add-ons
+        name this one), a token when the cluster is built here; None on Slurm, which has no EKS cluster."""
+        return self._eks_cluster_arn
 
     def _annotate(self, groups: Sequence[InstanceGroup], notes: Sequence[str]) -> None:
         """Infos for checks not evaluated, the training plans' Regions, Spot beside a plan."""

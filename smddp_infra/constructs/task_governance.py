@@ -15,7 +15,7 @@ contract: a team's quota sits under ``Team-<team_name>``, so a renamed team is a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from aws_cdk import Annotations, CfnResource, aws_eks as eks_l1, aws_sagemaker as sagemaker
 from constructs import Construct
@@ -112,8 +112,7 @@ class TaskGovernance(Construct):
         the one its ``eks_cluster_arn`` names. Kept on delete (the queues keep running with the stack gone)."""
         name = getattr(cluster.eks, "cluster_name", None) if cluster.eks is not None else None
         if name is None:
-            orchestrator: Any = cluster.cluster.orchestrator
-            name = eks_cluster_name(getattr(getattr(orchestrator, "eks", None), "cluster_arn", None))
+            name = eks_cluster_name(cluster.eks_cluster_arn)
         if name is None:
             Annotations.of(self).add_info("task governance: the EKS cluster's name is not known here, so the "
                                           f"{gov.TASK_GOVERNANCE_ADDON} add-on is not installed: install it first")
