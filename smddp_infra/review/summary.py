@@ -101,7 +101,8 @@ def _hyperpod_section(view: TemplateView, h: str) -> list[str]:
         for g in c.groups:
             labels = ", ".join(f"{k}={v}" for k, v in g.labels.items())
             taints = ", ".join(f"{k}{'=' + v if v else ''}:{e}" for k, v, e in g.taints)
-            placement = "; ".join(x for x in (f"Slurm {g.slurm_node_type}" if g.slurm_node_type else "", labels,
+            slurm = f"Slurm {g.slurm_node_type}" + "".join(f", partition {p}" for p in g.partitions) if g.slurm_node_type else ""
+            placement = "; ".join(x for x in (slurm, labels,
                                                f"taints {taints}" if taints else "") if x) or "-"
             updates = f"auto-patch {view.render(g.auto_patch)}" if g.auto_patch is not None else "none"
             if g.schedule:
@@ -214,12 +215,13 @@ def _address_plan(view: TemplateView, cluster: Any) -> str:
     parts, total = [], 0
     for group in cluster.groups:
         interface = "efa-only" if group.interface_type == "efa-only" else "efa"
-        figure = max((addresses_per_node(kind, orchestrator=cluster.orchestrator, interface=interface)
-                      for kind in group.types or ("",)), key=lambda plan: plan.addresses)
+        kind, figure = max(((kind, addresses_per_node(kind, orchestrator=cluster.orchestrator, interface=interface))
+                            for kind in group.types or ("",)), key=lambda plan: plan[1].addresses)
         if not isinstance(group.count, int):
             return f"Address plan: not evaluated ({group.name}'s InstanceCount is not a number in the template)."
         total += group.count * figure.addresses
-        parts.append(f"{group.name} {group.count} x {figure.addresses}{' (UNCONFIRMED)' if figure.unconfirmed else ''}")
+        flexible = f" ({kind}, the most demanding of its types)" if len(group.instance_types) > 1 else ""
+        parts.append(f"{group.name} {group.count} x {figure.addresses}{flexible}{' (UNCONFIRMED)' if figure.unconfirmed else ''}")
     subnets = (props.get("VpcConfig") or {}).get("Subnets") or []
     ref = subnets[0].get("Ref") if subnets and isinstance(subnets[0], Mapping) else None
     cidr = view.props(ref).get("CidrBlock") if isinstance(ref, str) else None
