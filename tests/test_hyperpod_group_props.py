@@ -297,3 +297,46 @@ def test_deep_health_checks_default_only_when_every_type_has_them() -> None:
     gpus = InstanceGroup(name="a", instance_types=["ml.p5.48xlarge", "ml.p4d.24xlarge"], count=1)
     mixed = InstanceGroup(name="b", instance_types=["ml.p5.48xlarge", "ml.m5.2xlarge"], count=1)
     assert hv.health_checks(gpus) == DEEP_HEALTH_CHECKS and hv.health_checks(mixed) == ()
+
+
+# --- read back after synth: as a hand-written template reads -----------------------------------------
+
+
+def test_the_cluster_reader_reads_ours_as_it_reads_a_hand_written_template(templates: dict[str, Any]) -> None:
+    """tests/fixtures/hyperpod/i42_groups_eks.yaml writes the same flexible group by hand: the reader
+    (review, job-config --cluster-template) sees the same group, references aside."""
+    from pathlib import Path
+
+    from smddp_infra.hyperpod.template import hyperpod_clusters
+    from smddp_infra.rules.loader import load_template_file
+
+    def seen(template: dict[str, Any]) -> dict[str, Any]:
+        [cluster] = hyperpod_clusters(template)
+        return {g.name: (g.instance_type, g.types, g.interface_type, [(v.root, v.size_gib, "Fn::GetAtt" in v.kms_key_id)
+                                                                     for v in g.ebs_volumes],
+                         [(m.kind, m.mount_path) for m in g.file_systems], g.image_release_version, g.auto_patch)
+                for g in cluster.groups}
+
+    hand = load_template_file(str(Path(__file__).parent / "fixtures" / "hyperpod" / "i42_groups_eks.yaml"))
+    ours = seen(templates["eks"])
+    assert ours["flex"] == seen(hand)["flex"]
+    assert ours["flex"][1] == FLEX and ours["flex"][2] == "efa-only"
+    [slurm] = hyperpod_clusters(templates["slurm"])
+    assert slurm.slurm_config_strategy == "Managed"
+    assert [(v.size_gib, v.kms_key_id) for v in slurm.groups[1].ebs_volumes] == [(500, KEY_ARN)]
+
+
+def test_review_shows_our_flexible_group_its_interface_volumes_and_key(templates: dict[str, Any]) -> None:
+    from smddp_infra.review.summary import _hyperpod_section
+    from smddp_infra.review.template import TemplateView
+
+    view = TemplateView(templates["eks"])
+    text = "\n".join(_hyperpod_section(view, "##"))
+    [key_id] = [k for k, v in templates["eks"]["Resources"].items() if v["Type"] == "AWS::KMS::Key"]
+    key = "{" + view.label(key_id) + ".Arn}"
+    assert "| flex | flexible: ml.p5.48xlarge, ml.p5e.48xlarge, ml.p4d.24xlarge | 2 | on-demand | - | auto-patch WhenIdle " \
+           "| HyperPod AMI 1.2.3 |" in text
+    assert f"| flex | efa-only (EFA device only, no ENA: no IP traffic on its EFA interfaces) | root volume, key {key}; " \
+           f"200 GiB secondary volume, key {key} | FSx for Lustre " in text
+    slurm = "\n".join(_hyperpod_section(TemplateView(templates["slurm"]), "##"))
+    assert "Slurm (SlurmConfigStrategy Managed)" in slurm and f"500 GiB secondary volume, key {KEY_ARN} |" in slurm

@@ -321,3 +321,22 @@ def test_the_cluster_refuses_a_wrong_shape_a_clash_with_lustre_and_a_network_wit
         security_groups=[scope["group"]], job_bucket=s3.Bucket.from_bucket_name(stack, "B", "jobs-bucket"))
     with pytest.raises(ConfigError, match=r"^home_directories: the network was imported by its parts, without its VPC"):
         _slurm(scope, "NoVpc", network=parts, nodes=Nodes(home_directories=HomeDirectories()))
+
+
+# --- read back after synth ---------------------------------------------------------------------------
+
+
+def test_review_and_the_cluster_reader_show_the_home_directories_on_every_group(synth: dict[str, Any]) -> None:
+    from smddp_infra.hyperpod.template import hyperpod_clusters
+    from smddp_infra.review.summary import _hyperpod_section
+    from smddp_infra.review.template import TemplateView
+
+    [created] = hyperpod_clusters(synth["created"])
+    for group in created.groups:
+        assert [(m.kind, m.mount_path) for m in group.file_systems] == [("FsxLustreConfig", "/fsx"), ("FsxOpenZfsConfig", "/home")]
+    view = TemplateView(synth["created"])
+    text = "\n".join(_hyperpod_section(view, "##"))
+    home = f"home directories: FSx for OpenZFS {view.label(PINNED_ID)} at /home |"
+    assert sum(line.endswith(home) and "FSx for Lustre " in line for line in text.splitlines()) == len(created.groups) == 3
+    imported = "\n".join(_hyperpod_section(TemplateView(synth["imported"]), "##"))
+    assert f"home directories: FSx for OpenZFS {IMPORTED['dns_name']} at /shared/home |" in imported
