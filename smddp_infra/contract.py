@@ -336,18 +336,14 @@ class MonitoringSettings:
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
             "namespace": self.namespace,
-            "metrics": {"read": self.read_metric, "write": self.write_metric,
-                        "freeCapacity": self.free_capacity_metric, "metadata": self.metadata_metric},
+            "metrics": {key: getattr(self, name) for key, name in _METRIC_FIELDS.items()},
             "periodSeconds": self.period_seconds,
             "throughputFraction": self.throughput_fraction,
             "datapointsToAlarm": self.datapoints_to_alarm,
             "evaluationPeriods": self.evaluation_periods,
             "freeCapacityThresholdGiB": self.free_capacity_threshold_gib,
         }
-        optional = {"throughputAlarm": self.throughput_alarm, "capacityAlarm": self.capacity_alarm,
-                    "dashboard": self.dashboard, "alarmTopicArn": self.alarm_topic_arn,
-                    "trainingJobNamePrefix": self.training_job_name_prefix}
-        doc.update({k: v for k, v in optional.items() if v is not None})
+        doc.update({key: getattr(self, name) for key, name in _OPTIONAL_FIELDS.items() if getattr(self, name) is not None})
         return doc
 
     @classmethod
@@ -355,25 +351,24 @@ class MonitoringSettings:
         doc = _object(raw, where, ("periodSeconds", "throughputFraction", "datapointsToAlarm", "evaluationPeriods",
                                    "freeCapacityThresholdGiB"))
         metrics = _object(doc.get("metrics", {}), f"{where}.metrics", ())
-        names = {key: _str(metrics[key], f"{where}.metrics.{key}") for key in ("read", "write", "freeCapacity", "metadata")
-                 if key in metrics}
+        names = {name: _str(metrics[key], f"{where}.metrics.{key}") for key, name in _METRIC_FIELDS.items() if key in metrics}
         return cls(
             period_seconds=int(_num(doc["periodSeconds"], f"{where}.periodSeconds", whole=True, positive=True)),
             throughput_fraction=_num(doc["throughputFraction"], f"{where}.throughputFraction", positive=True),
             datapoints_to_alarm=int(_num(doc["datapointsToAlarm"], f"{where}.datapointsToAlarm", whole=True, positive=True)),
             evaluation_periods=int(_num(doc["evaluationPeriods"], f"{where}.evaluationPeriods", whole=True, positive=True)),
             free_capacity_threshold_gib=_num(doc["freeCapacityThresholdGiB"], f"{where}.freeCapacityThresholdGiB"),
-            read_metric=names.get("read", "DataReadBytes"),
-            write_metric=names.get("write", "DataWriteBytes"),
-            free_capacity_metric=names.get("freeCapacity", "FreeDataStorageCapacity"),
-            metadata_metric=names.get("metadata", "MetadataOperations"),
             namespace=_str(doc.get("namespace", FSX_NAMESPACE), f"{where}.namespace"),
-            throughput_alarm=_opt_str(doc, "throughputAlarm", where),
-            capacity_alarm=_opt_str(doc, "capacityAlarm", where),
-            dashboard=_opt_str(doc, "dashboard", where),
-            alarm_topic_arn=_opt_str(doc, "alarmTopicArn", where),
-            training_job_name_prefix=_opt_str(doc, "trainingJobNamePrefix", where),
+            **names,  # a metric not in the document keeps its default
+            **{name: _opt_str(doc, key, where) for key, name in _OPTIONAL_FIELDS.items()},  # type: ignore[arg-type]  # each an Optional[str] field
         )
+
+
+#: MonitoringSettings' document keys -> fields: the metric names (under "metrics") and the optional names.
+_METRIC_FIELDS = {"read": "read_metric", "write": "write_metric", "freeCapacity": "free_capacity_metric",
+                  "metadata": "metadata_metric"}
+_OPTIONAL_FIELDS = {"throughputAlarm": "throughput_alarm", "capacityAlarm": "capacity_alarm", "dashboard": "dashboard",
+                    "alarmTopicArn": "alarm_topic_arn", "trainingJobNamePrefix": "training_job_name_prefix"}
 
 
 def _num(value: Any, where: str, *, whole: bool = False, positive: bool = False) -> float:

@@ -44,12 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     cluster.add_argument("--required-mbps", metavar="MBPS", help="required aggregate MB/s (overrides the workload figures)")
     choice = parser.add_argument_group("file system")
+    many: dict[str, Any] = {"action": "extend", "nargs": "+"}  # a flag given once or more, each with one or more values
     choice.add_argument("--efa", action="store_true", help="EFA-enabled PERSISTENT_2 only (EFA capacity steps)")
     choice.add_argument(
         "--deployment-type",
         dest="deployment_types",
-        action="extend",
-        nargs="+",
+        **many,
         metavar="TYPE",
         help=f"consider only these: {', '.join(PRICED_TYPES)} "
         "(default: SCRATCH_2 PERSISTENT_1 PERSISTENT_2)",
@@ -58,8 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     choice.add_argument(
         "--storage-class",
         dest="storage_classes",
-        action="extend",
-        nargs="+",
+        **many,
         metavar="CLASS",
         help="SSD and/or INTELLIGENT_TIERING (default: SSD); Intelligent-Tiering is costed only with --prices",
     )

@@ -25,6 +25,7 @@ from smddp_infra.rules.live_loader import Compute, LiveNetwork, live_template
 SKIPPED_ON_LIVE = ("SMDDP-FSX1", "SMDDP-FSX6")
 INIT_RULES = ("SMDDP-SG1", "SMDDP-SG2", "SMDDP-NET1", "SMDDP-NET6")
 DEFAULT_QUIET_MINUTES = 15
+_NO_JOB = "no job: the job's record (Debugger, checkpoints, logs, throughput) is judged with --job NAME"
 
 
 def live_rules() -> tuple[Any, ...]:
@@ -205,10 +206,8 @@ def diagnose_network(account: Account, *, group_ids: Sequence[str], subnet_ids: 
     _require_all(network, group_ids, subnet_ids)
     d = Diagnosis(subject=f"security group(s) {', '.join(group_ids)} in subnet(s) {', '.join(subnet_ids)}", region=account.region)
     d.items = judge_network(network, d.region)
-    d.not_evaluated = notes + ["no job: the job's record (Debugger, checkpoints, logs, throughput) is judged with --job NAME"]
-    d.verdicts = _verdicts(d, job_read=False, logs_read=False)
-    d.calls, d.seconds = list(account.calls), time.perf_counter() - started
-    return d
+    d.not_evaluated = notes + [_NO_JOB]
+    return _finished(d, account, started)
 
 
 def _require_all(network: LiveNetwork, group_ids: Sequence[str], subnet_ids: Sequence[str]) -> None:
@@ -242,10 +241,7 @@ def diagnose_job(account: Account, name: str, *, now: Optional[datetime] = None,
     logs, note = collect.read_logs(account, job, now=now)
     if note:
         d.not_evaluated.append(f"logs: {note}")
-    matches = sy.match_failure_reason(job) + sy.match_logs(logs or [])
-    d.symptoms = matches
-    d.items, unjoined = _join_symptoms(matches, d.items)
-    d.items += _symptom_items(unjoined, d.items, name)
+    _add_symptoms(d, sy.match_failure_reason(job) + sy.match_logs(logs or []), name)
     from smddp_infra.rules.training import is_efa_instance_type
 
     efa = is_efa_instance_type((job.get("ResourceConfig") or {}).get("InstanceType")) is True
@@ -254,9 +250,7 @@ def diagnose_job(account: Account, name: str, *, now: Optional[datetime] = None,
         d.items.append(_stall_item(d.stall, d.items, name))
     d.throughput = _throughput(account, job, network, d, now=now, period=period_seconds, headroom=headroom)
     d.items = _ordered(d.items)
-    d.verdicts = _verdicts(d, job_read=True, logs_read=bool(logs))
-    d.calls, d.seconds = list(account.calls), time.perf_counter() - started
-    return d
+    return _finished(d, account, started, job_read=True, logs_read=bool(logs))
 
 
 def diagnose_cluster(account: Account, name: str) -> Diagnosis:
@@ -285,15 +279,10 @@ def diagnose_cluster(account: Account, name: str) -> Diagnosis:
     addresses, address_notes = hp.address_items(described, {str(s["SubnetId"]): s for s in network.subnets}, region=d.region)
     d.items = network_items + failures + addresses
     d.not_evaluated += address_notes
-    matches = [m for m in sy.match_logs(events or []) if m.pattern.id != "SYM-FSX-MOUNT"]  # hyperpod.py joined the mounts
-    d.symptoms = matches
-    d.items, unjoined = _join_symptoms(matches, d.items)
-    d.items += _symptom_items(unjoined, d.items, name)
+    _add_symptoms(d, [m for m in sy.match_logs(events or []) if m.pattern.id != "SYM-FSX-MOUNT"], name)  # hyperpod.py joined the mounts
     d.items += _orchestrator_items(account, cluster, d)
     d.items = _ordered(d.items)
-    d.verdicts = _verdicts(d, job_read=False, logs_read=False)
-    d.calls, d.seconds = list(account.calls), time.perf_counter() - started
-    return d
+    return _finished(d, account, started)
 
 
 def _orchestrator_items(account: Account, cluster: Mapping[str, Any], d: Diagnosis) -> list[Item]:
@@ -336,10 +325,8 @@ def diagnose_stack(account: Account, name: str) -> Diagnosis:
                             f"aws cloudformation detect-stack-drift --region {d.region} --stack-name {name} (CloudFormation's "
                             "own view of the same drift)"))
     d.items = _ordered(d.items)
-    d.not_evaluated = notes + ["no job: the job's record (Debugger, checkpoints, logs, throughput) is judged with --job NAME"]
-    d.verdicts = _verdicts(d, job_read=False, logs_read=False)
-    d.calls, d.seconds = list(account.calls), time.perf_counter() - started
-    return d
+    d.not_evaluated = notes + [_NO_JOB]
+    return _finished(d, account, started)
 
 
 def _parse(body: Any, name: str) -> Mapping[str, Any]:
@@ -375,17 +362,20 @@ def _preflight_items(job: Mapping[str, Any], name: str) -> list[Item]:
     return items
 
 
+def _explained_by(causes: Sequence[Item]) -> str:
+    return "explained by " + ", ".join(dict.fromkeys(f"{i.rule_id} ({i.resource})" for i in causes))
+
+
 def _explained(pattern: sy.Pattern, items: Sequence[Item]) -> str:
     causes = [i for i in items if i.rule_id in pattern.explained_by and i.severity in ("error", "warning")]
-    if causes:
-        return "explained by " + ", ".join(dict.fromkeys(f"{i.rule_id} ({i.resource})" for i in causes))
-    return f"no finding here explains it (the rules that would: {', '.join(pattern.explained_by)})"
+    return _explained_by(causes) if causes else f"no finding here explains it (the rules that would: {', '.join(pattern.explained_by)})"
 
 
-def _join_symptoms(matches: Sequence[sy.Match], items: list[Item]) -> tuple[list[Item], list[sy.Match]]:
-    """Items with each joined symptom added as evidence to the findings that explain it, and the
-    matches still to report on their own (not joined, or nothing explains them)."""
+def _add_symptoms(d: Diagnosis, matches: list[sy.Match], name: str) -> None:
+    """The matches as ``d``'s symptoms, each joined symptom added as evidence to the findings that explain it,
+    and the matches still to report on their own (not joined, or nothing explains them) as items."""
     rest: list[sy.Match] = []
+    d.symptoms, items = matches, d.items
     for match in matches:
         causes = [i for i in items if i.rule_id in match.pattern.explained_by and i.severity in ("error", "warning")]
         if not (match.pattern.joined and causes):
@@ -393,7 +383,7 @@ def _join_symptoms(matches: Sequence[sy.Match], items: list[Item]) -> tuple[list
             continue
         line = f"{match.where}: \"{match.text}\" ({match.pattern.meaning})"
         items = [replace(i, evidence=(*i.evidence, line)) if i in causes else i for i in items]
-    return items, rest
+    d.items = items + _symptom_items(rest, items, name)
 
 
 def _symptom_items(matches: Sequence[sy.Match], items: Sequence[Item], name: str) -> list[Item]:
@@ -409,7 +399,7 @@ def _symptom_items(matches: Sequence[sy.Match], items: Sequence[Item], name: str
 
 def _stall_item(stall: sy.Stall, items: Sequence[Item], name: str) -> Item:
     causes = [i for i in items if i.rule_id in INIT_RULES and i.severity == "error"]
-    explained = ("explained by " + ", ".join(dict.fromkeys(f"{i.rule_id} ({i.resource})" for i in causes)) if causes else
+    explained = (_explained_by(causes) if causes else
                  "no network finding explains it: check the groups on the instances by hand and the job's log")
     return Item("SYM-INIT-STALL", "warning", name,
                 f"the guide's stall at initialization on EFA instances: {stall.describe()}; {explained}", "logs", sy.INIT_STALL)
@@ -485,6 +475,12 @@ def _baseline(network: LiveNetwork, fs_id: str) -> Optional[float]:
 
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def _finished(d: Diagnosis, account: Account, started: float, *, job_read: bool = False, logs_read: bool = False) -> Diagnosis:
+    d.verdicts = _verdicts(d, job_read=job_read, logs_read=logs_read)
+    d.calls, d.seconds = list(account.calls), time.perf_counter() - started
+    return d
 
 
 def _ordered(items: list[Item]) -> list[Item]:

@@ -10,10 +10,10 @@ so the review can never disagree with the calculator that chose the size.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 from smddp_infra.contract import TAG_REQUIRED_THROUGHPUT
-from smddp_infra.review.template import TemplateView
+from smddp_infra.review.template import TemplateView, as_number
 from smddp_infra.sizing.lustre_rules import find_tier
 from smddp_infra.sizing.prices import DEFAULT_PRICES
 
@@ -55,12 +55,12 @@ def file_system_sizing(view: TemplateView) -> list[FileSystemSizing]:
         settings = read_settings(world, fs)
         if settings is None:
             found.append(FileSystemSizing(logical_id, "?", "?", None, None, False, None, None,
-                                          _float(view.tags(logical_id).get(REQUIREMENT_TAG)), None, None,
+                                          as_number(view.tags(logical_id).get(REQUIREMENT_TAG)), None, None,
                                           note="its settings are not decided by the template (parameters without defaults, imports, a backup)"))
             continue
         deployment, storage = settings.deployment_type, settings.storage_type
         capacity, per_unit, efa = settings.storage_capacity_gib, settings.per_unit_storage_throughput, settings.efa_enabled
-        required = _float(view.tags(logical_id).get(REQUIREMENT_TAG))
+        required = as_number(view.tags(logical_id).get(REQUIREMENT_TAG))
         tier = find_tier(deployment, per_unit, storage_type=storage, efa_enabled=efa)
         notes = []
         baseline = price = cost = None
@@ -94,10 +94,3 @@ def file_system_sizing(view: TemplateView) -> list[FileSystemSizing]:
             )
         )
     return found
-
-
-def _float(value: Any) -> Optional[float]:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None

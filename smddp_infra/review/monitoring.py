@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from smddp_infra.review.template import TemplateView
+from smddp_infra.review.template import TemplateView, as_number
 
 _MBPS = re.compile(r"^\s*(\w+)\s*/\s*PERIOD\(\s*(\w+)\s*\)\s*/\s*(1000000|1e6|1E6)\s*$")
 _GIB = re.compile(r"^\s*(\w+)\s*/\s*(1073741824)\s*$")
@@ -41,31 +41,15 @@ class DashboardRow:
 
 def _metric_text(stat: Mapping[str, Any]) -> tuple[str, str, Optional[int]]:
     metric = stat.get("Metric") or {}
-    return str(metric.get("Namespace", "?")), str(metric.get("MetricName", "?")), _int(stat.get("Period"))
-
-
-def _int(value: Any) -> Optional[int]:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _number(value: Any) -> Optional[float]:
-    if isinstance(value, bool):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+    return str(metric.get("Namespace", "?")), str(metric.get("MetricName", "?")), as_number(stat.get("Period"), int)
 
 
 def alarms(view: TemplateView) -> list[AlarmRow]:
     rows = []
     for logical_id, resource in view.of_type("AWS::CloudWatch::Alarm"):
         props = resource.get("Properties") or {}
-        threshold = _number(props.get("Threshold"))
-        unit, watches, period = "", "?", _int(props.get("Period"))
+        threshold = None if isinstance(props.get("Threshold"), bool) else as_number(props.get("Threshold"))
+        unit, watches, period = "", "?", as_number(props.get("Period"), int)
         metrics = props.get("Metrics")
         if isinstance(metrics, list) and metrics:
             raw = {q.get("Id"): q for q in metrics if isinstance(q, Mapping) and "MetricStat" in q}
@@ -92,8 +76,8 @@ def alarms(view: TemplateView) -> list[AlarmRow]:
                                             str(props.get("Statistic") or props.get("ExtendedStatistic")), period, threshold)
         operator = _OPERATORS.get(str(props.get("ComparisonOperator")), str(props.get("ComparisonOperator")))
         shown = "?" if threshold is None else f"{threshold:,.1f}".rstrip("0").rstrip(".")
-        m = _int(props.get("EvaluationPeriods"))
-        n = _int(props.get("DatapointsToAlarm")) or m
+        m = as_number(props.get("EvaluationPeriods"), int)
+        n = as_number(props.get("DatapointsToAlarm"), int) or m
         periods = f"{n} of {m} x {period} s" if period else f"{n} of {m}"
         missing = props.get("TreatMissingData")
         if missing:

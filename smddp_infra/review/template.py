@@ -8,7 +8,7 @@ construct path (``Metadata.aws:cdk:path``) without the stack and the ``/Resource
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from smddp_infra.rules.model import TemplateModel
 
@@ -100,6 +100,14 @@ def _label(logical_id: str, resource: Mapping[str, Any]) -> str:
         if body.endswith(suffix):
             body = body[: -len(suffix)]
     return body or logical_id
+
+
+def as_number(value: Any, kind: Callable[[Any], Any] = float) -> Any:
+    """``kind(value)`` (``float`` or ``int``), or None for what the template holds instead (a token, a word)."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def as_list(value: Any) -> list[Any]:

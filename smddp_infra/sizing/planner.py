@@ -24,8 +24,9 @@ rationals, so a requirement that lands exactly on a size boundary picks that siz
 
 from __future__ import annotations
 
+import inspect
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from fractions import Fraction
 from numbers import Real
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, overload
@@ -186,40 +187,21 @@ class LustrePlan:
 
     def sizing_record(self) -> SizingRecord:
         """The record as the contract's typed value (what the alarms and the job document carry)."""
-        return SizingRecord(
-            deployment_type=self.deployment_type,
-            storage_type=self.storage_type,
-            storage_capacity_gib=self.storage_capacity_gib,
-            per_unit_storage_throughput=self.per_unit_storage_throughput,
-            efa_enabled=self.efa_enabled,
-            required_throughput_mbps=self.required_throughput_mbps,
-            baseline_throughput_mbps=self.baseline_throughput_mbps,
-            min_capacity_gib=self.min_capacity_gib,
-            max_capacity_gib=self.max_capacity_gib,
+        return SizingRecord(  # every field but the two below is this plan's, by the same name
+            **{f.name: getattr(self, f.name) for f in fields(SizingRecord) if f.name not in ("chosen_from", "chosen_by")},
             chosen_from=self.considered_groups,
             chosen_by="pinned" if self.pinned else "calculator" if self.considered_groups else "given",
         )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (what ``smddp-infra size --json`` prints)."""
-        return {
-            "deployment_type": self.deployment_type,
-            "storage_type": self.storage_type,
-            "storage_capacity_gib": self.storage_capacity_gib,
-            "per_unit_storage_throughput": self.per_unit_storage_throughput,
-            "efa_enabled": self.efa_enabled,
-            "drive_cache_type": self.drive_cache_type,
-            "file_system_type_version": rules.FILE_SYSTEM_TYPE_VERSION,
-            "baseline_throughput_mbps": self.baseline_throughput_mbps,
-            "required_throughput_mbps": self.required_throughput_mbps,
-            "min_capacity_gib": self.min_capacity_gib,
-            "headroom": self.headroom,
-            "monthly_cost_usd": self.monthly_cost_usd,
-            "price_usd_per_gb_month": self.price_usd_per_gb_month,
-            "tier": self.tier_key,
-            "warnings": list(self.warnings),
-            "explanation": self.explanation,
-        }
+        given = {"file_system_type_version": rules.FILE_SYSTEM_TYPE_VERSION, "tier": self.tier_key,
+                 "warnings": list(self.warnings)}
+        return {name: given[name] if name in given else getattr(self, name) for name in (
+            "deployment_type", "storage_type", "storage_capacity_gib", "per_unit_storage_throughput", "efa_enabled",
+            "drive_cache_type", "file_system_type_version", "baseline_throughput_mbps", "required_throughput_mbps",
+            "min_capacity_gib", "headroom", "monthly_cost_usd", "price_usd_per_gb_month", "tier", "warnings",
+            "explanation")}
 
 
 @dataclass(frozen=True)
@@ -252,21 +234,8 @@ def plan_lustre(required_throughput_mbps: float, min_capacity_gib: float = 0, *,
                 **options: Unpack[_PlanOptions]) -> LustrePlan | TieringPlan: ...
 
 
-def plan_lustre(
-    required_throughput_mbps: float,
-    min_capacity_gib: float = 0,
-    *,
-    efa_enabled: bool = False,
-    deployment_types: Optional[Sequence[str]] = None,
-    prices: Optional[Mapping[str, float]] = None,
-    max_capacity_gib: Optional[float] = None,
-    clients: Optional[int] = None,
-    per_unit_storage_throughput: Optional[int] = None,
-    customer_key: bool = False,
-    storage_classes: Optional[Sequence[str]] = None,
-    tiering_prices: Optional["TieringPrices"] = None,
-    hot_gib: Optional[float] = None,
-) -> "LustrePlan | TieringPlan":
+def plan_lustre(required_throughput_mbps: float, min_capacity_gib: float = 0,
+                **options: Any) -> "LustrePlan | TieringPlan":
     """The cheapest valid file system with baseline throughput and capacity both met.
 
     ``storage_classes`` (default ``("SSD",)``) adds ``"INTELLIGENT_TIERING"``: then the
@@ -287,12 +256,11 @@ def plan_lustre(
     type named in ``deployment_types`` beside it is an error. Raises :class:`SizingError` for
     impossible requests.
     """
-    classes = (rules.SSD,) if storage_classes is None else storage_classes
-    plans = best_per_deployment_type(  # its first entry is the overall winner, explained against every tier
-        required_throughput_mbps, min_capacity_gib, efa_enabled=efa_enabled, deployment_types=deployment_types,
-        prices=prices, max_capacity_gib=max_capacity_gib, clients=clients,
-        per_unit_storage_throughput=per_unit_storage_throughput, customer_key=customer_key,
-        storage_classes=classes, tiering_prices=tiering_prices, hot_gib=hot_gib)
+    # best_per_deployment_type's keywords, refused as Python refuses an unknown one here
+    if (unknown := next((k for k in options if k not in inspect.signature(best_per_deployment_type).parameters), None)):
+        raise TypeError(f"plan_lustre() got an unexpected keyword argument {unknown!r}")
+    plans: "dict[str, LustrePlan | TieringPlan]" = best_per_deployment_type(  # its first entry wins
+        required_throughput_mbps, min_capacity_gib, **options)
     return next(iter(plans.values()))
 
 

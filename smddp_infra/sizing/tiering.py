@@ -244,23 +244,12 @@ class TieringPlan:
                 "readCacheGiB": self.read_cache_gib}
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "deployment_type": self.deployment_type,
-            "storage_type": self.storage_type,
-            "throughput_capacity_mbps": self.throughput_capacity_mbps,
-            "read_cache_gib": self.read_cache_gib,
-            "read_cache_sizing_mode": CACHE_SIZING_MODE,
-            "efa_enabled": self.efa_enabled,
-            "file_system_type_version": rules.FILE_SYSTEM_TYPE_VERSION,
-            "dataset_gib": self.dataset_gib,
-            "hot_gib": self.hot_gib,
-            "baseline_throughput_mbps": self.baseline_throughput_mbps,
-            "required_throughput_mbps": self.required_throughput_mbps,
-            "headroom": self.headroom,
-            "monthly_cost_usd": self.monthly_cost_usd,
-            "warnings": list(self.warnings),
-            "explanation": self.explanation,
-        }
+        given = {"read_cache_sizing_mode": CACHE_SIZING_MODE, "file_system_type_version": rules.FILE_SYSTEM_TYPE_VERSION,
+                 "warnings": list(self.warnings)}
+        return {name: given[name] if name in given else getattr(self, name) for name in (
+            "deployment_type", "storage_type", "throughput_capacity_mbps", "read_cache_gib", "read_cache_sizing_mode",
+            "efa_enabled", "file_system_type_version", "dataset_gib", "hot_gib", "baseline_throughput_mbps",
+            "required_throughput_mbps", "headroom", "monthly_cost_usd", "warnings", "explanation")}
 
 
 def plan_intelligent_tiering(required_throughput_mbps: float, dataset_gib: float = 0, *, prices: TieringPrices,
