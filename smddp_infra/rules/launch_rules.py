@@ -29,7 +29,7 @@ from smddp_infra.rules.handoff import SUBNET, launch_targets
 from smddp_infra.rules.model import World
 from smddp_infra.rules.training import Attachment, attachments, training_subnets
 from smddp_infra.rules.unresolved import UNRESOLVED
-from smddp_infra.rules.vpc import network_of
+from smddp_infra.rules.vpc import endpoint_service, network_of
 
 
 def _carried(world: World) -> set[str]:
@@ -89,7 +89,7 @@ def check_launch_subnets(world: World) -> list[Finding]:
                 name,
                 f"subnet {name} is {target.evidence()}, and its route table {tables} has neither an S3 gateway endpoint nor a "
                 f"NAT route: a SageMaker job placed in it fails downloading its data or uploading its artifacts; add an "
-                f"AWS::EC2::VPCEndpoint for com.amazonaws.<region>.s3 with RouteTableIds [{tables}]",
+                f"AWS::EC2::VPCEndpoint with ServiceName {endpoint_service(world, 's3')} and RouteTableIds [{tables}]",
                 "Properties",
             )
         )

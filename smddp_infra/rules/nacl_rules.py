@@ -204,11 +204,6 @@ def _crossing(acls: Acls, sender: str, sender_cidr: Any, receiver: str, receiver
     return denied, undecided
 
 
-def _denied(acls: Acls, sender: str, sender_cidr: Any, receiver: str, receiver_cidr: Any, protocol: str,
-            port: Optional[int | tuple[int, int]]) -> list[str]:
-    return _crossing(acls, sender, sender_cidr, receiver, receiver_cidr, protocol, port)[0]
-
-
 def _entry_text(acls: Acls, subnet: str, entry: Optional[AclEntry]) -> str:
     acl = acls.acl_of.get(subnet, "?")
     if entry is None:
@@ -220,9 +215,13 @@ def _entry_text(acls: Acls, subnet: str, entry: Optional[AclEntry]) -> str:
     return f"network ACL {acl} rule {entry.number} ({action} protocol {entry.protocol} {entry.cidr})"
 
 
-def _not_judged(resource: str, what: str, undecided: list[str], *path: str | int) -> Finding:
-    """INFO1 for a NET6 verdict an entry of a stated ACL leaves open: never a silent pass."""
-    return UNRESOLVED.finding(resource, f"{ACL_DENIES.id} not judged for {what}: " + "; ".join(dict.fromkeys(undecided)), *path)
+def _not_judged(rule: Rule, resource: str, what: str, undecided: list[str], *path: str | int) -> Finding:
+    """INFO1 for a verdict an entry or a CIDR of a stated ACL's path leaves open: never a silent pass."""
+    return UNRESOLVED.finding(resource, f"{rule.id} not judged for {what}: " + "; ".join(dict.fromkeys(undecided)), *path)
+
+
+def _unread_cidr(subnet: str) -> str:
+    return f"subnet {subnet}'s CidrBlock is not decided by the template"
 
 
 def check_between_training_subnets(world: World) -> list[Finding]:
@@ -250,7 +249,7 @@ def check_between_training_subnets(world: World) -> list[Finding]:
                 + ": add an all-protocol (-1) allow entry for the other training subnet's CIDR, numbered below the deny, "
                   "in both directions (or place the job in one subnet)", *placement.path))
         elif undecided:
-            findings.append(_not_judged(placement.resource, f"{placement.what}'s EFA traffic between its subnets", undecided,
+            findings.append(_not_judged(ACL_DENIES, placement.resource, f"{placement.what}'s EFA traffic between its subnets", undecided,
                                         *placement.path))
     return findings
 
@@ -263,21 +262,29 @@ class LustrePath:
     subnet: str
     cidr: Any
     clients: tuple[tuple[str, Any], ...]  # (training subnet, its CIDR)
+    #: subnets of the path whose CIDR the template does not decide, when an ACL on the path is stated
+    #: (the file system's own: then ``cidr`` is None and no client is judged)
+    unread: tuple[str, ...] = ()
 
 
 def lustre_paths(world: World) -> list[LustrePath]:
     training = {s.logical_id for p in placements(world) for s in (_subnet(world, r) for r in p.subnets or ()) if s is not None}
+    stated = _acls(world).acl_of
     out = []
     for fs in lustre_file_systems(world):
         ids = world.get(fs, "SubnetIds")
         fs_subnet = _subnet(world, ids[0]) if isinstance(ids, list) and ids else None
-        fs_cidr = _cidr(world, fs_subnet) if fs_subnet is not None else None
-        if fs_subnet is None or fs_cidr is None or world.exists(fs) is not True:
+        if fs_subnet is None or world.exists(fs) is not True:
             continue
-        clients = tuple((name, cidr) for name in sorted(training - {fs_subnet.logical_id})
-                        if (cidr := _cidr(world, world.resources[name])) is not None)
-        if clients:
-            out.append(LustrePath(fs, fs_subnet.logical_id, fs_cidr, clients))
+        fs_cidr = _cidr(world, fs_subnet)
+        others = sorted(training - {fs_subnet.logical_id})
+        cidrs = {name: _cidr(world, world.resources[name]) for name in others}
+        clients = tuple((name, cidr) for name, cidr in cidrs.items() if cidr is not None and fs_cidr is not None)
+        unread = tuple(name for name, cidr in cidrs.items() if cidr is None and {name, fs_subnet.logical_id} & stated.keys())
+        if fs_cidr is None and others and ({fs_subnet.logical_id, *others} & stated.keys()):
+            unread = (fs_subnet.logical_id, *unread)
+        if clients or unread:
+            out.append(LustrePath(fs, fs_subnet.logical_id, fs_cidr, clients, unread))
     return out
 
 
@@ -290,7 +297,7 @@ def check_file_system_path(world: World) -> list[Finding]:
     findings = []
     for path in lustre_paths(world):
         problems: list[str] = []
-        undecided: list[str] = []
+        undecided = [_unread_cidr(subnet) for subnet in path.unread]
         for name, cidr in path.clients:
             denied, open_ = _crossing(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_PORT)
             problems += denied
@@ -303,7 +310,7 @@ def check_file_system_path(world: World) -> list[Finding]:
                 + f": allow {describe_ports(LUSTRE_PORT)} (and the return traffic) between the two subnets' CIDRs in both ACLs",
                 "Properties", "SubnetIds"))
         elif undecided:
-            findings.append(_not_judged(fs, f"Lustre's {describe_ports(LUSTRE_PORT)} to file system {fs}", undecided,
+            findings.append(_not_judged(ACL_DENIES, fs, f"Lustre's {describe_ports(LUSTRE_PORT)} to file system {fs}", undecided,
                                         "Properties", "SubnetIds"))
     return findings
 
@@ -320,11 +327,17 @@ def check_lustre_ports(world: World) -> list[Finding]:
     acls = _acls(world)
     findings = []
     for path in lustre_paths(world):
-        forward = [p for name, cidr in path.clients
-                   for p in _denied(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_EXTRA_PORTS)]
-        back = [f"to {_ports(ports)}: {p}" for name, cidr in path.clients
-                for ports in (LUSTRE_PORT, LUSTRE_EXTRA_PORTS, EPHEMERAL)
-                for p in _denied(acls, path.subnet, path.cidr, name, cidr, _TCP, ports)]
+        forward: list[str] = []
+        back: list[str] = []
+        undecided = [_unread_cidr(subnet) for subnet in path.unread]
+        for name, cidr in path.clients:
+            denied, open_ = _crossing(acls, name, cidr, path.subnet, path.cidr, _TCP, LUSTRE_EXTRA_PORTS)
+            forward += denied
+            undecided += [f"TCP 1018-1023 {u}" for u in open_]
+            for ports in (LUSTRE_PORT, LUSTRE_EXTRA_PORTS, EPHEMERAL):
+                denied, open_ = _crossing(acls, path.subnet, path.cidr, name, cidr, _TCP, ports)
+                back += [f"to {_ports(ports)}: {p}" for p in denied]
+                undecided += [f"the reply to {_ports(ports)}: {u}" for u in open_]
         parts = []
         if forward:
             parts.append("TCP 1018-1023 (which FSx lists beside 988 for Lustre clients) is blocked: "
@@ -340,6 +353,10 @@ def check_lustre_ports(world: World) -> list[Finding]:
                 + "; and ".join(parts) + ": allow TCP 988, 1018-1023 and 1024-65535 both ways between the training and "
                 "file-system subnets' CIDRs in both network ACLs, numbered below the deny (or put the file system in the "
                 "training subnet)", "Properties", "SubnetIds"))
+        elif undecided:
+            findings.append(_not_judged(LUSTRE_PORTS, path.fs.logical_id, f"Lustre's TCP 1018-1023 and the replies between "
+                                        f"file system {path.fs.logical_id} and its training clients", undecided,
+                                        "Properties", "SubnetIds"))
     return findings
 
 
@@ -394,6 +411,7 @@ class EndpointReach:
     endpoints: tuple[str, ...]  # "Sts (com.amazonaws.us-east-1.sts)"
     endpoint_subnets: tuple[str, ...]
     denied: tuple[tuple[str, tuple[str, ...]], ...]  # (endpoint subnet, what denies it)
+    undecided: tuple[str, ...] = ()  # what an unread entry or CIDR leaves open
 
     @property
     def unreachable(self) -> bool:
@@ -440,24 +458,30 @@ def endpoint_reach(world: World) -> list[EndpointReach]:
         groups = _interface_endpoints(w)
         for name, why in sorted(training_subnets(w).items()):
             cidr = _cidr(w, w.resources[name])
-            if not why.sagemaker or cidr is None:
+            if not why.sagemaker:
                 continue
             vpc = w.get(w.resources[name], "VpcId")
             for subnets, endpoints in sorted(groups.items()):
                 if name in subnets or not isinstance(vpc, ResourceRef) or w.get(w.resources[subnets[0]], "VpcId") != vpc:
                     continue
-                denied = []
+                denied, undecided = [], []
                 for other in subnets:
                     other_cidr = _cidr(w, w.resources[other])
-                    if other_cidr is None:
+                    if cidr is None or other_cidr is None:
+                        if {name, other} & acls.acl_of.keys():
+                            undecided += [_unread_cidr(s) for s, c in ((name, cidr), (other, other_cidr)) if c is None]
                         continue
-                    problems = ([f"TCP {HTTPS} {p}" for p in _denied(acls, name, cidr, other, other_cidr, _TCP, HTTPS)]
-                                + [f"the return (TCP 1024-65535) {p}"
-                                   for p in _denied(acls, other, other_cidr, name, cidr, _TCP, EPHEMERAL)])
+                    there, open_there = _crossing(acls, name, cidr, other, other_cidr, _TCP, HTTPS)
+                    back, open_back = _crossing(acls, other, other_cidr, name, cidr, _TCP, EPHEMERAL)
+                    problems = [f"TCP {HTTPS} {p}" for p in there] + [f"the return (TCP 1024-65535) {p}" for p in back]
                     if problems:
                         denied.append((other, tuple(problems)))
-                if denied:
-                    out.append(EndpointReach(name, why.reason, tuple(endpoints), subnets, tuple(denied)))
+                    else:
+                        undecided += [f"TCP {HTTPS} {u}" for u in open_there] + [f"the return (TCP 1024-65535) {u}"
+                                                                                 for u in open_back]
+                if denied or undecided:
+                    out.append(EndpointReach(name, why.reason, tuple(endpoints), subnets, tuple(denied),
+                                             tuple(dict.fromkeys(undecided))))
         return out
 
     result: list[EndpointReach] = world.memo("endpoint_reach", build)
@@ -471,12 +495,21 @@ def check_leaving(world: World) -> list[Finding]:
 
 
 def check_endpoint_partly_denied(world: World) -> list[Finding]:
-    """SMDDP-NET10: some of an endpoint's subnets are denied, some are not (or not decided)."""
-    return [ENDPOINT_PARTLY_DENIED.finding(
-        r.subnet, r.text() + f". The other subnet(s) of the endpoint are not denied, but its DNS name may hand out the "
-        f"address of the interface in {', '.join(o for o, _ in r.denied)}, and a call to that address times out" + r.fix(),
-        "Properties")
-        for r in endpoint_reach(world) if not r.unreachable]
+    """SMDDP-NET10: some of an endpoint's subnets are denied, some are not (or not decided).
+    Where none is denied for certain and an entry or a CIDR leaves one open: "not judged"."""
+    findings = []
+    for r in endpoint_reach(world):
+        if r.denied and not r.unreachable:
+            findings.append(ENDPOINT_PARTLY_DENIED.finding(
+                r.subnet, r.text() + ". The other subnet(s) of the endpoint are not denied" + (
+                    f" for certain ({'; '.join(r.undecided)})" if r.undecided else "") + ", but its DNS name may hand out "
+                f"the address of the interface in {', '.join(o for o, _ in r.denied)}, and a call to that address times "
+                "out" + r.fix(), "Properties"))
+        elif not r.denied:
+            findings.append(_not_judged(ENDPOINT_PARTLY_DENIED, r.subnet, f"HTTPS from subnet {r.subnet} to interface "
+                                        f"endpoint(s) {', '.join(r.endpoints)} in subnet(s) {', '.join(r.endpoint_subnets)}",
+                                        list(r.undecided), "Properties"))
+    return findings
 
 
 def check_network_acls(world: World) -> list[Finding]:

@@ -32,7 +32,7 @@ from typing import Any, Optional
 from smddp_infra.rules.findings import Finding, Rule, Severity
 from smddp_infra.rules.model import Resource, ResourceRef, World, is_known, to_bool
 from smddp_infra.rules.training import SUBNET, TrainingSubnet, lustre_file_systems, placements, training_subnets
-from smddp_infra.rules.vpc import CALLER_SERVICES, Zone, network_of, subnet_zone
+from smddp_infra.rules.vpc import CALLER_SERVICES, Zone, endpoint_service, network_of, subnet_zone
 
 
 def _subnet(world: World, ref: Any) -> Optional[Resource]:
@@ -139,7 +139,7 @@ def check_s3_route(world: World) -> list[Finding]:
                     name,
                     f"training subnet {name} ({subnet.reason}) has no route to S3: route table {tables} has neither an S3 gateway "
                     f"endpoint nor a NAT route, so the job fails downloading its data or uploading its artifacts; add an "
-                    f"AWS::EC2::VPCEndpoint for com.amazonaws.<region>.s3 with RouteTableIds [{tables}]",
+                    f"AWS::EC2::VPCEndpoint with ServiceName {endpoint_service(world, 's3')} and RouteTableIds [{tables}]",
                     "Properties",
                 )
             )
@@ -175,8 +175,9 @@ def check_interface_endpoints(world: World) -> list[Finding]:
                 first,
                 f"training subnet{'s' if len(subnets) > 1 else ''} {where} {'have' if len(subnets) > 1 else 'has'} no NAT route and "
                 f"{'; '.join(parts)}: training code or an SDK client running there cannot call these APIs ({breaks}). "
-                f"If nothing there calls them, ignore this; else add interface endpoints com.amazonaws.<region>.<service> "
-                f"with PrivateDnsEnabled true (or a NAT route)",
+                f"If nothing there calls them, ignore this; else add interface endpoints ("
+                + ", ".join(endpoint_service(world, s) for s in (*absent, *without_dns))
+                + ") with PrivateDnsEnabled true (or a NAT route)",
                 "Properties",
             )
         )

@@ -59,7 +59,13 @@ class Link:
     detail: str  # "imports 'net-SG' (output SecurityGroup)"
 
     def describe(self) -> str:
-        return f"{os.path.basename(self.source)} {self.detail} from {os.path.basename(self.target)}"
+        return f"{os.path.basename(_file(self.source))} {self.detail} from {os.path.basename(_file(self.target))}"
+
+
+def _file(key: str) -> str:
+    """The file of a member key: a second deployment of a nested template is keyed
+    ``<file>\\0<n>`` (NUL is never part of a path)."""
+    return key.split("\0", 1)[0]
 
 
 @dataclass
@@ -74,7 +80,13 @@ class _Member:
     rename_outputs: dict[str, str] = field(default_factory=dict)
     imports: dict[str, tuple[str, str]] = field(default_factory=dict)  # canonical name expr -> (exporter path, output key)
     parameter_values: dict[str, tuple[str, Any]] = field(default_factory=dict)  # parameter -> (path whose namespace, raw expr)
-    nested_children: dict[str, str] = field(default_factory=dict)  # nested stack logical id -> child path
+    nested_children: dict[str, str] = field(default_factory=dict)  # nested stack logical id -> child key
+    instance_of: str = ""  # the file this member is another deployment of (a child nested by several parents)
+    nested_as: str = ""  # "nested stack Storage of b.yaml", when the file is nested by several parents
+
+    @property
+    def file(self) -> str:
+        return self.instance_of or self.path
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,7 @@ class System:
     template: Mapping[str, Any]
     origin: Mapping[str, tuple[str, str]]  # system logical id -> (file, logical id in that file)
     links: tuple[Link, ...]
+    nested_as: Mapping[str, str] = field(default_factory=dict)  # system logical id -> which parent deploys it
 
     def place(self, finding: Finding) -> tuple[str, Finding]:
         """(file, finding with its own logical id, and the other files it rests on named)."""
@@ -103,6 +116,8 @@ class System:
             message += " [judged with " + ", ".join(
                 f"{self.origin[t][1]} from {os.path.basename(f)}" for t, f in others.items()
             ) + "]"
+        if finding.resource in self.nested_as:
+            message += f" [as {self.nested_as[finding.resource]}]"
         return path, replace(finding, resource=logical_id, message=message)
 
 
@@ -217,22 +232,28 @@ def link_templates(
                 if len(found) == 1:
                     member.imports[key] = found[0]
                     links.append(Link("import", member.path, found[0][1], f"imports '{name}' (output {found[0][0]})"))
-        # nested stacks
+    # nested stacks: every stack resource deploys its own instance of the child, with the
+    # parameters its parent passes; the second and later parents get a copy of the child
+    again: list[tuple[_Member, str, Mapping[str, Any], str]] = []
+    for member in list(members.values()):
         for logical_id, resource in (member.template.get("Resources") or {}).items():
             if not isinstance(resource, Mapping) or resource.get("Type") != NESTED_STACK:
                 continue
             child = _child_path(member, resource, members, assets or {})
-            if child is None or child == member.path or child in parent_of:
+            if child is None or child == member.path:
+                continue
+            if child in parent_of:
+                again.append((member, str(logical_id), resource, child))
                 continue
             parent_of[child] = member.path
-            member.nested_children[str(logical_id)] = child
-            passed = (resource.get("Properties") or {}).get("Parameters")
-            for name, value in (passed.items() if isinstance(passed, Mapping) else ()):
-                members[child].parameter_values[str(name)] = (member.path, value)
-            links.append(Link("nested", member.path, child, f"nests stack {logical_id}"))
+            _nest(member, str(logical_id), resource, members[child], links)
+    for parent, logical_id, resource, child in again:
+        _instance(members, members[child], parent, logical_id, resource, links, taken, frozenset({parent.file}))
     # SSM parameters written by one template and read by another's parameter default
     written: dict[str, list[tuple[str, Any]]] = {}
     for member in members.values():
+        if member.instance_of:
+            continue  # the file's own writes are counted once
         world = member.model.world()
         for resource in member.model.of_type(SSM_PARAMETER):
             name = world.resolve(resource.properties.get("Name"))
@@ -242,10 +263,11 @@ def link_templates(
         for name, spec in member.model.parameters.items():
             if not str(spec.get("Type", "")).startswith("AWS::SSM::Parameter::Value") or name in member.parameter_values:
                 continue
-            writers = [w for w in written.get(str(spec.get("Default")), []) if w[0] != member.path]
+            writers = [w for w in written.get(str(spec.get("Default")), []) if w[0] != member.file]
             if len(writers) == 1:
                 member.parameter_values[name] = writers[0]
                 links.append(Link("ssm", member.path, writers[0][0], f"reads SSM parameter '{spec.get('Default')}' (parameter {name})"))
+    several = {m.instance_of for m in members.values() if m.instance_of}  # files nested by several parents
     # connected components
     groups: dict[str, str] = {p: p for p in members}
 
@@ -267,11 +289,45 @@ def link_templates(
             alone.append(component[0])
             continue
         chosen = {p: members[p] for p in sorted(component)}
-        systems.append(_join(chosen, [lk for lk in links if lk.source in chosen]))
+        systems.append(_join(chosen, [lk for lk in links if lk.source in chosen], several))
     return systems, alone
 
 
-def _join(members: Mapping[str, _Member], links: list[Link]) -> System:
+def _nest(parent: _Member, logical_id: str, resource: Mapping[str, Any], child: _Member, links: list[Link]) -> None:
+    """Join one ``AWS::CloudFormation::Stack`` resource to the member it deploys."""
+    parent.nested_children[logical_id] = child.path
+    child.nested_as = f"nested stack {logical_id} of {os.path.basename(parent.file)}"
+    passed = (resource.get("Properties") or {}).get("Parameters")
+    for name, value in (passed.items() if isinstance(passed, Mapping) else ()):
+        child.parameter_values[str(name)] = (parent.path, value)
+    links.append(Link("nested", parent.path, child.path, f"nests stack {logical_id}"))
+
+
+def _instance(members: dict[str, _Member], first: _Member, parent: _Member, logical_id: str,
+              resource: Mapping[str, Any], links: list[Link], taken: set[str], chain: frozenset[str]) -> None:
+    """Another deployment of ``first``'s file, nested by ``parent`` as ``logical_id``.
+
+    Each ``AWS::CloudFormation::Stack`` resource creates its own stack from the template, with
+    the parameters that resource passes; judged only with its first parent, a child that is
+    fine there passes silently where another parent hands it a group without the rules it needs.
+    So the copy is a member of its own (its own parameters, its own names in the system), with
+    its imports and its own nested stacks deployed again under it (``chain``: the files above,
+    so that a loop of nested stacks ends)."""
+    chain = chain | {first.file}
+    key = f"{first.file}\0{sum(m.instance_of == first.file for m in members.values()) + 1}"
+    copy = _Member(key, first.template, first.model, _prefix(first.file, taken), instance_of=first.file)
+    copy.imports = first.imports
+    members[key] = copy
+    _nest(parent, logical_id, resource, copy, links)
+    links += [replace(link, source=key) for link in links if link.kind == "import" and link.source == first.path]
+    resources = first.template.get("Resources") or {}
+    for child_id, child in list(first.nested_children.items()):
+        base = members[members[child].file]
+        if base.file not in chain:
+            _instance(members, base, copy, child_id, resources[child_id], links, taken, chain)
+
+
+def _join(members: Mapping[str, _Member], links: list[Link], several: set[str]) -> System:
     """One template holding every member, names made unique, hand-offs substituted."""
     counts: dict[str, int] = {}
     for m in members.values():
@@ -297,11 +353,14 @@ def _join(members: Mapping[str, _Member], links: list[Link]) -> System:
     rewriter = _Rewriter(members)
     joined: dict[str, Any] = {"Resources": {}, "Parameters": {}, "Conditions": {}, "Mappings": {}, "Outputs": {}}
     origin: dict[str, tuple[str, str]] = {}
+    nested_as: dict[str, str] = {}
     for m in members.values():
         for logical_id, body in (m.template.get("Resources") or {}).items():
             new = m.rename.get(str(logical_id), str(logical_id))
             joined["Resources"][new] = rewriter.rewrite(m, body)
-            origin[new] = (m.path, str(logical_id))
+            origin[new] = (m.file, str(logical_id))
+            if m.file in several:
+                nested_as[new] = m.nested_as
         for name, spec in m.model.parameters.items():
             if name not in m.parameter_values:
                 joined["Parameters"][m.rename[name]] = spec
@@ -315,7 +374,7 @@ def _join(members: Mapping[str, _Member], links: list[Link]) -> System:
         rules = m.template.get("Rules")
         if isinstance(rules, Mapping):
             joined.setdefault("Rules", {}).update({f"{m.prefix}_{k}": rewriter.rewrite(m, v) for k, v in rules.items()})
-    return System(tuple(members), joined, origin, tuple(links))
+    return System(tuple(dict.fromkeys(m.file for m in members.values())), joined, origin, tuple(links), nested_as)
 
 
 class _Rewriter:

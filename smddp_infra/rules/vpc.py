@@ -44,6 +44,17 @@ _EGRESS_TARGETS = ("NatGatewayId", "InstanceId", "NetworkInterfaceId", "TransitG
 _SERVICE = re.compile(r"^(?:aws\.sagemaker\.|(?:cn\.)?com\.amazonaws\.)[^.]+\.(.+)$")
 
 
+def endpoint_service(world: World, service: str) -> str:
+    """A VPC endpoint's ``ServiceName`` as a fix prints it (``com.amazonaws.<region>.<service>``,
+    AWS PrivateLink Guide, "AWS services that integrate with AWS PrivateLink"): filled with the
+    region ``check`` was given, else written as the template would write it, with the
+    ``AWS::Region`` pseudo parameter (AWS CloudFormation User Guide, "Pseudo parameters
+    reference"), so that the fix never carries a word the reader must fill in."""
+    if world.region:
+        return f"com.amazonaws.{world.region}.{service}"
+    return f"!Sub com.amazonaws.${{AWS::Region}}.{service}"
+
+
 @dataclass(frozen=True)
 class Zone:
     """An AZ as the template states it: by name, by AZ id, or by index into Fn::GetAZs."""

@@ -1,0 +1,117 @@
+"""NET9 and NET10 never pass silently on a value they cannot read (issue 41).
+
+Network ACLs decide by the first matching entry (Amazon VPC User Guide, "Control subnet traffic
+with network access control lists"): an entry the template does not decide (a ``RuleAction`` or
+``RuleNumber`` from a parameter without a default), or a subnet CIDR it does not state, may
+decide the traffic either way. NET6 and NET7 already write an SMDDP-INFO1 note naming what they
+could not read; NET9 (Lustre's other ports and replies) and NET10 (an interface endpoint's
+subnets) do the same, and never a warning resting on it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from smddp_infra.rules import Severity, check_template
+from _rules_helpers import load
+
+UNDECIDED = {"Undecided": {"Type": "String"}}
+
+
+def _with(name: str, changes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The fixture with some resources' properties replaced and a parameter without a default."""
+    template = copy.deepcopy(load(name))
+    template["Parameters"] = dict(UNDECIDED)
+    for logical_id, props in changes.items():
+        template["Resources"][logical_id]["Properties"].update(props)
+    return template
+
+
+def _notes(findings: list, rule_id: str) -> list:
+    return [f for f in findings if f.rule_id == "SMDDP-INFO1" and f.message.startswith(f"{rule_id} not judged")]
+
+
+def _rules(findings: list) -> set[tuple[str, str]]:
+    return {(f.rule_id, f.resource) for f in findings if f.severity is not Severity.INFO}
+
+
+# ------------------------------------------------------------------ NET9
+
+#: The return entry of the clients' ACL opened to every TCP port: the fixture's only certain
+#: deny left is the file system's egress (StorageOutReturn allows 1024-65535 only).
+_CLIENT_RETURN_ALL = {"ComputeInReturn": {"PortRange": {"From": 0, "To": 65535}}}
+
+
+def test_net9_warns_when_every_entry_is_read():
+    findings = check_template(_with("net9_lustre_return_ports.yaml", _CLIENT_RETURN_ALL))
+    assert ("SMDDP-NET9", "Lustre") in _rules(findings)
+    assert _notes(findings, "SMDDP-NET9") == []
+
+
+def test_net9_notes_an_entry_whose_action_it_cannot_read_and_does_not_warn():
+    changes = {**_CLIENT_RETURN_ALL,
+               "StorageOutReturn": {"RuleAction": {"Ref": "Undecided"}, "PortRange": {"From": 988, "To": 65535}}}
+    findings = check_template(_with("net9_lustre_return_ports.yaml", changes))
+    assert ("SMDDP-NET9", "Lustre") not in _rules(findings)
+    notes = _notes(findings, "SMDDP-NET9")
+    assert [n.resource for n in notes] == ["Lustre"]
+    assert "entry StorageOutReturn (its RuleAction not decided by the template)" in notes[0].message
+    assert "the reply to port 988" in notes[0].message
+
+
+def test_net9_notes_a_file_system_subnet_whose_cidr_it_cannot_read():
+    findings = check_template(_with("net9_lustre_return_ports.yaml", {"Storage": {"CidrBlock": {"Ref": "Undecided"}}}))
+    assert ("SMDDP-NET9", "Lustre") not in _rules(findings)
+    for rule in ("SMDDP-NET9", "SMDDP-NET6"):
+        notes = _notes(findings, rule)
+        assert [n.resource for n in notes] == ["Lustre"], rule
+        assert "subnet Storage's CidrBlock is not decided by the template" in notes[0].message
+
+
+def test_a_subnet_cidr_unread_where_no_acl_is_stated_stays_unjudged_without_a_note():
+    template = _with("net9_lustre_return_ports.yaml", {"Storage": {"CidrBlock": {"Ref": "Undecided"}}})
+    for association in ("ComputeAclAssoc", "StorageAclAssoc"):
+        del template["Resources"][association]
+    findings = check_template(template)
+    assert _notes(findings, "SMDDP-NET9") == [] and _notes(findings, "SMDDP-NET6") == []
+
+
+# ------------------------------------------------------------------ NET10
+
+
+def test_net10_notes_an_endpoint_subnet_an_undecided_entry_leaves_open():
+    template = _with("net7_endpoint_other_subnet.yaml", {"NotFromTraining": {"RuleAction": {"Ref": "Undecided"}}})
+    findings = check_template(template)
+    assert {r for r in _rules(findings) if r[0] in ("SMDDP-NET7", "SMDDP-NET10")} == set()
+    notes = _notes(findings, "SMDDP-NET10")
+    assert {n.resource for n in notes} == {"Train"}
+    text = " | ".join(n.message for n in notes)
+    assert "Sts (com.amazonaws.us-west-2.sts)" in text and "Logs (com.amazonaws.us-west-2.logs)" in text
+    assert "entry NotFromTraining (its RuleAction not decided by the template)" in text
+
+
+@pytest.mark.parametrize("subnet", ["Spare", "Train"])
+def test_net10_notes_a_subnet_cidr_it_cannot_read(subnet):
+    template = _with("net7_endpoint_other_subnet.yaml", {"NotFromTraining": {"RuleAction": "allow"},
+                                                         subnet: {"CidrBlock": {"Ref": "Undecided"}}})
+    findings = check_template(template)
+    notes = _notes(findings, "SMDDP-NET10")
+    assert notes and all(n.resource == "Train" for n in notes)
+    assert all(f"subnet {subnet}'s CidrBlock is not decided by the template" in n.message for n in notes)
+
+
+def test_net10_warning_says_which_other_subnet_it_could_not_decide():
+    findings = check_template(_with("net7_endpoint_other_subnet.yaml", {"Spare": {"CidrBlock": {"Ref": "Undecided"}}}))
+    warnings = [f for f in findings if f.rule_id == "SMDDP-NET10"]
+    assert [f.resource for f in warnings] == ["Train"]
+    assert "not denied for certain (subnet Spare's CidrBlock is not decided by the template)" in warnings[0].message
+    assert ("SMDDP-NET7", "Train") in _rules(findings)  # Sts: its only subnet is denied for certain
+
+
+def test_the_fixture_as_written_has_no_net10_note():
+    findings = check_template(load("net7_endpoint_other_subnet.yaml"))
+    assert _notes(findings, "SMDDP-NET10") == []
+    assert "not denied for certain" not in " ".join(f.message for f in findings)
