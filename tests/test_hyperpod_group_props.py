@@ -77,9 +77,11 @@ def templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     found = {}
     # aws-cdk-lib 2.275's own validator lacks ImageReleaseVersion: the EKS app turns its findings to warnings
     for name, build, flag in (("eks", _eks_stack, False), ("slurm", _slurm_stack, True)):
-        app = App(context={**cdk_context(), VALIDATE_FLAG: flag}, outdir=str(tmp_path_factory.mktemp(name)))
+        outdir = tmp_path_factory.mktemp(name)
+        app = App(context={**cdk_context(), VALIDATE_FLAG: flag}, outdir=str(outdir))
         stack = build(app)
         found[name] = app.synth().get_stack_artifact(stack.artifact_id).template
+        found[f"{name}-assembly"] = (outdir, stack.stack_name)
     return found
 
 
@@ -192,6 +194,37 @@ def test_adding_or_changing_a_new_prop_is_an_in_place_update_for_the_guard(templ
         for before, after in ((old, new), (new, old)):
             report = guard(before, after)
             assert not report.findings and report.exit_code == 0, [f.message() for f in report.findings]
+
+
+def test_cdk_diff_of_a_deployed_cluster_without_them_shows_an_in_place_update(
+        templates: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What a platform engineer sees: the pinned cdk CLI's ``cdk diff`` of the template with every new
+    prop against the same cluster as deployed without them (``--template``: offline, no change set)
+    lists the cluster as modified, never "requires replacement" or "may be replaced"."""
+    import subprocess
+
+    from conftest import ROOT
+
+    for name in ("eks", "slurm"):
+        outdir, stack_name = templates[f"{name}-assembly"]
+        deployed = copy.deepcopy(templates[name])
+        props = _cluster(deployed)["Properties"]
+        props["Orchestrator"].get("Slurm", {}).pop("SlurmConfigStrategy", None)
+        for group in props["InstanceGroups"]:
+            for prop in ("NetworkInterface", "InstanceRequirements", "ImageReleaseVersion", "AutoPatchConfig"):
+                group.pop(prop, None)
+            group.setdefault("InstanceType", FLEX[0])
+            group["InstanceStorageConfigs"] = [c for c in group.get("InstanceStorageConfigs", []) if "EbsVolumeConfig" not in c]
+        assert _cluster(deployed) != _cluster(templates[name])
+        old = tmp_path_factory.mktemp(f"{name}-deployed") / "deployed.template.json"
+        old.write_text(json.dumps(deployed))
+        run = subprocess.run([str(ROOT / "node_modules" / ".bin" / "cdk"), "diff", "--app", str(outdir), "--template", str(old),
+                              "--no-change-set", "--no-notices", "--no-version-reporting", "--ci", stack_name],
+                             capture_output=True, text=True, cwd=ROOT, timeout=180, check=False)
+        out = run.stdout + run.stderr
+        lines = [line for line in out.splitlines() if CLUSTER in line]
+        assert lines and all(line.lstrip().startswith("[~]") for line in lines), out
+        assert "replace" not in out.lower(), out
 
 
 def test_the_guard_still_refuses_a_create_only_change_beside_them(templates: dict[str, Any]) -> None:
