@@ -130,3 +130,38 @@ def test_the_default_egress_false_makes_an_entry_inbound_for_s3() -> None:
     t["Resources"]["ReturnIn"]["Properties"]["PortRange"] = {"From": 443, "To": 443}
     (finding,) = found(t, "SMDDP-NET7")
     assert "egress TCP 443 to S3 is denied by network ACL Closed rule 100" in finding.message
+
+
+# -- whole messages: a wrong word fails (mutation testing, issue 41) ------------------------------
+
+
+def test_net7_for_s3_word_for_word() -> None:
+    (finding,) = found(BLOCKED, "SMDDP-NET7")
+    assert finding.path == ("Properties",) and finding.severity.value == "error"
+    denied = "is denied by network ACL Closed rule 100 (deny protocol -1 0.0.0.0/0)"
+    assert finding.message == (
+        "subnet TrainSubnet (used by training job in TrainingJob): the job's data comes from S3 over HTTPS, which leaves "
+        "the subnet and crosses its network ACL (a gateway endpoint or NAT is outside it): egress TCP 443 to S3 "
+        f"{denied}; ingress of the return traffic from S3 (TCP 1024-65535) {denied}: allow TCP 443 outbound and TCP "
+        "1024-65535 inbound for 0.0.0.0/0 (or S3's ranges) in network ACL Closed, numbered below the deny")
+
+
+def test_net8_names_each_attribute_and_what_does_not_resolve_word_for_word() -> None:
+    (finding,) = found(BLOCKED, "SMDDP-NET8")
+    assert finding.path == ("Properties",) and finding.severity.value == "error"
+    fs = "file system FileSystem's DNS name (its clients mount by it)"
+    assert finding.message == (f"VPC Vpc has EnableDnsSupport false, so the Amazon-provided DNS server cannot resolve "
+                               f"{fs}: set EnableDnsSupport to true on the VPC")
+    t = copy.deepcopy(BLOCKED)
+    t["Resources"]["Vpc"]["Properties"]["EnableDnsHostnames"] = False
+    t["Resources"]["Sts"] = {"Type": "AWS::EC2::VPCEndpoint", "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "ServiceName": "com.amazonaws.us-east-1.sts", "VpcEndpointType": "Interface",
+        "SubnetIds": [{"Ref": "TrainSubnet"}], "PrivateDnsEnabled": True}}
+    (finding,) = found(t, "SMDDP-NET8")
+    assert finding.message == (
+        f"VPC Vpc has EnableDnsSupport and EnableDnsHostnames false, so the Amazon-provided DNS server cannot resolve {fs}; "
+        "interface endpoint Sts (sts) with private DNS: set EnableDnsSupport and EnableDnsHostnames to true on the VPC")
+    t["Resources"]["Vpc"]["Properties"]["EnableDnsSupport"] = True
+    (finding,) = found(t, "SMDDP-NET8")
+    assert finding.message == ("VPC Vpc has EnableDnsHostnames false, so the Amazon-provided DNS server cannot resolve "
+                               "interface endpoint Sts (sts) with private DNS: set EnableDnsHostnames to true on the VPC")

@@ -182,3 +182,52 @@ def test_a_tagged_training_group_is_paired_only_with_a_file_system_of_its_own_vp
     t["Resources"]["Elsewhere"] = {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.9.0.0/16"}}
     t["Resources"]["TrainSg"]["Properties"]["VpcId"] = {"Ref": "Elsewhere"}
     assert not found(t, "SMDDP-FSX8"), "a group of another VPC cannot reach the file system: nothing to pair"
+
+
+# -- whole messages: a wrong word fails (mutation testing, issue 41) ------------------------------
+
+_FIX = ": add an inbound rule on FsSg for {ports} from TrainSg (and, when the client's egress is restricted, an outbound " \
+       "rule for the same ports to the file system's group)"
+
+
+def _admits_none(ports: str) -> str:
+    return f"the file system's group(s) FsSg admit no inbound {ports} from TrainSg or its subnets' CIDRs"
+
+
+def test_fsx7_and_fsx8_of_a_named_mount_word_for_word() -> None:
+    (error,) = found(template(), "SMDDP-FSX7")
+    (warning,) = found(template(), "SMDDP-FSX8")
+    assert error.path == warning.path == ("Properties", "SecurityGroupIds") and warning.resource == "Fs"
+    assert error.message == ("training job in Job cannot reach file system Fs on TCP 988: " + _admits_none("TCP 988")
+                             + _FIX.format(ports="TCP 988"))
+    assert warning.message == ("training job in Job cannot reach file system Fs on TCP 1018-1023: "
+                               + _admits_none("TCP 1018-1023") + _FIX.format(ports="TCP 1018-1023"))
+
+
+def test_restricted_client_egress_word_for_word() -> None:
+    https = [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIp": "0.0.0.0/0"}]
+    (finding,) = found(template(admit="group", client_egress=https), "SMDDP-FSX7")
+    assert finding.message == (
+        "training job in Job cannot reach file system Fs on TCP 988: the client's group(s) TrainSg restrict egress and "
+        "allow no TCP 988 to FsSg or the file system's subnet" + _FIX.format(ports="TCP 988"))
+
+
+def test_an_unnamed_mount_is_one_warning_for_both_ranges_saying_what_it_depends_on_word_for_word() -> None:
+    (warning,) = found(template(client="hyperpod-unnamed"), "SMDDP-FSX8")
+    what = "HyperPod instance group workers of Cluster"
+    assert warning.message == (
+        f"{what} cannot reach file system Fs on TCP 988 and TCP 1018-1023 if it mounts it (the template holds both and "
+        f"names no file system for {what}: its lifecycle scripts or jobs decide): " + _admits_none("TCP 988") + "; "
+        + _admits_none("TCP 1018-1023") + _FIX.format(ports="TCP 988 and TCP 1018-1023"))
+
+
+def test_an_undecided_client_group_list_is_one_note_word_for_word() -> None:
+    t = template()
+    t["Resources"]["Job"]["Properties"]["TrainingJob"]["VpcConfig"]["SecurityGroupIds"] = {
+        "Fn::Split": [",", {"Fn::ImportValue": "training-groups"}]}
+    notes = [f for f in check_template(t) if f.rule_id == "SMDDP-INFO1" and "FSX" in f.message]
+    assert [(n.resource, n.path, n.message) for n in notes] == [(
+        "Fs", ("Properties", "SecurityGroupIds"),
+        "SMDDP-FSX7 not judged for training job in Job mounting file system Fs: the client's security groups are not "
+        "decided by the template")]
+    assert not found(t, "SMDDP-FSX8"), "an undecided named mount is noted once, under FSX7"

@@ -218,3 +218,70 @@ def test_lustre_988_left_open_by_an_unread_port_range_is_a_note_not_an_error() -
     (note,) = _notes(t, "SMDDP-NET6")
     assert note.resource == "Lustre" and "Lustre's TCP 988 to file system Lustre: ingress of Storage" in note.message
     assert "entry StorageInLnet (its PortRange not decided by the template)" in note.message
+
+
+# -- whole messages: a wrong word fails (mutation testing, issue 41) ------------------------------
+
+_STAR = "is denied by network ACL {acl}'s default '*' rule (no numbered entry allows it)"
+_REPLIES = ("the file system's replies may be dropped, depending on the Lustre client's source ports (privileged ports "
+            "1018-1023, or ephemeral ones; an ACL that allows only 1024-65535 back drops replies to 1018-1023): "
+            "to port 988: egress of Storage to 172.20.0.0/19 (Compute) " + _STAR.format(acl="StorageAcl")
+            + "; to port 988: ingress of Compute from 172.20.64.0/24 (Storage) " + _STAR.format(acl="ComputeAcl")
+            + "; to ports 1018-1023: egress of Storage to 172.20.0.0/19 (Compute) " + _STAR.format(acl="StorageAcl")
+            + "; to ports 1018-1023: ingress of Compute from 172.20.64.0/24 (Storage) " + _STAR.format(acl="ComputeAcl"))
+_NET9_FIX = (": allow TCP 988, 1018-1023 and 1024-65535 both ways between the training and file-system subnets' CIDRs in "
+             "both network ACLs, numbered below the deny (or put the file system in the training subnet)")
+_REACH = ("subnet Train (used by training job in Job): interface endpoint(s) {endpoint} have their network interfaces in "
+          "subnet(s) {subnets}, not in Train, so HTTPS to them leaves Train and crosses both subnets' network ACLs "
+          "(stateless: the reply comes back on an ephemeral port): TCP 443 ingress of Endpoints from 10.60.0.0/20 (Train) "
+          "is denied by network ACL Guarded rule 50 (deny protocol -1 10.60.0.0/20)")
+_REACH_FIX = (": allow TCP 443 from Train's CIDR into Endpoints and TCP 1024-65535 back, in both subnets' network ACLs, "
+              "numbered below the deny (or add Train to the endpoint's SubnetIds)")
+
+
+def test_net7_for_an_endpoint_says_where_its_interfaces_are_what_denies_and_the_fix_word_for_word() -> None:
+    (finding,) = found(ENDPOINTS, "SMDDP-NET7")
+    assert finding.path == ("Properties",)
+    assert finding.message == _REACH.format(endpoint="Sts (com.amazonaws.us-west-2.sts)", subnets="Endpoints") + _REACH_FIX
+
+
+def test_net10_says_which_interface_dns_may_hand_out_word_for_word() -> None:
+    (finding,) = found(ENDPOINTS, "SMDDP-NET10")
+    assert finding.path == ("Properties",)
+    assert finding.message == (
+        _REACH.format(endpoint="Logs (com.amazonaws.us-west-2.logs)", subnets="Endpoints, Spare")
+        + ". The other subnet(s) of the endpoint are not denied, but its DNS name may hand out the address of the "
+          "interface in Endpoints, and a call to that address times out" + _REACH_FIX)
+
+
+def test_net9_replies_alone_word_for_word() -> None:
+    (finding,) = found(LUSTRE, "SMDDP-NET9")
+    assert finding.path == ("Properties", "SubnetIds")
+    assert finding.message == ("file system Lustre is in subnet Storage, another subnet than its training clients: "
+                               + _REPLIES + _NET9_FIX)
+
+
+def test_net9_client_ports_and_replies_and_net6_on_988_word_for_word() -> None:
+    t = copy.deepcopy(LUSTRE)
+    del t["Resources"]["StorageInClientPorts"], t["Resources"]["StorageInLnet"]
+    (warning,) = found(t, "SMDDP-NET9")
+    assert warning.message == (
+        "file system Lustre is in subnet Storage, another subnet than its training clients: TCP 1018-1023 (which FSx lists "
+        "beside 988 for Lustre clients) is blocked: ingress of Storage from 172.20.0.0/19 (Compute) "
+        + _STAR.format(acl="StorageAcl") + "; and " + _REPLIES + _NET9_FIX)
+    (error,) = found(t, "SMDDP-NET6")
+    assert error.resource == "Lustre" and error.path == ("Properties", "SubnetIds") and error.severity.value == "error"
+    assert error.message == (
+        "file system Lustre is in subnet Storage, another subnet than its training clients, and Lustre's TCP 988 is "
+        "blocked at the subnet boundary: ingress of Storage from 172.20.0.0/19 (Compute) " + _STAR.format(acl="StorageAcl")
+        + ": allow TCP 988 (and the return traffic) between the two subnets' CIDRs in both ACLs")
+
+
+def test_net6_for_efa_between_subnets_word_for_word() -> None:
+    (finding,) = found(EFA_TWO_SUBNETS, "SMDDP-NET6")
+    assert finding.path == ("Properties", "Job", "VpcConfig", "Subnets")
+    assert finding.message == (
+        "training job in Pretrain runs in 2 subnets and its EFA traffic between them (SRD, neither TCP nor UDP: only an "
+        "all-protocol entry matches it) crosses network ACLs: ingress of Right from 172.31.32.0/20 (Left) is denied by "
+        "network ACL RightAcl rule 20 (deny protocol -1 172.31.32.0/20): add an all-protocol (-1) allow entry for the "
+        "other training subnet's CIDR, numbered below the deny, in both directions (or place the job in one subnet)")
