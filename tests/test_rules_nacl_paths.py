@@ -285,3 +285,162 @@ def test_net6_for_efa_between_subnets_word_for_word() -> None:
         "all-protocol entry matches it) crosses network ACLs: ingress of Right from 172.31.32.0/20 (Left) is denied by "
         "network ACL RightAcl rule 20 (deny protocol -1 172.31.32.0/20): add an all-protocol (-1) allow entry for the "
         "other training subnet's CIDR, numbered below the deny, in both directions (or place the job in one subnet)")
+
+
+# -- what an entry is, as the template writes it (mutation testing, issue 41) ---------------------
+
+
+def _efa(**extra: dict) -> dict:
+    """EFA_TWO_SUBNETS without Right's deny, with ``extra`` resources."""
+    t = {**NO_DEFAULT, **copy.deepcopy(EFA_TWO_SUBNETS)}
+    del t["Resources"]["RightRefusesLeft"]
+    t["Resources"].update(extra)
+    return t
+
+
+def test_an_entry_for_another_cidr_or_address_family_is_passed_over_without_a_note() -> None:
+    t = _efa(Elsewhere=acl_entry("RightAcl", 5, None, "deny", "192.168.0.0/16", protocol=-1),
+             V6=acl_entry("RightAcl", 6, None, "deny", None, protocol=-1))
+    del t["Resources"]["V6"]["Properties"]["CidrBlock"]
+    t["Resources"]["V6"]["Properties"]["Ipv6CidrBlock"] = "::/0"
+    assert not found(t, "SMDDP-NET6") and not _notes(t, "SMDDP-NET6")
+
+
+def test_protocol_names_are_the_ec2_apis_all_and_icmp() -> None:
+    t = _efa(Icmp=acl_entry("RightAcl", 5, None, "allow", "0.0.0.0/0", protocol="ICMP"))
+    assert not found(t, "SMDDP-NET6") and not _notes(t, "SMDDP-NET6"), "ICMP never carries SRD: passed over"
+    t["Resources"]["All"] = acl_entry("RightAcl", 6, None, "deny", "172.31.32.0/20", protocol="All")
+    (finding,) = found(t, "SMDDP-NET6")
+    assert "is denied by network ACL RightAcl rule 6 (deny protocol -1 172.31.32.0/20)" in finding.message
+
+
+def test_an_undecided_action_may_disagree_with_the_deny_a_note_naming_what_is_not_decided() -> None:
+    t = _efa(Maybe=acl_entry("RightAcl", 5, None, {"Ref": "Unset"}, {"Ref": "Unset"}, protocol=-1),
+             Refuses=acl_entry("RightAcl", 7, None, "deny", "172.31.32.0/20", protocol=-1))
+    assert not found(t, "SMDDP-NET6")
+    (note,) = _notes(t, "SMDDP-NET6")
+    assert note.path == ("Properties", "Job", "VpcConfig", "Subnets")
+    assert note.message == (
+        "SMDDP-NET6 not judged for training job in Pretrain's EFA traffic between its subnets: ingress of Right from "
+        "172.31.32.0/20 (Left): network ACL RightAcl entry Maybe (its RuleAction, CidrBlock not decided by the template) "
+        "may decide it")
+
+
+def test_an_entry_of_undecided_number_may_come_before_rule_1() -> None:
+    t = _efa(First=acl_entry("RightAcl", 1, None, "deny", "172.31.32.0/20", protocol=-1),
+             Maybe=acl_entry("RightAcl", {"Ref": "Unset"}, None, "allow", "172.31.32.0/20", protocol=-1))
+    assert not found(t, "SMDDP-NET6")
+    assert [n.message.split(": ", 2)[2] for n in _notes(t, "SMDDP-NET6")] == [
+        "network ACL RightAcl entry Maybe (its RuleNumber not decided by the template) may decide it"]
+
+
+def test_an_undecided_egress_notes_both_directions_word_for_word() -> None:
+    t = {**NO_DEFAULT, **copy.deepcopy(EFA_TWO_SUBNETS)}
+    t["Resources"]["RightRefusesLeft"]["Properties"]["Egress"] = {"Ref": "Unset"}
+    (note,) = _notes(t, "SMDDP-NET6")
+    entry = "network ACL RightAcl entry RightRefusesLeft (its Egress not decided by the template) may decide it"
+    assert note.message == ("SMDDP-NET6 not judged for training job in Pretrain's EFA traffic between its subnets: "
+                            f"ingress of Right from 172.31.32.0/20 (Left): {entry}; egress of Right to 172.31.32.0/20 "
+                            f"(Left): {entry}")
+
+
+def test_an_acl_without_entries_denies_everything_by_its_star_rule() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    for name in ("RightRefusesLeft", "RightIn", "RightOut"):
+        del t["Resources"][name]
+    (finding,) = found(t, "SMDDP-NET6")
+    assert "egress of Right to 172.31.32.0/20 (Left) is denied by network ACL RightAcl's default '*' rule" in finding.message
+    assert "ingress of Right from 172.31.32.0/20 (Left) is denied by network ACL RightAcl's default '*' rule" \
+           in finding.message
+
+
+def test_an_association_that_may_not_exist_or_names_no_subnet_of_the_template_is_not_read() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    t["Conditions"] = {"Never": {"Fn::Equals": ["a", "b"]}}
+    t["Resources"]["RightAssociation"]["Condition"] = "Never"
+    assert not found(t, "SMDDP-NET6") and not _notes(t, "SMDDP-NET6"), "Right keeps the VPC's default ACL: not shown"
+    del t["Resources"]["RightAssociation"]["Condition"]
+    t["Resources"]["RightAssociation"]["Properties"]["SubnetId"] = "subnet-0abc"
+    assert not found(t, "SMDDP-NET6") and not _notes(t, "SMDDP-NET6")
+
+
+def test_only_efa_placements_with_stated_cidrs_are_judged_and_each_is() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    cpu = copy.deepcopy(t["Resources"]["Pretrain"])
+    cpu["Properties"]["Job"]["ResourceConfig"]["InstanceType"] = "ml.m5.xlarge"
+    t["Resources"] = {"Cpu": cpu, **t["Resources"]}
+    assert [f.resource for f in found(t, "SMDDP-NET6")] == ["Pretrain"], "a CPU job sends no EFA traffic"
+    t["Resources"]["Left"]["Properties"]["CidrBlock"] = {"Fn::Select": [0, {"Fn::Cidr": [{"Fn::ImportValue": "b"}, 2, 12]}]}
+    assert not found(t, "SMDDP-NET6"), "the other subnet's CIDR is not stated: nothing to compare"
+
+
+# -- Lustre's path: which file systems, which clients (mutation testing, issue 41) ----------------
+
+
+def _two_clients() -> dict:
+    """LUSTRE with a second training subnet Compute2 (its own job), the file system's 988 open to neither."""
+    t = {**NO_DEFAULT, **copy.deepcopy(LUSTRE)}
+    r = t["Resources"]
+    del r["StorageInLnet"]
+    r["Compute2"] = {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": "172.20.32.0/19",
+                                                                 "AvailabilityZone": "eu-west-1a"}}
+    job2 = copy.deepcopy(r["Job"])
+    job2["Properties"]["Job"]["VpcConfig"]["Subnets"] = [{"Ref": "Compute2"}]
+    r["Job2"] = job2
+    return t
+
+
+def test_every_client_subnet_is_named_once() -> None:
+    (error,) = found(_two_clients(), "SMDDP-NET6")
+    assert error.message.split(": ", 1)[1].split(": allow")[0] == (
+        "ingress of Storage from 172.20.0.0/19 (Compute) is denied by network ACL StorageAcl's default '*' rule (no "
+        "numbered entry allows it); ingress of Storage from 172.20.32.0/19 (Compute2) is denied by network ACL "
+        "StorageAcl's default '*' rule (no numbered entry allows it)")
+
+
+def test_an_undecided_entry_for_one_client_of_two_is_a_note_with_its_path() -> None:
+    t = _two_clients()
+    t["Resources"]["Open"] = acl_entry("StorageAcl", 10, False, "allow", "172.20.0.0/18", ports=({"Ref": "Unset"}, 988))
+    assert not found(t, "SMDDP-NET6")
+    (note,) = _notes(t, "SMDDP-NET6")
+    assert note.resource == "Lustre" and note.path == ("Properties", "SubnetIds")
+    assert note.message.count("entry Open (its PortRange not decided by the template)") == 2
+
+
+def test_file_systems_without_a_stated_subnet_cidr_or_existence_are_passed_over_and_the_next_is_judged() -> None:
+    t = _two_clients()
+    r = t["Resources"]
+    t["Conditions"] = {"Never": {"Fn::Equals": ["a", "b"]}}
+    gone = {**copy.deepcopy(r["Lustre"]), "Condition": "Never"}
+    nowhere = copy.deepcopy(r["Lustre"])
+    nowhere["Properties"]["SubnetIds"] = {"Ref": "Unset"}
+    elsewhere = copy.deepcopy(r["Lustre"])
+    elsewhere["Properties"]["SubnetIds"] = ["subnet-0abc"]
+    unsized = copy.deepcopy(r["Lustre"])
+    unsized["Properties"]["SubnetIds"] = [{"Ref": "Unsized"}]
+    r["Unsized"] = {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": {"Ref": "Unset"}}}
+    t["Resources"] = {"Gone": gone, "Nowhere": nowhere, "Elsewhere": elsewhere, "UnsizedFs": unsized, **r}
+    assert [f.resource for f in found(t, "SMDDP-NET6")] == ["Lustre"]
+    assert [f.resource for f in found(t, "SMDDP-NET9")] == ["Lustre"]
+
+
+# -- interface endpoints: several endpoints, several subnets denied (mutation testing, issue 41) --
+
+
+def test_every_endpoint_and_every_denied_subnet_is_named() -> None:
+    t = copy.deepcopy(ENDPOINTS)
+    r = t["Resources"]
+    r["Logs"]["Properties"]["SubnetIds"] = [{"Ref": "Endpoints"}]
+    r["SpareAcl"]["Properties"]["NetworkAclId"] = {"Ref": "Guarded"}
+    r["Sts"]["Properties"]["SubnetIds"] = [{"Ref": "Endpoints"}, {"Ref": "Spare"}]
+    r["Logs"]["Properties"]["SubnetIds"] = [{"Ref": "Spare"}, {"Ref": "Endpoints"}]
+    (finding,) = found(t, "SMDDP-NET7")
+    assert finding.message.startswith(
+        "subnet Train (used by training job in Job): interface endpoint(s) Sts (com.amazonaws.us-west-2.sts), Logs "
+        "(com.amazonaws.us-west-2.logs) have their network interfaces in subnet(s) Endpoints, Spare, not in Train")
+    assert ("TCP 443 ingress of Endpoints from 10.60.0.0/20 (Train) is denied by network ACL Guarded rule 50 (deny "
+            "protocol -1 10.60.0.0/20); TCP 443 ingress of Spare from 10.60.0.0/20 (Train)") in finding.message
+    assert finding.message.endswith(": allow TCP 443 from Train's CIDR into Endpoints, Spare and TCP 1024-65535 back, in "
+                                    "both subnets' network ACLs, numbered below the deny (or add Train to the endpoint's "
+                                    "SubnetIds)")
+    assert not found(t, "SMDDP-NET10")
