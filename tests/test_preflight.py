@@ -584,3 +584,127 @@ def test_preflight_never_imports_sagemaker(tmp_path):
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sagemaker'))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+# ---------------------------------------------------------------- what a script sees (facts.Env), value by value
+# (mutation testing, issue 41: each value and each "not known" reason, asserted whole)
+
+_DP = "sagemaker_distributed_dataparallel_enabled"
+_PARAMS = 'json.loads(os.environ["SM_FRAMEWORK_PARAMS"])'
+
+
+def _seen(expression: str, *defaults: Any, **settings: Any) -> Any:
+    """What ``expression`` evaluates to in a script of a job with ``settings`` (and argparse ``defaults``)."""
+    import ast
+
+    from smddp_infra.preflight.facts import Env
+    from smddp_infra.preflight.job import JobDescription
+    from smddp_infra.preflight.script import ScriptFacts
+
+    files = (ScriptFacts(Path("train.py"), (), (), (), False, False, argparse=tuple(defaults)),) if defaults else ()
+    job = JobDescription(path=Path("job.yaml"), shape="estimator", **settings)
+    return Env(job, files).evaluate(ast.parse(expression, mode="eval").body)
+
+
+def _unknown(reason: str) -> Any:
+    from smddp_infra.preflight.facts import Unknown
+
+    return Unknown(reason)
+
+
+def _partial(template: str) -> Any:
+    from smddp_infra.preflight.extract import Partial
+
+    return Partial("an f-string", template, "", False)
+
+
+def _default(dest: str, value: Any) -> Any:
+    from smddp_infra.preflight.script import ArgDefault
+
+    return ArgDefault(dest, f"--{dest}", value)
+
+
+@pytest.mark.parametrize("expression, settings, seen", [
+    # is_sagemaker_dp_enabled(): the SDK's smdistributed.dataparallel flag, or an API hyperparameter
+    ("is_sagemaker_dp_enabled()", {"smddp_setting": "sagemaker_distributed_dataparallel_enabled: true"}, True),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"smdistributed": {"dataparallel": {"enabled": True}}}}, True),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"smdistributed": {"dataparallel": {"enabled": False}}}}, False),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"smdistributed": {"dataparallel": True}}}, False),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"pytorchddp": {"enabled": True}}}, True),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"pytorchddp": {"enabled": True}}, "estimator": "HuggingFace"}, False),
+    ("is_sagemaker_dp_enabled()", {"unknown": {"distribution": "a variable"}}, _unknown("distribution (a variable)")),
+    # is_sagemaker_mp_enabled(): false unless the job asks for model parallelism
+    ("is_sagemaker_mp_enabled()", {}, False),
+    ("is_sagemaker_mp_enabled()", {"unknown": {"distribution": "cfg"}}, _unknown("distribution (cfg)")),
+    ("is_sagemaker_mp_enabled()", {"distributed": "smp"}, _unknown("is_sagemaker_mp_enabled() under distributed=SMP()")),
+    ("is_sagemaker_mp_enabled()", {"distributed": "Torchrun"}, False),
+    ("is_sagemaker_mp_enabled()", {"distribution": {"smdistributed": {"modelparallel": {"enabled": True}}}},
+     _unknown("is_sagemaker_mp_enabled() (the job enables smdistributed modelparallel)")),
+    ("is_sagemaker_mp_enabled()", {"distribution": {"smdistributed": {"modelparallel": {"enabled": False}}}}, False),
+    # SM_FRAMEWORK_PARAMS: the flag, and whether the key is there at all
+    (f'{_PARAMS}["{_DP}"]', {"distribution": {"smdistributed": {"dataparallel": {"enabled": True}}}}, True),
+    (f'{_PARAMS}["{_DP}"]', {}, _unknown(f"SM_FRAMEWORK_PARAMS['{_DP}'] may be missing")),
+    (f'{_PARAMS}["other"]', {}, _unknown("SM_FRAMEWORK_PARAMS 'other'")),
+    (f'{_PARAMS}.get("{_DP}", False)', {}, False),
+    (f'{_PARAMS}.get("{_DP}")', {"smddp_setting": "hp"}, True),
+    (f'"{_DP}" in {_PARAMS}', {"smddp_setting": "hp"}, True),
+    (f'"{_DP}" in {_PARAMS}', {"distribution": {"pytorchddp": {"enabled": False}}}, True),
+    (f'"{_DP}" not in {_PARAMS}', {"distribution": {"pytorchddp": {"enabled": True}}, "estimator": "TensorFlow"}, True),
+    (f'"{_DP}" in {_PARAMS}', {"distribution": {"torch_distributed": {"enabled": True}}}, False),
+    (f'"other" in {_PARAMS}', {}, _unknown("whether SM_FRAMEWORK_PARAMS holds 'other'")),
+    (f'{_PARAMS}["{_DP}"]', {"unknown": {"distribution": "x"}}, _unknown("distribution (x)")),
+    # the container's environment: the job's, then what SageMaker derives from the job
+    ('os.environ["NCCL_DEBUG"]', {"environment": {"NCCL_DEBUG": 3}}, "3"),
+    ('os.environ["NCCL_DEBUG"]', {"environment": {"NCCL_DEBUG": _unknown("a variable")}},
+     _unknown("environment variable NCCL_DEBUG (set by the job to a value preflight cannot resolve)")),
+    ('os.environ["SM_HP_BACKEND"]', {"hyperparameters": {"backend": "smddp"}}, "smddp"),
+    ('os.environ["SM_HP_BACKEND"]', {}, _unknown("os.environ[...]")),
+    ('os.environ.get("SM_HP_BACKEND", "nccl")', {}, "nccl"),
+    ('os.getenv("SM_HP_BACKEND", "nccl")', {"hyperparameters_unknown": "**hp"}, _unknown("**hp")),
+    ('json.loads(os.environ["SM_HOSTS"])', {"instance_count": 2}, ["algo-1", "algo-2"]),
+    ('len(json.loads(os.environ["SM_HOSTS"]))', {"instance_count": 2, "unknown": {"instance_count": "n"}},
+     _unknown("environment variable SM_HOSTS")),
+    ('os.environ.get("SMDATAPARALLEL_LMC_ENABLE", "0")', {}, "0"),
+    ('os.environ.get("SMDATAPARALLEL_LMC_ENABLE", "0")', {"smddp_setting": "hp"},
+     _unknown("environment variable SMDATAPARALLEL_LMC_ENABLE")),
+    ('os.environ.get("SMDATAPARALLEL_LMC_ENABLE", "0")', {"environment_unknown": "**env"},
+     _unknown("environment variable SMDATAPARALLEL_LMC_ENABLE")),
+])
+def test_what_a_script_sees_of_its_job(expression: str, settings: dict[str, Any], seen: Any) -> None:
+    assert _seen(expression, **settings) == seen
+
+
+@pytest.mark.parametrize("defaults, settings, seen", [
+    ((), {"hyperparameters": {"backend": "gloo"}}, "gloo"),
+    ((), {"hyperparameters": {"backend": _unknown("x")}}, _unknown("hyperparameter backend is not known before the job runs")),
+    ((), {"hyperparameters": {"backend": _partial("{backend}-x")}},
+     _unknown("hyperparameter backend is not known before the job runs")),
+    ((), {}, _unknown("args.backend (no argparse argument or hyperparameter preflight can see)")),
+    ((_default("backend", "nccl"),), {"hyperparameters_unknown": "**hp is not resolved"},
+     _unknown("args.backend: **hp is not resolved")),
+    ((_default("backend", "nccl"),), {}, "nccl"),
+])
+def test_an_argument_is_its_hyperparameter_else_its_argparse_default(defaults: tuple, settings: dict[str, Any],
+                                                                      seen: Any) -> None:
+    assert _seen("args.backend", *defaults, **settings) == seen
+
+
+def test_an_argument_without_a_default_says_which_flag_and_hyperparameter() -> None:
+    from smddp_infra.preflight.script import NO_DEFAULT
+
+    assert _seen("args.backend", _default("backend", NO_DEFAULT)) == _unknown(
+        "args.backend (--backend has no default and the job passes no backend hyperparameter)")
+
+
+@pytest.mark.parametrize("expression, seen", [
+    # hyperparameters arrive as text: "False" equals False, "8" equals 8, either side
+    ('args.flag == False', True), ('False == args.flag', True), ('args.n == 8', True), ('8 == args.n', True),
+    ('args.n != 8', False), ('args.name == "BERT"', False), ('args.name == None', False), ('None == args.name', False),
+    ('args.n in (4, 8)', True), ('args.n not in (4, 8)', False), ('args.name in "xbertx"', True),
+    # Python truthiness of hyperparameter text: "", "false", "0", "no", "none" are false
+    *((f'not args.{k}', True) for k in ("empty", "flag", "zero", "no", "none")), ('not args.name', False),
+    ('not os.environ["NCCL_DEBUG"]', False),  # the environment's "0" is a non-empty string
+])
+def test_hyperparameter_text_compares_as_the_script_means_it(expression: str, seen: Any) -> None:
+    hyper = {"flag": " False ", "n": "8", "name": "bert", "empty": "", "zero": "0", "no": "No", "none": "None"}
+    assert _seen(expression, hyperparameters=hyper, environment={"NCCL_DEBUG": "0"}) is seen
