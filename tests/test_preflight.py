@@ -699,7 +699,8 @@ def test_an_argument_without_a_default_says_which_flag_and_hyperparameter() -> N
 @pytest.mark.parametrize("expression, seen", [
     # hyperparameters arrive as text: "False" equals False, "8" equals 8, either side
     ('args.flag == False', True), ('False == args.flag', True), ('args.n == 8', True), ('8 == args.n', True),
-    ('args.n != 8', False), ('args.name == "BERT"', False), ('args.name == None', False), ('None == args.name', False),
+    ('args.n != 8', False), ('args.name == "BERT"', False), ('"BERT" == args.name', False),
+    ('args.none == None', False), ('None == args.none', False),  # "None" the text is not None
     ('args.n in (4, 8)', True), ('args.n not in (4, 8)', False), ('args.name in "xbertx"', True),
     # Python truthiness of hyperparameter text: "", "false", "0", "no", "none" are false
     *((f'not args.{k}', True) for k in ("empty", "flag", "zero", "no", "none")), ('not args.name', False),
