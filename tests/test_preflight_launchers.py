@@ -8,6 +8,7 @@ Fixtures are written here or live in tests/fixtures/preflight-corpus (c27 onward
 from __future__ import annotations
 
 import ast
+import json
 import importlib.metadata
 import importlib.util
 from pathlib import Path
@@ -17,7 +18,7 @@ import pytest
 from smddp_infra.preflight import run_preflight
 from smddp_infra.preflight.job import SDK_V2_P5_MARKER, SDK_V2_P5_REFUSAL, SDK_V2_SOURCE
 
-from _preflight_helpers import CORPUS, by_rule, write
+from _preflight_helpers import CORPUS, ROOT, by_rule, write
 
 
 # ---------------------------------------------------------------- TensorFlow SMDDP
@@ -408,3 +409,35 @@ def test_an_installed_module_started_with_dash_m_is_not_a_missing_script(tmp_pat
                      "code/train.py": "print(1)\n", "job.yaml": "entry_point: run.sh\nsource_dir: code\n"})
     report = run_preflight(tmp_path / "job.yaml")
     assert [s.name for s in report.scripts] == ["train.py"] and not any("pip" in n for n in report.not_evaluated)
+
+
+# ---------------------------------------------------------------- which framework's launchers a fix names
+
+_TORCH_FIX = ('distribution={"torch_distributed": {"enabled": True}} (torchrun; ModelTrainer: distributed=Torchrun()) '
+              "and keep the script's backend")
+_TF_FIX = ('distribution={"multi_worker_mirrored_strategy": {"enabled": True}} (or {"mpi": {"enabled": True}} for '
+           "Horovod), and keep the script's collectives")
+
+
+@pytest.mark.parametrize("estimator, script, fix", [
+    ("PyTorch", "import torch\n", _TORCH_FIX),
+    ("PyTorch", "import tensorflow.keras as keras\n", _TF_FIX),  # the program imports tensorflow
+    ("PyTorch", "import tensorflowjs\n", _TORCH_FIX),  # another package
+    ("TensorFlow", "import torch\n", _TF_FIX),  # the estimator says it
+])
+def test_a_launcher_on_an_unsupported_type_gets_its_frameworks_launchers(tmp_path, estimator, script, fix):
+    (tmp_path / "train.py").write_text(script)
+    (tmp_path / "job.yaml").write_text(f"entry_point: train.py\nestimator: {estimator}\ninstance_type: ml.g5.12xlarge\n"
+                                       "instance_count: 2\ndistribution: {smdistributed: {dataparallel: {enabled: true}}}\n")
+    (finding,) = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-LAUNCHER")
+    assert finding.fix == fix
+
+
+def test_a_tensorflow_training_image_makes_a_tensorflow_job(tmp_path):
+    request = json.loads((ROOT / "tests" / "fixtures" / "preflight" / "api" / "create-request.json").read_text())
+    request["AlgorithmSpecification"]["TrainingImage"] = (
+        "763104351884.dkr.ecr.us-east-1.amazonaws.com/tensorflow-training:2.14.1-gpu-py310-cu118-ubuntu20.04-sagemaker")
+    del request["ResourceConfig"]["KeepAliveTimeInSeconds"]
+    (tmp_path / "request.json").write_text(json.dumps(request))
+    (finding,) = by_rule(run_preflight(tmp_path / "request.json"), "PF-SMDDP-LAUNCHER")
+    assert finding.fix == _TF_FIX
