@@ -288,16 +288,19 @@ def test_a_channel_names_its_file_system_by_reference_or_by_id_and_other_channel
         {"ChannelName": "efs", "DataSource": {"FileSystemDataSource": {"FileSystemId": {"Ref": "Fs"}, "FileSystemType": "EFS"}}},
         {"ChannelName": "gone", "DataSource": {"FileSystemDataSource": {"FileSystemId": "fs-0elsewhere",
                                                                         "FileSystemType": "FSxLustre"}}},
-        {"ChannelName": "subnet", "DataSource": {"FileSystemDataSource": {"FileSystemId": {"Ref": "Subnet"},
-                                                                          "FileSystemType": "FSxLustre"}}},
-        {"ChannelName": "group", "DataSource": {"FileSystemDataSource": {"FileSystemId": "TrainSg",
-                                                                         "FileSystemType": "FSxLustre"}}}]
+        {"ChannelName": "box", "DataSource": {"FileSystemDataSource": {"FileSystemId": {"Ref": "Box"},
+                                                                       "FileSystemType": "FSxLustre"}}},
+        {"ChannelName": "box-id", "DataSource": {"FileSystemDataSource": {"FileSystemId": "Box",
+                                                                          "FileSystemType": "FSxLustre"}}}]
+    t["Resources"]["Box"] = {"Type": "AWS::EC2::Instance", "Properties": {"SecurityGroupIds": [{"Ref": "FsSg"}]}}
     assert not found(t, "SMDDP-FSX7"), "no channel names a Lustre file system of the template"
-    job["InputDataConfig"].append({**copy.deepcopy(channel), "ChannelName": "by-id"})
-    job["InputDataConfig"][-1]["DataSource"]["FileSystemDataSource"]["FileSystemId"] = "Fs"  # a live world's id
-    job["InputDataConfig"].append(channel)  # the same file system twice: one mount
+    by_id = copy.deepcopy(channel)
+    by_id["DataSource"]["FileSystemDataSource"]["FileSystemId"] = "Fs"  # a live world's id
+    job["InputDataConfig"].append(by_id)
     (error,) = found(t, "SMDDP-FSX7")
     assert error.message.startswith("training job in Job cannot reach file system Fs on TCP 988: ")
+    job["InputDataConfig"].append(channel)  # the same file system twice: one mount
+    assert len(found(t, "SMDDP-FSX7")) == 1
 
 
 def test_a_hyperpod_group_named_mount_word_for_word() -> None:
@@ -370,10 +373,13 @@ def test_the_vpc_is_compared_as_resolved_whatever_form_names_it() -> None:
     assert not found(t, "SMDDP-FSX8"), "two VPCs the template does not decide: not the same one"
     r["Subnet"]["Properties"]["VpcId"] = {"Fn::ImportValue": "vpc-a"}
     assert len(found(t, "SMDDP-FSX8")) == 1, "the same import, as written"
+    r["TrainSg"]["Properties"]["VpcId"] = {"Ref": "Vpc"}
+    r["Subnet"]["Properties"]["VpcId"] = {"Fn::GetAtt": ["Vpc", "VpcId"]}
+    assert len(found(t, "SMDDP-FSX8")) == 1, "a Ref and a GetAtt of the same VPC"
 
 
 def test_a_cluster_whose_subnets_are_not_decided_or_not_in_the_template_is_paired_with_nothing() -> None:
-    for subnets in ({"Fn::Split": [",", {"Fn::ImportValue": "subnets"}]}, ["subnet-0abc"]):
+    for subnets in ({"Fn::Split": [",", {"Fn::ImportValue": "subnets"}]}, ["subnet-0abc"], [{"Ref": "TrainSg"}]):
         t = template(client="hyperpod-unnamed")
         t["Resources"]["Cluster"]["Properties"]["VpcConfig"]["Subnets"] = subnets
         assert not found(t, "SMDDP-FSX8"), subnets
@@ -416,6 +422,10 @@ def test_client_egress_is_judged_against_the_file_systems_subnet() -> None:
     t["Resources"]["TrainSg"]["Properties"]["SecurityGroupEgress"] = [
         {"IpProtocol": "tcp", "FromPort": 988, "ToPort": 1023, "CidrIp": "10.0.0.0/20"}]
     assert not found(t, "SMDDP-FSX7") and not found(t, "SMDDP-FSX8") and not _fsx_notes(t)
+    t["Resources"]["TrainSg"]["Properties"]["SecurityGroupEgress"][0]["CidrIp"] = "10.9.0.0/16"
+    (error,) = found(t, "SMDDP-FSX7")
+    assert "restrict egress and allow no TCP 988 to FsSg or the file system's subnet" in error.message
+    assert not _fsx_notes(t), "the file system's subnet is stated: a certain failure"
     t["Resources"]["TrainSg"]["Properties"]["SecurityGroupEgress"][0]["CidrIp"] = {"Fn::ImportValue": "storage-cidr"}
     assert not found(t, "SMDDP-FSX7")
     assert _fsx_notes(t) == ["SMDDP-FSX7 not judged for training job in Job mounting file system Fs: egress: it depends "
