@@ -323,9 +323,9 @@ def test_a_cluster_or_group_that_may_not_exist_mounts_nothing_and_the_next_one_i
     t = template(client="hyperpod")
     r = t["Resources"]
     t["Parameters"] = {"Unset": {"Type": "String"}}
-    t["Conditions"] = {"Never": {"Fn::Equals": ["a", "b"]}}
-    ghost = {**copy.deepcopy(r["Cluster"]), "Condition": "Never"}
-    gone = {**copy.deepcopy(r["TrainSg"]), "Condition": "Never"}
+    t["Conditions"] = {"Maybe": {"Fn::Equals": [{"Ref": "Unset"}, "yes"]}}  # not decided by the template
+    ghost = {**copy.deepcopy(r["Cluster"]), "Condition": "Maybe"}
+    gone = {**copy.deepcopy(r["TrainSg"]), "Condition": "Maybe"}
     gone["Properties"]["Tags"] = [{"Key": "smddp:role", "Value": "training"}]
     t["Resources"] = {"Ghost": ghost, "Gone": gone, **r}
     r = t["Resources"]

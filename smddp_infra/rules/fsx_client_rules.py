@@ -166,7 +166,7 @@ def _judge(world: World, mount: Mount, ports: tuple[int, int]) -> Optional[tuple
     client = {g.group for g in mount.groups if g.group in groups.groups}
     if client & {g.group for g in fs_refs if g.group in groups.groups}:
         return None  # a shared group: its self rules are FSX3/FSX4's
-    client_required, client_known = subnet_ranges(world, mount.subnets) if mount.subnets is not None else ([], False)
+    client_required, client_known = subnet_ranges(world, mount.subnets)  # ([], False) for subnets not stated
     fs_required, fs_known = file_system_ranges(world, mount.fs)
     missing: list[str] = []
     unknown: list[str] = []
