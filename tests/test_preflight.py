@@ -709,3 +709,85 @@ def test_an_argument_without_a_default_says_which_flag_and_hyperparameter() -> N
 def test_hyperparameter_text_compares_as_the_script_means_it(expression: str, seen: Any) -> None:
     hyper = {"flag": " False ", "n": "8", "name": "bert", "empty": "", "zero": "0", "no": "No", "none": "None"}
     assert _seen(expression, hyperparameters=hyper, environment={"NCCL_DEBUG": "0"}) is seen
+
+
+# ---------------------------------------------------------------- which load reads which save (facts.same_file)
+
+
+def _path(text: str, literal: Optional[str] = None, basename: Optional[str] = None, *, model_dir: bool = False,
+          open_name: bool = False, scope: str = "") -> Any:
+    from smddp_infra.preflight.script import PathExpr
+
+    return PathExpr(text, literal, basename, model_dir, open_name, scope)
+
+
+def _same_file(save: Any, load: Any, *, one_file: bool = True) -> Optional[str]:
+    from smddp_infra.preflight.facts import same_file
+    from smddp_infra.preflight.script import StateLoad, StateSave
+
+    return same_file(StateSave(1, "save", "ddp", save), StateLoad(2, "load", "net", load), one_file=one_file)
+
+
+@pytest.mark.parametrize("save, load, one_file, how", [
+    (_path("'/opt/ml/x.pt'", "/opt/ml/x.pt", "x.pt"), _path("'/opt/ml/./x.pt'", "/opt/ml/./x.pt", "x.pt"), True,
+     "the same path"),
+    (_path("'/opt/ml/x.pt'", "/opt/ml/x.pt", "x.pt"), _path("'/opt/ml/y.pt'", "/opt/ml/y.pt", "y.pt"), True, None),
+    # a save resolved to a constant despite a name left open, and a load written the same way that leaves none open
+    (_path("join(d, 'x.pt')", "/opt/ml/x.pt", "x.pt", open_name=True), _path("join(d, 'x.pt')"), False, "the same path"),
+    (_path("join(d, 'x.pt')", "/opt/ml/x.pt", "x.pt", open_name=True), _path("join(d, 'x.pt')", None, "x.pt"), False,
+     None),
+    (_path("join(d, 'x.pt')", "/opt/ml/x.pt", "x.pt", open_name=True), _path("join(d, 'x.pt')", open_name=True), False,
+     None),
+    (_path("join(d, 'x.pt')", "/opt/ml/x.pt", "x.pt", open_name=True), _path("join(e, 'x.pt')"), False, None),
+    (_path("join(d, 'x.pt')", None, "x.pt", open_name=True), _path("join(d, 'x.pt')"), False, None),
+    # the same expression: the same file unless it holds a name each scope binds its own way
+    (_path("os.path.join(d, 'a.pt')"), _path("os.path.join(d, 'a.pt')"), False, "the same path expression (os.path.join(d, 'a.pt'))"),
+    (_path("f(p)", open_name=True, scope="save"), _path("f(p)", scope="save"), True, "the same path expression (f(p))"),
+    (_path("f(p)", open_name=True, scope="save"), _path("f(p)", scope="load"), True, None),
+    (_path("f(p)", open_name=True, scope="save"), _path("f(p)", scope="save"), False, None),
+    (_path("f(p)"), _path("f(q)"), True, None),
+    # the model directory and the same file name
+    (_path("a", None, "m.pt", model_dir=True), _path("b", None, "m.pt", model_dir=True), False,
+     "the model directory and the same file name (m.pt)"),
+    (_path("a", None, "m.pt", model_dir=True), _path("b", None, "m.pt"), False, None),
+    (_path("a", None, "m.pt"), _path("b", None, "m.pt", model_dir=True), False, None),
+    (_path("a", None, "m.pt", model_dir=True), _path("b", None, "n.pt", model_dir=True), False, None),
+    (_path("a", None, None, model_dir=True), _path("b", None, None, model_dir=True), False, None),
+])
+def test_a_load_reads_a_save_only_when_the_paths_show_it(save: Any, load: Any, one_file: bool, how: Optional[str]) -> None:
+    assert _same_file(save, load, one_file=one_file) == how
+
+
+def test_a_saved_dict_pairs_only_with_a_load_of_one_of_its_ddp_keys() -> None:
+    from smddp_infra.preflight.facts import _keys_match
+    from smddp_infra.preflight.script import StateLoad, StateSave
+
+    path = _path("p")
+    whole, entries = StateSave(1, "s", "ddp", path), StateSave(1, "s", "ddp", path, frozenset({"model"}))
+    assert [_keys_match(save, StateLoad(2, "l", "net", path, key)) for save in (whole, entries)
+            for key in (None, "model", "optim")] == [True, False, False, False, True, False]
+
+
+def test_a_loader_returned_to_another_module_is_iterated_only_where_a_file_iterates_that_call() -> None:
+    from smddp_infra.preflight.facts import _across_modules
+    from smddp_infra.preflight.script import LoaderCall, ScriptFacts
+
+    loader = LoaderCall(7, "return DataLoader(ds)", None, None, use="returned:make_loader:x")
+    iterates = ScriptFacts(Path("train.py"), (), (), (), False, False, iterated_calls=frozenset({"make_loader:x"}))
+    other = ScriptFacts(Path("eval.py"), (), (), (), False, False, iterated_calls=frozenset({"make_loader"}))
+    assert _across_modules(loader, (other, iterates)) == LoaderCall(7, "return DataLoader(ds)", None, None,
+                                                                    use="iterated", use_line=7)
+    assert _across_modules(loader, (other,)) == LoaderCall(7, "return DataLoader(ds)", None, None, use="unclear")
+    plain = LoaderCall(7, "DataLoader(ds)", None, None, use="never")
+    assert _across_modules(plain, (iterates,)) is plain
+
+
+@pytest.mark.parametrize("path, directory, under", [
+    ("/opt/ml/ckpt/a.pt", "/opt/ml/ckpt/", True), ("/opt/ml/ckpt", "/opt/ml/ckpt/", True),
+    ("/opt/ml/ckpt-old/a.pt", "/opt/ml/ckpt", False), ("/opt/ml/ckpt/a.pt", "/opt/ml/ckptX", False),
+    ("/", "/", True),
+])
+def test_a_path_is_under_a_directory_by_whole_components(path: str, directory: str, under: bool) -> None:
+    from smddp_infra.preflight.rules import _under
+
+    assert _under(path, directory) is under
