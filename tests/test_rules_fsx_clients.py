@@ -379,7 +379,8 @@ def test_the_vpc_is_compared_as_resolved_whatever_form_names_it() -> None:
 
 
 def test_a_cluster_whose_subnets_are_not_decided_or_not_in_the_template_is_paired_with_nothing() -> None:
-    for subnets in ({"Fn::Split": [",", {"Fn::ImportValue": "subnets"}]}, ["subnet-0abc"], [{"Ref": "TrainSg"}]):
+    for subnets in ({"Fn::Split": [",", {"Fn::ImportValue": "subnets"}]}, ["subnet-0abc"], [{"Ref": "TrainSg"}],
+                    {"Not": "a list"}):
         t = template(client="hyperpod-unnamed")
         t["Resources"]["Cluster"]["Properties"]["VpcConfig"]["Subnets"] = subnets
         assert not found(t, "SMDDP-FSX8"), subnets
