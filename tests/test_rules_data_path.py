@@ -247,3 +247,29 @@ def test_each_vpc_is_judged_on_its_own() -> None:
     assert finding.resource == "Other"
     assert finding.message == ("VPC Other has EnableDnsHostnames false, so the Amazon-provided DNS server cannot resolve "
                                "interface endpoint Sts (?) with private DNS: set EnableDnsHostnames to true on the VPC")
+
+
+def test_only_subnets_where_sagemaker_trains_are_judged_for_s3_and_each_of_them_is() -> None:
+    """An EC2 instance's subnet reaches S3 through its own setup (not judged here), and a subnet
+    passed over does not end the walk (subnets are walked by name: Aaa comes first)."""
+    t = copy.deepcopy(BLOCKED)
+    r = t["Resources"]
+    r["Aaa"] = {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": "10.0.200.0/24"}}
+    r["AaaAcl"] = {"Type": "AWS::EC2::SubnetNetworkAclAssociation",
+                   "Properties": {"SubnetId": {"Ref": "Aaa"}, "NetworkAclId": {"Ref": "Closed"}}}
+    r["Box"] = {"Type": "AWS::EC2::Instance", "Properties": {"InstanceType": "p4d.24xlarge", "SubnetId": {"Ref": "Aaa"}}}
+    assert [f.resource for f in found(t, "SMDDP-NET7")] == ["TrainSubnet"]
+
+
+def test_two_narrower_cidrs_for_s3_are_one_note_naming_both_word_for_word() -> None:
+    t = copy.deepcopy(BLOCKED)
+    t["Resources"]["HttpsOut"] = entry(90, True, "allow", cidr="52.216.0.0/15", protocol=6, ports=(443, 443))
+    t["Resources"]["ReturnIn"] = entry(90, False, "allow", cidr="52.216.0.0/15", protocol=6, ports=(1024, 65535))
+    assert not found(t, "SMDDP-NET7")
+    (note,) = _net7_notes(t)
+    assert note.path == ("Properties",)
+    s3 = "names 52.216.0.0/15, which cannot be checked against S3's prefix list (its public ranges)"
+    assert note.message == (
+        f"SMDDP-NET7 not judged for subnet TrainSubnet: egress TCP 443 to S3: network ACL Closed rule 90 (allow protocol 6 "
+        f"52.216.0.0/15) {s3}; ingress of the return traffic from S3 (TCP 1024-65535): network ACL Closed rule 90 (allow "
+        f"protocol 6 52.216.0.0/15) {s3}")

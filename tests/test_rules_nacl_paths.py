@@ -444,3 +444,82 @@ def test_every_endpoint_and_every_denied_subnet_is_named() -> None:
                                     "both subnets' network ACLs, numbered below the deny (or add Train to the endpoint's "
                                     "SubnetIds)")
     assert not found(t, "SMDDP-NET10")
+
+
+# -- which endpoints, from which subnets (mutation testing, issue 41) -----------------------------
+
+
+def _subnet(cidr: object) -> dict:
+    return {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Vpc"}, "CidrBlock": cidr}}
+
+
+def _acl_of(subnet: str, acl: str) -> dict:
+    return {"Type": "AWS::EC2::SubnetNetworkAclAssociation",
+            "Properties": {"SubnetId": {"Ref": subnet}, "NetworkAclId": {"Ref": acl}}}
+
+
+def _endpoint(ids: list, kind: str = "Interface", service: object = "com.amazonaws.us-west-2.ssm", **extra: object) -> dict:
+    return {"Type": "AWS::EC2::VPCEndpoint", **extra, "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "VpcEndpointType": kind, "ServiceName": service, "SubnetIds": ids}}
+
+
+def test_only_interface_endpoints_that_exist_in_template_subnets_from_subnets_where_sagemaker_trains() -> None:
+    t = {**NO_DEFAULT, **copy.deepcopy(ENDPOINTS)}
+    t["Conditions"] = {"Maybe": {"Fn::Equals": [{"Ref": "Unset"}, "yes"]}}
+    r = t["Resources"]
+    # an EC2 instance's subnet (walked first, by name) whose ACL shuts everything: not a SageMaker subnet
+    r["Aaa"], r["AaaAcl"] = _subnet("10.60.64.0/20"), _acl_of("Aaa", "Shut")
+    r["Shut"] = {"Type": "AWS::EC2::NetworkAcl", "Properties": {"VpcId": {"Ref": "Vpc"}}}
+    r["Box"] = {"Type": "AWS::EC2::Instance", "Properties": {"InstanceType": "p4d.24xlarge", "SubnetId": {"Ref": "Aaa"}}}
+    r["Aside"], r["AsideAcl"] = _subnet("10.60.34.0/24"), _acl_of("Aside", "Everything")
+    r["Blank"], r["BlankAcl"] = _subnet({"Ref": "Unset"}), _acl_of("Blank", "Everything")
+    t["Resources"] = {"Outside": _endpoint(["subnet-0abc", {"Ref": "Endpoints"}]), **r}  # a subnet not in the template
+    r = t["Resources"]
+    r["Early"] = _endpoint([{"Ref": "Aside"}, {"Ref": "Train"}])  # an interface in Train: reached there
+    r["Blanky"] = _endpoint([{"Ref": "Blank"}, {"Ref": "Endpoints"}], service={"Ref": "Unset"})  # Blank's CIDR unstated
+    r["Empty"] = _endpoint([])
+    r["Maybe"] = _endpoint([{"Ref": "Endpoints"}], Condition="Maybe")
+    r["Glb"] = _endpoint([{"Ref": "Endpoints"}], kind="GatewayLoadBalancer", service="com.amazonaws.vpce.us-west-2.vpce-svc-0abc")
+    shown = [(f.rule_id, f.resource, f.message.split(" have their")[0].split("): ", 1)[1])
+             for f in check_template(t) if f.rule_id in ("SMDDP-NET7", "SMDDP-NET10")]
+    assert shown == [("SMDDP-NET7", "Train", "interface endpoint(s) Sts (com.amazonaws.us-west-2.sts)"),
+                     ("SMDDP-NET10", "Train", "interface endpoint(s) Blanky (?)"),
+                     ("SMDDP-NET10", "Train", "interface endpoint(s) Logs (com.amazonaws.us-west-2.logs)")]
+
+
+def test_a_return_deny_on_other_ports_than_the_ephemeral_ones_is_passed_over() -> None:
+    t = copy.deepcopy(ENDPOINTS)
+    del t["Resources"]["NotFromTraining"]
+    t["Resources"]["NoLowReturn"] = acl_entry("Guarded", 50, True, "deny", "10.60.0.0/20", ports=(0, 1023))
+    assert not found(t, "SMDDP-NET7") and not found(t, "SMDDP-NET10")
+
+
+def test_net10_names_every_denied_subnet_of_the_endpoint() -> None:
+    t = copy.deepcopy(ENDPOINTS)
+    r = t["Resources"]
+    r["Third"], r["ThirdAcl"] = _subnet("10.60.35.0/24"), _acl_of("Third", "Everything")
+    r["SpareAcl"]["Properties"]["NetworkAclId"] = {"Ref": "Guarded"}
+    r["Logs"]["Properties"]["SubnetIds"] = [{"Ref": "Endpoints"}, {"Ref": "Spare"}, {"Ref": "Third"}]
+    (finding,) = found(t, "SMDDP-NET10")
+    assert "may hand out the address of the interface in Endpoints, Spare, and a call to that address times out" \
+           in finding.message
+    assert "is denied by network ACL Guarded rule 50 (deny protocol -1 10.60.0.0/20); TCP 443 ingress of Spare" \
+           in finding.message
+
+
+def test_net6_names_both_directions_denied_between_two_subnets() -> None:
+    t = copy.deepcopy(EFA_TWO_SUBNETS)
+    t["Resources"]["LeftRefusesRight"] = acl_entry("LeftAcl", 5, True, "deny", "172.31.48.0/20", protocol=-1)
+    (finding,) = found(t, "SMDDP-NET6")
+    assert ("crosses network ACLs: egress of Left to 172.31.48.0/20 (Right) is denied by network ACL LeftAcl rule 5 (deny "
+            "protocol -1 172.31.48.0/20); ingress of Right from 172.31.32.0/20 (Left) is denied by network ACL RightAcl "
+            "rule 20 (deny protocol -1 172.31.32.0/20): add") in finding.message
+
+
+def test_net9_names_every_client_denied_towards_the_file_system() -> None:
+    t = _two_clients()
+    del t["Resources"]["StorageInClientPorts"]
+    (warning,) = found(t, "SMDDP-NET9")
+    assert ("is blocked: ingress of Storage from 172.20.0.0/19 (Compute) is denied by network ACL StorageAcl's default '*' "
+            "rule (no numbered entry allows it); ingress of Storage from 172.20.32.0/19 (Compute2) is denied by network ACL "
+            "StorageAcl's default '*' rule (no numbered entry allows it); and the file system's replies") in warning.message
