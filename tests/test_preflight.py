@@ -689,6 +689,83 @@ def test_an_argument_is_its_hyperparameter_else_its_argparse_default(defaults: t
     assert _seen("args.backend", *defaults, **settings) == seen
 
 
+_UNSEEN = "args.unknown_thing (no argparse argument or hyperparameter preflight can see)"
+
+
+@pytest.mark.parametrize("expression, seen", [
+    ('json.loads(os.environ["CFG"])["a"]', 1),
+    ('json.loads(os.environ["CFG"])["b"]', _unknown("json.loads(os.environ['CFG'])['b']")),
+    ('args.unknown_thing["a"]', _unknown(_UNSEEN)),
+    ('[1, 2][0]', _unknown('[1, 2][0]')),
+    ('smp.state.is_sagemaker_mp_enabled()', False),
+    ('is_sagemaker_mp_enabled(1)', _unknown('the result of is_sagemaker_mp_enabled(1)')),
+    ('transformers.utils.is_sagemaker_dp_enabled()', False),
+    ('json.loads(3)', _unknown('json.loads(3)')),
+    ('json.loads(os.environ["BAD"])', _unknown("json.loads of '{'")),
+    ('json.loads(args.unknown_thing)', _unknown(_UNSEEN)),
+    ('json.loads("[1]", 2)', _unknown("the result of json.loads('[1]', 2)")),
+    ('len(json.loads(os.environ["SM_HOSTS"]))', 2),
+    ('len(args.unknown_thing)', _unknown(_UNSEEN)),
+    ('len(3)', _unknown('len(3)')),
+    ('len("ab")', 2),
+    ('len([1, 2, 3])', 3),
+    ('json.loads(os.environ["CFG"]).get("a")', 1),
+    ('json.loads(os.environ["CFG"]).get("b")', None),
+    ('json.loads(os.environ["CFG"]).get("b", 5)', 5),
+    ('json.loads(os.environ["CFG"]).get("a", 5)', 1),
+    ('os.environ.get("N")', '3'),
+    ('os.getenv("MISSING")', _unknown('environment variable MISSING')),
+    ('os.environ.get("MISSING", "d")', _unknown('environment variable MISSING')),
+    ('args.backend.lower()', 'nccl'),
+    ('args.backend.upper()', 'NCCL'),
+    ('" x ".strip()', 'x'),
+    ('(3).lower()', 3),
+    ('args.backend.lower(1)', _unknown('the result of args.backend.lower(1)')),
+    ('args.backend.title()', _unknown('the result of args.backend.title()')),
+    ('str(8)', '8'),
+    ('bool("")', False),
+    ('int(args.n)', 8),
+    ('int("x")', _unknown("int('x')")),
+    ('int(args.unknown_thing)', _unknown(_UNSEEN)),
+    ('str(1, 2)', _unknown('the result of str(1, 2)')),
+    ('float("1")', _unknown("the result of float('1')")),
+    ('not args.unknown_thing', _unknown(_UNSEEN)),
+    ('args.n or args.unknown_thing', '8'),
+    ('args.unknown_thing or 0', _unknown(_UNSEEN)),
+    ('args.unknown_thing and 0', 0),
+    ('0 and args.unknown_thing', 0),
+    ('"" or 0', 0),
+    ('1 and 2', 2),
+    ('args.n > 7', _unknown('the comparison args.n > 7')),
+    ('args.n >= 9', _unknown('the comparison args.n >= 9')),
+    ('3 < 4', True),
+    ('4 <= 3', False),
+    ('int(args.n) > 7', True),
+    ('"a" < "b"', _unknown("the comparison 'a' < 'b'")),
+    ('1 in 2', _unknown('the comparison 1 in 2')),
+    ('args.unknown_thing == 1', _unknown(_UNSEEN)),
+    ('1 == args.unknown_thing', _unknown(_UNSEEN)),
+    ('a < b < c', _unknown('a < b < c')),
+    ('1 if args.n else 2', 1),
+    ('1 if args.unknown_thing else 2', _unknown(_UNSEEN)),
+    ('1 if "" else 2', 2),
+    ('[args.n, 1]', ('8', 1)),
+    ('(1, args.unknown_thing)', _unknown(_UNSEEN)),
+    ('{1}', (1,)),
+    ('some_name', _unknown('some_name (a value preflight cannot follow)')),
+    ('x.y.z()', _unknown('the result of x.y.z()')),
+    ('f(1)', _unknown('the result of f(1)')),
+    ('lambda: 1', _unknown('lambda: 1')),
+    ('"smddp" in args.backend.lower()', False),
+])
+def test_what_a_script_computes_from_what_it_sees(expression: str, seen: Any) -> None:
+    """The calls, operators and literals a guard or a backend expression is made of: a value when
+    the job decides it, else the first thing that is not known (three-valued `and`/`or`)."""
+    settings = {"hyperparameters": {"backend": "NCCL", "n": "8", "cfg": "x"}, "instance_count": 2,
+                "environment": {"CFG": '{"a": 1}', "BAD": "{", "N": "3"}}
+    assert _seen(expression, **settings) == seen
+
+
 def test_an_argument_without_a_default_says_which_flag_and_hyperparameter() -> None:
     from smddp_infra.preflight.script import NO_DEFAULT
 
