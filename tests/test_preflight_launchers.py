@@ -421,7 +421,7 @@ _TF_FIX = ('distribution={"multi_worker_mirrored_strategy": {"enabled": True}} (
 
 @pytest.mark.parametrize("estimator, script, fix", [
     ("PyTorch", "import torch\n", _TORCH_FIX),
-    ("PyTorch", "import tensorflow.keras as keras\n", _TF_FIX),  # the program imports tensorflow
+    ("PyTorch", "import tensorflow.keras.layers as layers\n", _TF_FIX),  # the program imports tensorflow
     ("PyTorch", "import tensorflowjs\n", _TORCH_FIX),  # another package
     ("TensorFlow", "import torch\n", _TF_FIX),  # the estimator says it
 ])
@@ -441,3 +441,13 @@ def test_a_tensorflow_training_image_makes_a_tensorflow_job(tmp_path):
     (tmp_path / "request.json").write_text(json.dumps(request))
     (finding,) = by_rule(run_preflight(tmp_path / "request.json"), "PF-SMDDP-LAUNCHER")
     assert finding.fix == _TF_FIX
+
+
+def test_the_tensorflow_smddp_api_makes_a_tensorflow_job_whatever_the_estimator(tmp_path):
+    (tmp_path / "train.py").write_text("import smdistributed.dataparallel.tensorflow as sdp\nsdp.init()\n")
+    (tmp_path / "job.yaml").write_text("entry_point: train.py\ninstance_type: ml.g5.48xlarge\ninstance_count: 2\n")
+    (finding,) = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-INSTANCE")
+    assert finding.fix == (
+        "keep ml.g5.48xlarge and replace smdistributed.dataparallel.tensorflow with tf.distribute.MultiWorkerMirroredStrategy "
+        '(NCCL), launched with distribution={"multi_worker_mirrored_strategy": {"enabled": True}} (or Horovod with '
+        '{"mpi": {"enabled": True}}); or instance_type: ml.p4d.24xlarge to keep SMDDP')
