@@ -757,6 +757,8 @@ _UNSEEN = "args.unknown_thing (no argparse argument or hyperparameter preflight 
     ('f(1)', _unknown('the result of f(1)')),
     ('lambda: 1', _unknown('lambda: 1')),
     ('"smddp" in args.backend.lower()', False),
+    ('3 > 3', False), ('3 >= 3', True), ('3 < 3', False), ('3 <= 3', True), ('"x" not in "abc"', True),
+    ('"a" not in "abc"', False),
 ])
 def test_what_a_script_computes_from_what_it_sees(expression: str, seen: Any) -> None:
     """The calls, operators and literals a guard or a backend expression is made of: a value when
@@ -868,3 +870,31 @@ def test_a_path_is_under_a_directory_by_whole_components(path: str, directory: s
     from smddp_infra.preflight.rules import _under
 
     assert _under(path, directory) is under
+
+
+def _guards(*guards: tuple[str, bool]) -> tuple[str, Optional[str]]:
+    """Env.guards over ``(condition as written, holds)`` pairs, for a job with hyperparameter backend=nccl."""
+    import ast
+
+    from smddp_infra.preflight.facts import Env
+    from smddp_infra.preflight.job import JobDescription
+    from smddp_infra.preflight.script import Guard
+
+    job = JobDescription(path=Path("job.yaml"), shape="estimator", hyperparameters={"backend": "nccl"})
+    return Env(job, ()).guards(tuple(Guard(ast.parse(code, mode="eval").body, holds, code) for code, holds in guards))
+
+
+@pytest.mark.parametrize("guards, verdict", [
+    ((), ("yes", None)),
+    ((("args.backend == 'nccl'", True),), ("yes", None)),
+    ((("args.backend == 'nccl'", False),), ("no", "args.backend == 'nccl'")),
+    # `if not dist.is_initialized():` and `if torch.cuda.is_available():` only keep init from running twice or on CPU
+    ((("not dist.is_initialized()", True),), ("yes", None)),
+    ((("torch.cuda.is_available()", True), ("args.backend == 'smddp'", True)), ("no", "args.backend == 'smddp'")),
+    # an undecided guard does not hide a false one after it
+    ((("args.other", True), ("args.backend == 'smddp'", True)), ("no", "args.backend == 'smddp'")),
+    ((("args.other", True), ("args.more", True)),
+     ("unknown", "`if args.other:` (args.other (no argparse argument or hyperparameter preflight can see))")),
+])
+def test_a_site_runs_when_every_guard_holds(guards: tuple, verdict: tuple) -> None:
+    assert _guards(*guards) == verdict

@@ -11,6 +11,7 @@ import ast
 import json
 import importlib.metadata
 import importlib.util
+import shutil
 from pathlib import Path
 
 import pytest
@@ -451,3 +452,31 @@ def test_the_tensorflow_smddp_api_makes_a_tensorflow_job_whatever_the_estimator(
         "keep ml.g5.48xlarge and replace smdistributed.dataparallel.tensorflow with tf.distribute.MultiWorkerMirroredStrategy "
         '(NCCL), launched with distribution={"multi_worker_mirrored_strategy": {"enabled": True}} (or Horovod with '
         '{"mpi": {"enabled": True}}); or instance_type: ml.p4d.24xlarge to keep SMDDP')
+
+
+def test_a_recipe_that_starts_smddp_is_judged_with_no_script_to_read(tmp_path):
+    """An SDK v2 recipe job has no entry point preflight reads: the recipe's distributed_backend is the evidence."""
+    (tmp_path / "recipes").mkdir()
+    shutil.copy(CORPUS / "c35_recipe" / "recipes" / "llama3_8b_pretrain.yaml", tmp_path / "recipes")
+    (tmp_path / "launch.py").write_text(
+        "from sagemaker.pytorch import PyTorch\n"
+        'job = PyTorch(role="arn:aws:iam::111122223333:role/R", instance_type="ml.g5.48xlarge", instance_count=2,\n'
+        '              training_recipe="recipes/llama3_8b_pretrain.yaml",\n'
+        '              distribution={"smdistributed": {"dataparallel": {"enabled": True}}})\n'
+        "job.fit()\n")
+    (finding,) = by_rule(run_preflight(tmp_path / "launch.py"), "PF-SMDDP-INSTANCE")
+    assert finding.severity == "error"
+    assert finding.message.startswith("llama3_8b_pretrain.yaml:17 `distributed_backend: smddp` (the training recipe) starts "
+                                      "the smddp backend, and the job runs on ml.g5.48xlarge")
+
+
+def test_a_script_that_only_tries_smddp_is_told_to_fall_back_to_nccl(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "try:\n    import smdistributed.dataparallel.torch.torch_smddp\nexcept ImportError:\n    pass\n")
+    (tmp_path / "job.yaml").write_text("entry_point: train.py\ninstance_type: ml.g5.48xlarge\ninstance_count: 2\n")
+    (finding,) = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-INSTANCE")
+    assert (finding.severity, finding.location, finding.message, finding.fix) == (
+        "info", "job.yaml: instance_type",
+        "the script tries SMDDP (train.py:2 `import smdistributed.dataparallel.torch.torch_smddp`) but catches a failed "
+        "import: on ml.g5.48xlarge, which SMDDP does not support, make sure it then falls back to NCCL",
+        'init_process_group(backend="nccl") when smdistributed is missing (current PyTorch DLCs carry none)')
