@@ -523,3 +523,16 @@ def test_net9_names_every_client_denied_towards_the_file_system() -> None:
     assert ("is blocked: ingress of Storage from 172.20.0.0/19 (Compute) is denied by network ACL StorageAcl's default '*' "
             "rule (no numbered entry allows it); ingress of Storage from 172.20.32.0/19 (Compute2) is denied by network ACL "
             "StorageAcl's default '*' rule (no numbered entry allows it); and the file system's replies") in warning.message
+
+
+def test_an_endpoint_in_another_vpc_is_not_paired_with_the_training_subnet() -> None:
+    t = copy.deepcopy(ENDPOINTS)
+    r = t["Resources"]
+    r["Other"] = {"Type": "AWS::EC2::VPC", "Properties": {"CidrBlock": "10.61.0.0/16"}}
+    r["Far"] = {"Type": "AWS::EC2::Subnet", "Properties": {"VpcId": {"Ref": "Other"}, "CidrBlock": "10.61.0.0/24"}}
+    r["Shut"] = {"Type": "AWS::EC2::NetworkAcl", "Properties": {"VpcId": {"Ref": "Other"}}}
+    r["FarAcl"] = _acl_of("Far", "Shut")
+    r["Elsewhere"] = _endpoint([{"Ref": "Far"}])
+    r["Elsewhere"]["Properties"]["VpcId"] = {"Ref": "Other"}
+    assert [f.message.split(" have their")[0].split("): ", 1)[1] for f in found(t, "SMDDP-NET7")] == [
+        "interface endpoint(s) Sts (com.amazonaws.us-west-2.sts)"]
