@@ -480,3 +480,25 @@ def test_a_script_that_only_tries_smddp_is_told_to_fall_back_to_nccl(tmp_path):
         "the script tries SMDDP (train.py:2 `import smdistributed.dataparallel.torch.torch_smddp`) but catches a failed "
         "import: on ml.g5.48xlarge, which SMDDP does not support, make sure it then falls back to NCCL",
         'init_process_group(backend="nccl") when smdistributed is missing (current PyTorch DLCs carry none)')
+
+
+def test_smddp_on_a_type_only_older_releases_served_is_a_warning_word_for_word(tmp_path):
+    (tmp_path / "train.py").write_text('import torch.distributed as dist\ndist.init_process_group(backend="smddp")\n')
+    (tmp_path / "job.yaml").write_text("entry_point: train.py\ninstance_type: ml.p3.16xlarge\ninstance_count: 2\n")
+    (finding,) = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-INSTANCE")
+    assert (finding.severity, finding.location, finding.message, finding.fix) == (
+        "warning", "job.yaml: instance_type",
+        'SMDDP (train.py:2 `dist.init_process_group(backend="smddp")`) on ml.p3.16xlarge: the SDK v2 allow-list admits '
+        "it, but only older SMDDP releases served it; current releases support ml.p4d.24xlarge, ml.p4de.24xlarge",
+        "instance_type: ml.p4d.24xlarge (or ml.p4de.24xlarge)")
+
+
+@pytest.mark.parametrize("instance_type", ["local", "local_gpu"])
+def test_local_mode_provisions_nothing_so_no_launcher_warning(tmp_path, instance_type):
+    (tmp_path / "train.py").write_text('import torch.distributed as dist\ndist.init_process_group(backend="nccl")\n')
+    (tmp_path / "job.yaml").write_text(f"entry_point: train.py\ninstance_type: {instance_type}\ninstance_count: 1\n"
+                                       "distribution: {smdistributed: {dataparallel: {enabled: true}}}\n")
+    assert not by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-LAUNCHER")
+    (tmp_path / "job.yaml").write_text("entry_point: train.py\ninstance_type: ml.g5.12xlarge\ninstance_count: 1\n"
+                                       "distribution: {smdistributed: {dataparallel: {enabled: true}}}\n")
+    assert by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-LAUNCHER"), "the control: a real type is judged"
