@@ -758,7 +758,7 @@ _UNSEEN = "args.unknown_thing (no argparse argument or hyperparameter preflight 
     ('lambda: 1', _unknown('lambda: 1')),
     ('"smddp" in args.backend.lower()', False),
     ('3 > 3', False), ('3 >= 3', True), ('3 < 3', False), ('3 <= 3', True), ('"x" not in "abc"', True),
-    ('"a" not in "abc"', False),
+    ('"a" not in "abc"', False), ('"ab" not in "xabc"', False), ('"ab" in "xabc"', True),
 ])
 def test_what_a_script_computes_from_what_it_sees(expression: str, seen: Any) -> None:
     """The calls, operators and literals a guard or a backend expression is made of: a value when
@@ -890,6 +890,7 @@ def _guards(*guards: tuple[str, bool]) -> tuple[str, Optional[str]]:
     ((("args.backend == 'nccl'", False),), ("no", "args.backend == 'nccl'")),
     # `if not dist.is_initialized():` and `if torch.cuda.is_available():` only keep init from running twice or on CPU
     ((("not dist.is_initialized()", True),), ("yes", None)),
+    ((("torch.cuda.is_available()", True),), ("yes", None)),
     ((("torch.cuda.is_available()", True), ("args.backend == 'smddp'", True)), ("no", "args.backend == 'smddp'")),
     # an undecided guard does not hide a false one after it
     ((("args.other", True), ("args.backend == 'smddp'", True)), ("no", "args.backend == 'smddp'")),
