@@ -76,9 +76,16 @@ ROOMS: dict[str, Room] = {
         ("tests/test_rules_engine.py", "tests/test_rules_efa.py", "tests/test_rules_fsx.py",
          "tests/test_rules_network.py", "tests/test_rules_fixtures.py"),
     ),
+    # the rules and the facts they read (the readers, job.py, script.py, extract.py ..., are not rules)
     "preflight-rules": Room(
         ("smddp_infra/preflight/rules.py", "smddp_infra/preflight/facts.py"),
-        ("tests/test_preflight.py",),
+        ("tests/test_preflight.py", "tests/test_preflight_launchers.py", "tests/test_preflight_corpus.py",
+         "tests/test_preflight_inputs.py"),
+        # a child process cannot see the mutant; the SDK ones import the SageMaker SDK (seconds each)
+        ("tests/test_preflight.py::test_preflight_never_imports_sagemaker",
+         "tests/test_preflight.py::test_the_known_sdk_names_match_the_installed_sdk_signatures",
+         "tests/test_preflight_inputs.py::test_without_botocore_the_shape_check_is_listed_as_not_evaluated",
+         "tests/test_preflight_inputs.py::test_check_estimator_reads_a_live_sdk_v2_estimator_and_model_trainer"),
     ),
     # the data path: network ACLs, the FSx client ports, DNS (what diagnose joins too)
     "data-path": Room(

@@ -584,3 +584,318 @@ def test_preflight_never_imports_sagemaker(tmp_path):
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sagemaker'))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+# ---------------------------------------------------------------- what a script sees (facts.Env), value by value
+# (mutation testing, issue 41: each value and each "not known" reason, asserted whole)
+
+_DP = "sagemaker_distributed_dataparallel_enabled"
+_PARAMS = 'json.loads(os.environ["SM_FRAMEWORK_PARAMS"])'
+
+
+def _seen(expression: str, *defaults: Any, **settings: Any) -> Any:
+    """What ``expression`` evaluates to in a script of a job with ``settings`` (and argparse ``defaults``)."""
+    import ast
+
+    from smddp_infra.preflight.facts import Env
+    from smddp_infra.preflight.job import JobDescription
+    from smddp_infra.preflight.script import ScriptFacts
+
+    files = (ScriptFacts(Path("train.py"), (), (), (), False, False, argparse=tuple(defaults)),) if defaults else ()
+    job = JobDescription(path=Path("job.yaml"), shape="estimator", **settings)
+    return Env(job, files).evaluate(ast.parse(expression, mode="eval").body)
+
+
+def _unknown(reason: str) -> Any:
+    from smddp_infra.preflight.facts import Unknown
+
+    return Unknown(reason)
+
+
+def _partial(template: str) -> Any:
+    from smddp_infra.preflight.extract import Partial
+
+    return Partial("an f-string", template, "", False)
+
+
+def _default(dest: str, value: Any) -> Any:
+    from smddp_infra.preflight.script import ArgDefault
+
+    return ArgDefault(dest, f"--{dest}", value)
+
+
+@pytest.mark.parametrize("expression, settings, seen", [
+    # is_sagemaker_dp_enabled(): the SDK's smdistributed.dataparallel flag, or an API hyperparameter
+    ("is_sagemaker_dp_enabled()", {"smddp_setting": "sagemaker_distributed_dataparallel_enabled: true"}, True),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"smdistributed": {"dataparallel": {"enabled": True}}}}, True),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"smdistributed": {"dataparallel": {"enabled": False}}}}, False),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"smdistributed": {"dataparallel": True}}}, False),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"pytorchddp": {"enabled": True}}}, True),
+    ("is_sagemaker_dp_enabled()", {"distribution": {"pytorchddp": {"enabled": True}}, "estimator": "HuggingFace"}, False),
+    ("is_sagemaker_dp_enabled()", {"unknown": {"distribution": "a variable"}}, _unknown("distribution (a variable)")),
+    # is_sagemaker_mp_enabled(): false unless the job asks for model parallelism
+    ("is_sagemaker_mp_enabled()", {}, False),
+    ("is_sagemaker_mp_enabled()", {"unknown": {"distribution": "cfg"}}, _unknown("distribution (cfg)")),
+    ("is_sagemaker_mp_enabled()", {"distributed": "smp"}, _unknown("is_sagemaker_mp_enabled() under distributed=SMP()")),
+    ("is_sagemaker_mp_enabled()", {"distributed": "Torchrun"}, False),
+    ("is_sagemaker_mp_enabled()", {"distribution": {"smdistributed": {"modelparallel": {"enabled": True}}}},
+     _unknown("is_sagemaker_mp_enabled() (the job enables smdistributed modelparallel)")),
+    ("is_sagemaker_mp_enabled()", {"distribution": {"smdistributed": {"modelparallel": {"enabled": False}}}}, False),
+    # SM_FRAMEWORK_PARAMS: the flag, and whether the key is there at all
+    (f'{_PARAMS}["{_DP}"]', {"distribution": {"smdistributed": {"dataparallel": {"enabled": True}}}}, True),
+    (f'{_PARAMS}["{_DP}"]', {}, _unknown(f"SM_FRAMEWORK_PARAMS['{_DP}'] may be missing")),
+    (f'{_PARAMS}["other"]', {}, _unknown("SM_FRAMEWORK_PARAMS 'other'")),
+    (f'{_PARAMS}.get("{_DP}", False)', {}, False),
+    (f'{_PARAMS}.get("{_DP}")', {"smddp_setting": "hp"}, True),
+    (f'"{_DP}" in {_PARAMS}', {"smddp_setting": "hp"}, True),
+    (f'"{_DP}" in {_PARAMS}', {"distribution": {"pytorchddp": {"enabled": False}}}, True),
+    (f'"{_DP}" not in {_PARAMS}', {"distribution": {"pytorchddp": {"enabled": True}}, "estimator": "TensorFlow"}, True),
+    (f'"{_DP}" in {_PARAMS}', {"distribution": {"torch_distributed": {"enabled": True}}}, False),
+    (f'"other" in {_PARAMS}', {}, _unknown("whether SM_FRAMEWORK_PARAMS holds 'other'")),
+    (f'{_PARAMS}["{_DP}"]', {"unknown": {"distribution": "x"}}, _unknown("distribution (x)")),
+    # the container's environment: the job's, then what SageMaker derives from the job
+    ('os.environ["NCCL_DEBUG"]', {"environment": {"NCCL_DEBUG": 3}}, "3"),
+    ('os.environ["NCCL_DEBUG"]', {"environment": {"NCCL_DEBUG": _unknown("a variable")}},
+     _unknown("environment variable NCCL_DEBUG (set by the job to a value preflight cannot resolve)")),
+    ('os.environ["SM_HP_BACKEND"]', {"hyperparameters": {"backend": "smddp"}}, "smddp"),
+    ('os.environ["SM_HP_BACKEND"]', {}, _unknown("os.environ[...]")),
+    ('os.environ.get("SM_HP_BACKEND", "nccl")', {}, "nccl"),
+    ('os.getenv("SM_HP_BACKEND", "nccl")', {"hyperparameters_unknown": "**hp"}, _unknown("**hp")),
+    ('json.loads(os.environ["SM_HOSTS"])', {"instance_count": 2}, ["algo-1", "algo-2"]),
+    ('len(json.loads(os.environ["SM_HOSTS"]))', {"instance_count": 2, "unknown": {"instance_count": "n"}},
+     _unknown("environment variable SM_HOSTS")),
+    ('os.environ.get("SMDATAPARALLEL_LMC_ENABLE", "0")', {}, "0"),
+    ('os.environ.get("SMDATAPARALLEL_LMC_ENABLE", "0")', {"smddp_setting": "hp"},
+     _unknown("environment variable SMDATAPARALLEL_LMC_ENABLE")),
+    ('os.environ.get("SMDATAPARALLEL_LMC_ENABLE", "0")', {"environment_unknown": "**env"},
+     _unknown("environment variable SMDATAPARALLEL_LMC_ENABLE")),
+])
+def test_what_a_script_sees_of_its_job(expression: str, settings: dict[str, Any], seen: Any) -> None:
+    assert _seen(expression, **settings) == seen
+
+
+@pytest.mark.parametrize("defaults, settings, seen", [
+    ((), {"hyperparameters": {"backend": "gloo"}}, "gloo"),
+    ((), {"hyperparameters": {"backend": _unknown("x")}}, _unknown("hyperparameter backend is not known before the job runs")),
+    ((), {"hyperparameters": {"backend": _partial("{backend}-x")}},
+     _unknown("hyperparameter backend is not known before the job runs")),
+    ((), {}, _unknown("args.backend (no argparse argument or hyperparameter preflight can see)")),
+    ((_default("backend", "nccl"),), {"hyperparameters_unknown": "**hp is not resolved"},
+     _unknown("args.backend: **hp is not resolved")),
+    ((_default("backend", "nccl"),), {}, "nccl"),
+])
+def test_an_argument_is_its_hyperparameter_else_its_argparse_default(defaults: tuple, settings: dict[str, Any],
+                                                                      seen: Any) -> None:
+    assert _seen("args.backend", *defaults, **settings) == seen
+
+
+_UNSEEN = "args.unknown_thing (no argparse argument or hyperparameter preflight can see)"
+
+
+@pytest.mark.parametrize("expression, seen", [
+    ('json.loads(os.environ["CFG"])["a"]', 1),
+    ('json.loads(os.environ["CFG"])["b"]', _unknown("json.loads(os.environ['CFG'])['b']")),
+    ('args.unknown_thing["a"]', _unknown(_UNSEEN)),
+    ('[1, 2][0]', _unknown('[1, 2][0]')),
+    ('smp.state.is_sagemaker_mp_enabled()', False),
+    ('is_sagemaker_mp_enabled(1)', _unknown('the result of is_sagemaker_mp_enabled(1)')),
+    ('transformers.utils.is_sagemaker_dp_enabled()', False),
+    ('json.loads(3)', _unknown('json.loads(3)')),
+    ('json.loads(os.environ["BAD"])', _unknown("json.loads of '{'")),
+    ('json.loads(args.unknown_thing)', _unknown(_UNSEEN)),
+    ('json.loads("[1]", 2)', _unknown("the result of json.loads('[1]', 2)")),
+    ('len(json.loads(os.environ["SM_HOSTS"]))', 2),
+    ('len(args.unknown_thing)', _unknown(_UNSEEN)),
+    ('len(3)', _unknown('len(3)')),
+    ('len("ab")', 2),
+    ('len([1, 2, 3])', 3),
+    ('json.loads(os.environ["CFG"]).get("a")', 1),
+    ('json.loads(os.environ["CFG"]).get("b")', None),
+    ('json.loads(os.environ["CFG"]).get("b", 5)', 5),
+    ('json.loads(os.environ["CFG"]).get("a", 5)', 1),
+    ('os.environ.get("N")', '3'),
+    ('os.getenv("MISSING")', _unknown('environment variable MISSING')),
+    ('os.environ.get("MISSING", "d")', _unknown('environment variable MISSING')),
+    ('args.backend.lower()', 'nccl'),
+    ('args.backend.upper()', 'NCCL'),
+    ('" x ".strip()', 'x'),
+    ('(3).lower()', 3),
+    ('args.backend.lower(1)', _unknown('the result of args.backend.lower(1)')),
+    ('args.backend.title()', _unknown('the result of args.backend.title()')),
+    ('str(8)', '8'),
+    ('bool("")', False),
+    ('int(args.n)', 8),
+    ('int("x")', _unknown("int('x')")),
+    ('int(args.unknown_thing)', _unknown(_UNSEEN)),
+    ('str(1, 2)', _unknown('the result of str(1, 2)')),
+    ('float("1")', _unknown("the result of float('1')")),
+    ('not args.unknown_thing', _unknown(_UNSEEN)),
+    ('args.n or args.unknown_thing', '8'),
+    ('args.unknown_thing or 0', _unknown(_UNSEEN)),
+    ('args.unknown_thing and 0', 0),
+    ('0 and args.unknown_thing', 0),
+    ('"" or 0', 0),
+    ('1 and 2', 2),
+    ('args.n > 7', _unknown('the comparison args.n > 7')),
+    ('args.n >= 9', _unknown('the comparison args.n >= 9')),
+    ('3 < 4', True),
+    ('4 <= 3', False),
+    ('int(args.n) > 7', True),
+    ('"a" < "b"', _unknown("the comparison 'a' < 'b'")),
+    ('1 in 2', _unknown('the comparison 1 in 2')),
+    ('args.unknown_thing == 1', _unknown(_UNSEEN)),
+    ('1 == args.unknown_thing', _unknown(_UNSEEN)),
+    ('a < b < c', _unknown('a < b < c')),
+    ('1 if args.n else 2', 1),
+    ('1 if args.unknown_thing else 2', _unknown(_UNSEEN)),
+    ('1 if "" else 2', 2),
+    ('[args.n, 1]', ('8', 1)),
+    ('(1, args.unknown_thing)', _unknown(_UNSEEN)),
+    ('{1}', (1,)),
+    ('some_name', _unknown('some_name (a value preflight cannot follow)')),
+    ('x.y.z()', _unknown('the result of x.y.z()')),
+    ('f(1)', _unknown('the result of f(1)')),
+    ('lambda: 1', _unknown('lambda: 1')),
+    ('"smddp" in args.backend.lower()', False),
+    ('3 > 3', False), ('3 >= 3', True), ('3 < 3', False), ('3 <= 3', True), ('"x" not in "abc"', True),
+    ('"a" not in "abc"', False), ('"ab" not in "xabc"', False), ('"ab" in "xabc"', True),
+])
+def test_what_a_script_computes_from_what_it_sees(expression: str, seen: Any) -> None:
+    """The calls, operators and literals a guard or a backend expression is made of: a value when
+    the job decides it, else the first thing that is not known (three-valued `and`/`or`)."""
+    settings = {"hyperparameters": {"backend": "NCCL", "n": "8", "cfg": "x"}, "instance_count": 2,
+                "environment": {"CFG": '{"a": 1}', "BAD": "{", "N": "3"}}
+    assert _seen(expression, **settings) == seen
+
+
+def test_an_argument_without_a_default_says_which_flag_and_hyperparameter() -> None:
+    from smddp_infra.preflight.script import NO_DEFAULT
+
+    assert _seen("args.backend", _default("backend", NO_DEFAULT)) == _unknown(
+        "args.backend (--backend has no default and the job passes no backend hyperparameter)")
+
+
+@pytest.mark.parametrize("expression, seen", [
+    # hyperparameters arrive as text: "False" equals False, "8" equals 8, either side
+    ('args.flag == False', True), ('False == args.flag', True), ('args.n == 8', True), ('8 == args.n', True),
+    ('args.n != 8', False), ('args.name == "BERT"', False), ('"BERT" == args.name', False),
+    ('args.none == None', False), ('None == args.none', False),  # "None" the text is not None
+    ('args.n in (4, 8)', True), ('args.n not in (4, 8)', False), ('args.name in "xbertx"', True),
+    # Python truthiness of hyperparameter text: "", "false", "0", "no", "none" are false
+    *((f'not args.{k}', True) for k in ("empty", "flag", "zero", "no", "none")), ('not args.name', False),
+    ('not os.environ["NCCL_DEBUG"]', False),  # the environment's "0" is a non-empty string
+])
+def test_hyperparameter_text_compares_as_the_script_means_it(expression: str, seen: Any) -> None:
+    hyper = {"flag": " False ", "n": "8", "name": "bert", "empty": "", "zero": "0", "no": "No", "none": "None"}
+    assert _seen(expression, hyperparameters=hyper, environment={"NCCL_DEBUG": "0"}) is seen
+
+
+# ---------------------------------------------------------------- which load reads which save (facts.same_file)
+
+
+def _path(text: str, literal: Optional[str] = None, basename: Optional[str] = None, *, model_dir: bool = False,
+          open_name: bool = False, scope: str = "") -> Any:
+    from smddp_infra.preflight.script import PathExpr
+
+    return PathExpr(text, literal, basename, model_dir, open_name, scope)
+
+
+def _same_file(save: Any, load: Any, *, one_file: bool = True) -> Optional[str]:
+    from smddp_infra.preflight.facts import same_file
+    from smddp_infra.preflight.script import StateLoad, StateSave
+
+    return same_file(StateSave(1, "save", "ddp", save), StateLoad(2, "load", "net", load), one_file=one_file)
+
+
+@pytest.mark.parametrize("save, load, one_file, how", [
+    (_path("'/opt/ml/x.pt'", "/opt/ml/x.pt", "x.pt"), _path("'/opt/ml/./x.pt'", "/opt/ml/./x.pt", "x.pt"), True,
+     "the same path"),
+    (_path("'/opt/ml/x.pt'", "/opt/ml/x.pt", "x.pt"), _path("'/opt/ml/y.pt'", "/opt/ml/y.pt", "y.pt"), True, None),
+    # a save resolved to a constant despite a name left open, and a load written the same way that leaves none open
+    (_path("join(d, 'x.pt')", "/opt/ml/x.pt", "x.pt", open_name=True), _path("join(d, 'x.pt')"), False, "the same path"),
+    (_path("join(d, 'x.pt')", "/opt/ml/x.pt", "x.pt", open_name=True), _path("join(d, 'x.pt')", None, "x.pt"), False,
+     None),
+    (_path("join(d, 'x.pt')", "/opt/ml/x.pt", "x.pt", open_name=True), _path("join(d, 'x.pt')", open_name=True), False,
+     None),
+    (_path("join(d, 'x.pt')", "/opt/ml/x.pt", "x.pt", open_name=True), _path("join(e, 'x.pt')"), False, None),
+    (_path("join(d, 'x.pt')", None, "x.pt", open_name=True), _path("join(d, 'x.pt')"), False, None),
+    # the same expression: the same file unless it holds a name each scope binds its own way
+    (_path("os.path.join(d, 'a.pt')"), _path("os.path.join(d, 'a.pt')"), False, "the same path expression (os.path.join(d, 'a.pt'))"),
+    (_path("f(p)", open_name=True, scope="save"), _path("f(p)", scope="save"), True, "the same path expression (f(p))"),
+    (_path("f(p)", open_name=True, scope="save"), _path("f(p)", scope="load"), True, None),
+    (_path("f(p)", open_name=True, scope="save"), _path("f(p)", scope="save"), False, None),
+    (_path("f(p)"), _path("f(q)"), True, None),
+    # the model directory and the same file name
+    (_path("a", None, "m.pt", model_dir=True), _path("b", None, "m.pt", model_dir=True), False,
+     "the model directory and the same file name (m.pt)"),
+    (_path("a", None, "m.pt", model_dir=True), _path("b", None, "m.pt"), False, None),
+    (_path("a", None, "m.pt"), _path("b", None, "m.pt", model_dir=True), False, None),
+    (_path("a", None, "m.pt", model_dir=True), _path("b", None, "n.pt", model_dir=True), False, None),
+    (_path("a", None, None, model_dir=True), _path("b", None, None, model_dir=True), False, None),
+])
+def test_a_load_reads_a_save_only_when_the_paths_show_it(save: Any, load: Any, one_file: bool, how: Optional[str]) -> None:
+    assert _same_file(save, load, one_file=one_file) == how
+
+
+def test_a_saved_dict_pairs_only_with_a_load_of_one_of_its_ddp_keys() -> None:
+    from smddp_infra.preflight.facts import _keys_match
+    from smddp_infra.preflight.script import StateLoad, StateSave
+
+    path = _path("p")
+    whole, entries = StateSave(1, "s", "ddp", path), StateSave(1, "s", "ddp", path, frozenset({"model"}))
+    assert [_keys_match(save, StateLoad(2, "l", "net", path, key)) for save in (whole, entries)
+            for key in (None, "model", "optim")] == [True, False, False, False, True, False]
+
+
+def test_a_loader_returned_to_another_module_is_iterated_only_where_a_file_iterates_that_call() -> None:
+    from smddp_infra.preflight.facts import _across_modules
+    from smddp_infra.preflight.script import LoaderCall, ScriptFacts
+
+    loader = LoaderCall(7, "return DataLoader(ds)", None, None, use="returned:make_loader:x")
+    iterates = ScriptFacts(Path("train.py"), (), (), (), False, False, iterated_calls=frozenset({"make_loader:x"}))
+    other = ScriptFacts(Path("eval.py"), (), (), (), False, False, iterated_calls=frozenset({"make_loader"}))
+    assert _across_modules(loader, (other, iterates)) == LoaderCall(7, "return DataLoader(ds)", None, None,
+                                                                    use="iterated", use_line=7)
+    assert _across_modules(loader, (other,)) == LoaderCall(7, "return DataLoader(ds)", None, None, use="unclear")
+    plain = LoaderCall(7, "DataLoader(ds)", None, None, use="never")
+    assert _across_modules(plain, (iterates,)) is plain
+
+
+@pytest.mark.parametrize("path, directory, under", [
+    ("/opt/ml/ckpt/a.pt", "/opt/ml/ckpt/", True), ("/opt/ml/ckpt", "/opt/ml/ckpt/", True),
+    ("/opt/ml/ckpt-old/a.pt", "/opt/ml/ckpt", False), ("/opt/ml/ckpt/a.pt", "/opt/ml/ckptX", False),
+    ("/", "/", True),
+])
+def test_a_path_is_under_a_directory_by_whole_components(path: str, directory: str, under: bool) -> None:
+    from smddp_infra.preflight.rules import _under
+
+    assert _under(path, directory) is under
+
+
+def _guards(*guards: tuple[str, bool]) -> tuple[str, Optional[str]]:
+    """Env.guards over ``(condition as written, holds)`` pairs, for a job with hyperparameter backend=nccl."""
+    import ast
+
+    from smddp_infra.preflight.facts import Env
+    from smddp_infra.preflight.job import JobDescription
+    from smddp_infra.preflight.script import Guard
+
+    job = JobDescription(path=Path("job.yaml"), shape="estimator", hyperparameters={"backend": "nccl"})
+    return Env(job, ()).guards(tuple(Guard(ast.parse(code, mode="eval").body, holds, code) for code, holds in guards))
+
+
+@pytest.mark.parametrize("guards, verdict", [
+    ((), ("yes", None)),
+    ((("args.backend == 'nccl'", True),), ("yes", None)),
+    ((("args.backend == 'nccl'", False),), ("no", "args.backend == 'nccl'")),
+    # `if not dist.is_initialized():` and `if torch.cuda.is_available():` only keep init from running twice or on CPU
+    ((("not dist.is_initialized()", True),), ("yes", None)),
+    ((("torch.cuda.is_available()", True),), ("yes", None)),
+    ((("torch.cuda.is_available()", True), ("args.backend == 'smddp'", True)), ("no", "args.backend == 'smddp'")),
+    # an undecided guard does not hide a false one after it
+    ((("args.other", True), ("args.backend == 'smddp'", True)), ("no", "args.backend == 'smddp'")),
+    ((("args.other", True), ("args.more", True)),
+     ("unknown", "`if args.other:` (args.other (no argparse argument or hyperparameter preflight can see))")),
+])
+def test_a_site_runs_when_every_guard_holds(guards: tuple, verdict: tuple) -> None:
+    assert _guards(*guards) == verdict

@@ -328,3 +328,39 @@ def test_a_hugging_face_trainer_under_the_smdistributed_launcher_is_a_warning_sa
     [f] = run_preflight(CORPUS / "c26_hf_smdistributed_g5" / "launch.py").findings
     assert (f.rule_id, f.severity) == ("PF-SMDDP-INSTANCE", "warning")
     assert "transformers.Trainer" in f.message and "UNCONFIRMED" in f.message
+
+
+# ---------------------------------------------------------------- every finding of the corpus, word for word
+
+FINDINGS = ROOT / "tests" / "snapshots" / "preflight_corpus_findings.json"
+
+
+#: the unit tests' own inputs (tests/fixtures/preflight) beside the corpus
+_FIXTURE_INPUTS = ("bad/job.yaml", "uneven/job.json", "two_files/launch.py", "typo/job.yaml", "trainer/train_llm.py",
+                   "api/describe-stalled.json", "api/create-request.json", "clean/mnist.ipynb", "launcher/launch.py",
+                   "notebook/launch.ipynb", "model_trainer/job.yaml", "good/job.yaml")
+
+
+def _corpus_findings() -> dict[str, list[dict[str, str]]]:
+    manifest = json.loads((CORPUS / "manifest.json").read_text())["launchers"]
+    fixtures = ROOT / "tests" / "fixtures" / "preflight"
+    out = {}
+    for launcher in [*sorted(manifest), *(f"fixtures/{name}" for name in _FIXTURE_INPUTS)]:
+        path = fixtures / launcher.split("/", 1)[1] if launcher.startswith("fixtures/") else CORPUS / launcher
+        report = run_preflight(path)
+        here = str(path.parent.resolve())  # absolute paths the messages name, the same on every machine
+        out[launcher] = [{"rule": f.rule_id, "severity": f.severity, "location": f.location,
+                          "message": f.message.replace(here, "<here>"), "fix": f.fix.replace(here, "<here>")}
+                         for job in report.jobs for f in job.findings]
+    return out
+
+
+def test_every_finding_of_the_corpus_reads_as_it_did_when_reviewed():
+    """A wrong word in a message or a fix fails here (the corpus bar above counts rule ids only).
+    After a deliberate change: SMDDP_UPDATE_SNAPSHOTS=1 rewrites the file; review its diff."""
+    import os
+
+    found = _corpus_findings()
+    if os.environ.get("SMDDP_UPDATE_SNAPSHOTS") == "1":
+        FINDINGS.write_text(json.dumps(found, indent=1, ensure_ascii=False) + "\n")
+    assert found == json.loads(FINDINGS.read_text())

@@ -601,3 +601,31 @@ def test_what_job_config_emits_for_boto3_is_a_request_fragment_that_passes(tmp_p
     code, report = cli_json(capsys, str(fragment))
     assert code == 1 and [f["rule_id"] for f in report["findings"]] == ["PF-API-SHAPE"]
     assert 'Unknown parameter in ResourceConfig: "InstanceTyp"' in report["findings"][0]["message"]
+
+
+def test_misspelt_arguments_in_launcher_code_are_named_the_way_each_sdk_treats_them(tmp_path):
+    """ModelTrainer's configs forbid extra fields (pydantic): the code fails; an SDK v2 estimator
+    takes **kwargs and drops them; a fit() argument given to the estimator is dropped too."""
+    (tmp_path / "train.py").write_text("import torch\n")
+    (tmp_path / "launch.py").write_text(
+        "from sagemaker.modules.train import ModelTrainer\n"
+        "from sagemaker.modules.configs import Compute, SourceCode\n"
+        "from sagemaker.pytorch import PyTorch\n"
+        'trainer = ModelTrainer(training_image="x", source_code=SourceCode(source_dir=".", entry_script="train.py"),\n'
+        '    compute=Compute(instance_type="ml.p4d.24xlarge", instance_count=2, instance_typo=1), base_job_nam="x")\n'
+        "trainer.train()\n"
+        'est = PyTorch(entry_point="train.py", role="r", instance_type="ml.p4d.24xlarge", instance_count=2,\n'
+        '    framework_version="2.3", py_version="py311", instance_typ="x", wait=False)\n'
+        "est.fit()\n")
+    found = [(f.location, f.message, f.fix) for job in run_preflight(tmp_path / "launch.py").jobs for f in job.findings
+             if f.rule_id == "PF-UNKNOWN-KEY"]
+    assert found == [
+        ("launch.py:5: base_job_nam", "base_job_nam= is not a ModelTrainer field: ModelTrainer rejects it when this code "
+         "runs (pydantic extra=forbid); did you mean base_job_name?", "rename base_job_nam to base_job_name"),
+        ("launch.py:5: compute.instance_typo", "compute.instance_typo= is not a compute field: ModelTrainer rejects it when "
+         "this code runs (pydantic extra=forbid); did you mean compute.instance_type?",
+         "rename compute.instance_typo to compute.instance_type"),
+        ("launch.py:8: instance_typ", "instance_typ= is not an argument of PyTorch: the SDK drops it without a word; did "
+         "you mean instance_type?", "rename instance_typ to instance_type"),
+        ("launch.py:8: wait", "wait is a fit() argument: pass it to .fit(wait=...): PyTorch(...) drops it without a word",
+         "move wait= to the .fit() call")]

@@ -47,7 +47,6 @@ from smddp_infra.rules.unresolved import UNRESOLVED
 class Mount:
     """One client (a job, an instance group, a training group) and one file system it mounts."""
 
-    resource: str  # where the client is written (the finding's resource is the file system)
     what: str
     groups: Optional[tuple[GroupRef, ...]]
     subnets: Any  # resolved subnet list, or None when the template does not say
@@ -100,7 +99,7 @@ def mounts(world: World) -> list[Mount]:
         refs = group_list(world, vpc.get("SecurityGroupIds"))
         groups = tuple(refs) if refs is not None else None
         for fs in named:
-            out.append(Mount(resource.logical_id, f"training job in {resource.logical_id}", groups,
+            out.append(Mount(f"training job in {resource.logical_id}", groups,
                              world.resolve(vpc.get("Subnets")), fs, True))
     mentioned: dict[str, list[Resource]] = {}
     for cluster, name, vpc, _type, _path, _overridden, spec in hyperpod_groups(world):
@@ -120,7 +119,7 @@ def mounts(world: World) -> list[Mount]:
                 if fs is not None and fs not in named:
                     named.append(fs)
         for fs in named or [f for f in mentioned[cluster.logical_id] if f in lustre]:
-            out.append(Mount(cluster.logical_id, label, groups, world.resolve(vpc.get("Subnets")), fs, True))
+            out.append(Mount(label, groups, world.resolve(vpc.get("Subnets")), fs, True))
         if not named and not mentioned[cluster.logical_id]:
             unnamed.append((cluster.logical_id, label, groups, world.resolve(vpc.get("Subnets"))))
     targets = launch_targets(world)
@@ -135,7 +134,7 @@ def mounts(world: World) -> list[Mount]:
                             (GroupRef(group.logical_id),), None))
     for client, what, groups, subnets in unnamed:
         vpc = _vpc_of(world, world.resources[client], subnets)
-        out.extend(Mount(client, what, groups, subnets, fs, False) for fs in lustre
+        out.extend(Mount(what, groups, subnets, fs, False) for fs in lustre
                    if vpc is not None and vpc == _vpc_of(world, fs, world.get(fs, "SubnetIds")))
     return out
 
@@ -158,18 +157,21 @@ def _judge(world: World, mount: Mount, ports: tuple[int, int]) -> Optional[tuple
     fs_refs = file_system_groups(world, mount.fs)
     if not fs_refs:
         return None  # the VPC's default group: FSX3/FSX4 say it is not judged
-    if mount.groups is None:
-        return ("unknown", [], "the client's security groups are not decided by the template") if mount.named else None
+    if not mount.groups:
+        # None: not decided (noted for a named mount); empty: VpcConfig.SecurityGroupIds takes 1-5 groups
+        # (CreateTrainingJob and HyperPod alike), so the request is refused before anything mounts
+        return ("unknown", [], "the client's security groups are not decided by the template") \
+            if mount.groups is None and mount.named else None
     groups = security_groups(world)
     client = {g.group for g in mount.groups if g.group in groups.groups}
     if client & {g.group for g in fs_refs if g.group in groups.groups}:
         return None  # a shared group: its self rules are FSX3/FSX4's
-    client_required, client_known = subnet_ranges(world, mount.subnets) if mount.subnets is not None else ([], False)
+    client_required, client_known = subnet_ranges(world, mount.subnets)  # ([], False) for subnets not stated
     fs_required, fs_known = file_system_ranges(world, mount.fs)
     missing: list[str] = []
     unknown: list[str] = []
     fs_names = ", ".join(r.describe() for r in fs_refs)
-    client_names = ", ".join(r.describe() for r in mount.groups) or "no security group"
+    client_names = ", ".join(r.describe() for r in mount.groups)
     verdict, why = port_verdict(world, fs_refs, list(mount.groups), client_required, client_known, ports, "ingress")
     if verdict == "fail":
         missing.append(f"the file system's group(s) {fs_names} admit no inbound {describe_ports(ports)} from {client_names}"
@@ -214,8 +216,9 @@ def _findings(world: World, rule: Rule, port_sets: tuple[tuple[int, int], ...], 
         ports_text = " and ".join(describe_ports(p) for p in failed)
         depends = "" if mount.named else (f" if it mounts it (the template holds both and names no file system for "
                                           f"{mount.what}: its lifecycle scripts or jobs decide)")
-        fix_group = next((r.describe() for r in file_system_groups(world, mount.fs) or []), "?")
-        client_group = next((g.describe() for g in mount.groups or ()), "?")
+        # a failed verdict has both sides' groups (_judge passes no mount without them)
+        fix_group = (file_system_groups(world, mount.fs) or [])[0].describe()
+        client_group = (mount.groups or ())[0].describe()
         findings.append(rule.finding(
             fs, f"{mount.what} cannot reach file system {fs} on {ports_text}{depends}: " + "; ".join(missing)
             + f": add an inbound rule on {fix_group} for {ports_text} from {client_group} (and, when the client's "

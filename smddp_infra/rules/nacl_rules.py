@@ -67,7 +67,6 @@ _NOT_SRD = frozenset({"1", "6", "17", "58"})
 
 @dataclass(frozen=True)
 class AclEntry:
-    acl: str
     number: Optional[int]  # None: not read (it may stand in front of any other entry)
     egress: Optional[bool]  # None: not read (it may be in either direction)
     allow: Optional[bool]  # None: not read
@@ -107,7 +106,7 @@ def _protocol(value: Any) -> Optional[str]:
     return {"all": _ALL, "tcp": _TCP, "udp": "17", "icmp": "1"}.get(text)
 
 
-def _entry(world: World, entry: Resource, acl: str) -> AclEntry:
+def _entry(world: World, entry: Resource) -> AclEntry:
     """One entry as the template states it; what it does not decide is listed in ``unread``.
 
     An unstated ``Egress`` is an ingress entry: "By default, AWS CloudFormation specifies false"
@@ -128,7 +127,7 @@ def _entry(world: World, entry: Resource, acl: str) -> AclEntry:
                           ("Condition", world.exists(entry) is not True)):
         if missing:
             unread.append(name)
-    return AclEntry(acl, number if isinstance(number, int) else None, egress if egress in (True, False) else None,
+    return AclEntry(number if isinstance(number, int) else None, egress if egress in (True, False) else None,
                     action == "allow" if action in ("allow", "deny") else None, protocol, cidr, ports, entry.logical_id,
                     tuple(unread))
 
@@ -141,7 +140,7 @@ class Acls:
         for entry in world.of_type(ENTRY):
             acl = world.get(entry, "NetworkAclId")
             if isinstance(acl, ResourceRef):
-                self.entries.setdefault(acl.logical_id, []).append(_entry(world, entry, acl.logical_id))
+                self.entries.setdefault(acl.logical_id, []).append(_entry(world, entry))
         for entries in self.entries.values():
             entries.sort(key=lambda e: -1 if e.number is None else e.number)  # an unread number may come first
         self.acl_of: dict[str, str] = {}
@@ -205,7 +204,7 @@ def _crossing(acls: Acls, sender: str, sender_cidr: Any, receiver: str, receiver
 
 
 def _entry_text(acls: Acls, subnet: str, entry: Optional[AclEntry]) -> str:
-    acl = acls.acl_of.get(subnet, "?")
+    acl = acls.acl_of[subnet]  # only a subnet with a stated ACL has a verdict to explain
     if entry is None:
         return f"network ACL {acl}'s default '*' rule (no numbered entry allows it)"
     if entry.unread:
