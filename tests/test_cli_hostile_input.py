@@ -223,3 +223,4 @@ def test_a_hostile_template_in_a_cloud_assembly_is_one_line(capsys: pytest.Captu
                                               + "[" * 5000 + "]" * 5000 + "}}}")
     err = refused(capsys, [part.format(asm=tmp_path) for part in command])
     assert f"{tmp_path / 'S.template.json'} cannot be read: the document nests more than 100 levels deep" in err
+

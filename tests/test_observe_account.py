@@ -205,3 +205,15 @@ def test_docs_observe_md_shows_what_observe_prints(runs: dict[str, Run]) -> None
         "docs/observe.md shows one block per documented run, in order"
     for (command, output), name in zip(shown, IN_DOCS):
         assert output == runs[name].shown[1], f"docs/observe.md's output of `{command}` is not what observe prints"
+
+
+def test_every_account_session_of_a_process_shares_one_model_loader() -> None:
+    """``smddp-infra mcp`` runs one command per tool call in one process: each command's Session reads
+    the services' JSON models through the same loader (parsed once), while its clients, region and
+    credentials stay its own."""
+    from smddp_infra.account.session import Account
+
+    first, second = Account(region="us-east-1"), Account(region="eu-west-1")
+    assert first.session is not second.session
+    assert first.session._session.get_component("data_loader") is second.session._session.get_component("data_loader")
+    assert (first.region, second.region) == ("us-east-1", "eu-west-1")

@@ -38,6 +38,7 @@ The functions are reused by tests/test_deploy_local.py, so the test proves this 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
@@ -148,17 +149,25 @@ def start_endpoint() -> tuple[Any, str]:
     return server, f"http://localhost:{port}"
 
 
-def boto3_client(service: str, endpoint_url: str, region: str) -> Any:
-    """A boto3 client for the local endpoint, with short timeouts and few retries."""
+@functools.lru_cache(maxsize=None)
+def _session(region: str) -> Any:
+    """One boto3 Session per region for the whole run: each new Session parsed the services' JSON
+    models again (megabytes for EC2 and CloudFormation)."""
     import boto3
-    from botocore.config import Config
 
     return boto3.session.Session(
         aws_access_key_id=DUMMY_CREDENTIALS["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=DUMMY_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
         region_name=region,
-    ).client(service, endpoint_url=endpoint_url,
-             config=Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 2, "mode": "standard"}))
+    )
+
+
+def boto3_client(service: str, endpoint_url: str, region: str) -> Any:
+    """A boto3 client for the local endpoint, with short timeouts and few retries."""
+    from botocore.config import Config
+
+    return _session(region).client(service, endpoint_url=endpoint_url,
+                                   config=Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 2, "mode": "standard"}))
 
 
 def context_args(context: dict[str, Any] | None) -> list[str]:

@@ -65,6 +65,7 @@ class Account:
             except ImportError:  # boto3 is not in the [cli] extra
                 raise AccountError("reading an AWS account needs boto3, which is not installed (pip install boto3)") from None
             self._session = boto3.session.Session(region_name=self._region)
+            _share_data_loader(self._session)
         return self._session
 
     @property
@@ -173,3 +174,22 @@ def _snake(operation: str) -> str:
     import re
 
     return re.sub(r"(?<!^)(?=[A-Z])", "_", operation).lower()
+
+
+#: The botocore data loader every Session of this process shares (see :func:`_share_data_loader`).
+_DATA_LOADER: Any = None
+
+
+def _share_data_loader(session: Any) -> None:
+    """One botocore data loader for every Session this process builds. A Session parses each
+    service's JSON model (SageMaker's and EC2's are megabytes) into its own loader's cache, so a
+    process that runs several commands (``smddp-infra mcp`` serves one per tool call, and so does
+    any caller of the Python API) paid that parse again for every command: most of an in-process
+    ``diagnose``'s CPU. The loader only reads the installed models (its cache is keyed by file), so
+    sharing it changes no answer."""
+    global _DATA_LOADER
+    inner = session._session  # boto3's botocore session: the documented way to register a component
+    if _DATA_LOADER is None:
+        _DATA_LOADER = inner.get_component("data_loader")
+    else:
+        inner.register_component("data_loader", _DATA_LOADER)
