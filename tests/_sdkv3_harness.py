@@ -139,6 +139,20 @@ def _aws_chunked(data: bytes) -> bytes:
     return payload
 
 
+
+_LOADER: Any = None
+
+
+def _share_loader(session: Any) -> None:
+    """One botocore model loader for every job's Session (tests/conftest.py's share_botocore_loader;
+    this runs in .venv-sdkv3, outside pytest): each new Session parsed SageMaker's, IAM's and S3's
+    JSON models again. Events and credentials stay the job's own."""
+    global _LOADER
+    if _LOADER is None:
+        _LOADER = session._session.get_component("data_loader")
+    else:
+        session._session.register_component("data_loader", _LOADER)
+
 class OfflineAws:
     """One job's AWS: answers in ``before-send``, records what the SDK sent."""
 
@@ -159,6 +173,7 @@ class OfflineAws:
         self.boto_session = boto3.Session(aws_access_key_id="AKIAIOSFODNN7EXAMPLE",
                                           aws_secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
                                           region_name=self.region)
+        _share_loader(self.boto_session)
         self.boto_session.events.register("before-send", self.answer)
 
     def answer(self, request: Any, event_name: str = "", **_: Any) -> Any:
