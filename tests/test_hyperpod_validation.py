@@ -15,11 +15,9 @@ from smddp_infra.hyperpod.values import default_hyperpod_groups
 @pytest.fixture
 def no_botocore(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """As if botocore were not installed (it is not a core dependency)."""
-    api._sagemaker_model.cache_clear()
-    monkeypatch.setattr(api, "_sagemaker_model", lambda: None)
+    monkeypatch.setattr(api, "service_model", lambda service: None)
     yield
     monkeypatch.undo()
-    api._sagemaker_model.cache_clear()
 
 
 def test_the_instance_types_are_botocores_enum_not_a_copy() -> None:

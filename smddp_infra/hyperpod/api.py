@@ -10,18 +10,11 @@ import re
 from functools import lru_cache
 from typing import Any, Optional
 
-
-@lru_cache(maxsize=1)
-def _sagemaker_model() -> Any:
-    try:
-        import botocore.session
-    except ImportError:
-        return None
-    return botocore.session.get_session().get_service_model("sagemaker")
+from smddp_infra.facts.service_models import service_model
 
 
 def _shape(name: str) -> Any:
-    model = _sagemaker_model()
+    model = service_model("sagemaker")
     return None if model is None else model.shape_for(name)
 
 
@@ -116,7 +109,7 @@ def cluster_instance_types() -> Optional[tuple[str, ...]]:
 
 def validate_create_cluster(request: dict[str, Any]) -> Optional[str]:
     """botocore's validator over a CreateCluster request: its report, '' when valid, None without botocore."""
-    return validate_request(_sagemaker_model(), "CreateCluster", request)
+    return validate_request(service_model("sagemaker"), "CreateCluster", request)
 
 
 def validate_request(model: Any, operation: str, request: dict[str, Any]) -> Optional[str]:

@@ -286,11 +286,9 @@ def validate_eks_request(operation: str, request: dict[str, Any]) -> Optional[st
     """botocore's validator over an EKS request: its report, '' when valid, None without botocore."""
     from smddp_infra.hyperpod.api import validate_request
 
-    try:
-        import botocore.session
-    except ImportError:  # pragma: no cover - botocore is in the [api] extra
-        return None
-    return validate_request(botocore.session.get_session().get_service_model("eks"), operation, request)
+    from smddp_infra.facts.service_models import service_model
+
+    return validate_request(service_model("eks"), operation, request)
 
 
 def _camel(value: Any) -> Any:

@@ -147,12 +147,12 @@ def _section(document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 def shape_problems(document: Mapping[str, Any], kind: str) -> Optional[tuple[ShapeProblem, ...]]:
     """botocore's findings on the document, or None when botocore is not installed."""
-    try:
-        import botocore.session
-        from botocore.validate import ParamValidator
-    except ImportError:
+    from smddp_infra.facts.service_models import service_model
+
+    model = service_model("sagemaker")
+    if model is None:
         return None
-    model = botocore.session.get_session().get_service_model("sagemaker")
+    from botocore.validate import ParamValidator
     if kind == CREATE:
         shape = model.operation_model("CreateTrainingJob").input_shape
     else:
