@@ -139,6 +139,20 @@ def test_regions_without_debugger_get_no_debugger_finding(tmp_path):
     assert "PF-DEBUGGER-CHECKPOINT" not in rule_ids(report)
 
 
+@pytest.mark.parametrize("hook, findings", [
+    ("", ["error"]),  # the control: no hook written, the SDK's default hook is on
+    ("debugger_hook_config=make_hook(), ", []),  # written, but preflight cannot resolve it: not judged
+])
+def test_a_hook_preflight_cannot_resolve_is_not_judged(tmp_path, hook, findings):
+    (tmp_path / "train.py").write_text(PLAIN_SCRIPT)
+    (tmp_path / "launch.py").write_text(
+        "from sagemaker.pytorch import PyTorch\n"
+        'PyTorch(entry_point="train.py", instance_type="ml.p4d.24xlarge", instance_count=2, '
+        f'checkpoint_s3_uri="s3://b/c/", {hook}distribution={SMDDP!r})\n')
+    report = run_preflight(tmp_path / "launch.py")
+    assert [f.severity for f in report.findings if f.rule_id == "PF-DEBUGGER-CHECKPOINT"] == findings
+
+
 def test_model_trainer_sends_no_debugger_config():
     report = run_preflight(FIXTURES / "model_trainer" / "job.yaml")
     assert report.job.shape == "model_trainer"
@@ -496,7 +510,8 @@ def test_an_unknown_key_is_named_with_its_nearest_known_key(tmp_path, key, neare
     if nearest:
         assert f.message.endswith(f"did you mean {nearest}?") and f.fix == f"rename {key} to {nearest}"
     else:
-        assert "did you mean" not in f.message and f.fix == f"remove {key}, or spell it as the SDK does"
+        assert f.message == f"{key} is neither a setting preflight reads nor an SDK v2 Estimator or fit() argument: both ignore it"
+        assert f.fix == f"remove {key}, or spell it as the SDK does"
 
 
 #: Estimator keyword arguments real jobs pass that preflight has no rule for.
