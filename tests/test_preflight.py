@@ -99,6 +99,49 @@ def test_an_explicit_hook_that_the_sdk_will_silently_drop_is_a_warning(tmp_path)
     assert only(report, "PF-DEBUGGER-CHECKPOINT").severity == "warning"
 
 
+_BOTH = {"checkpoint_s3_uri": "s3://b/c/", "checkpoint_local_path": "/opt/ml/checkpoints"}
+_SMDDP_SCRIPT = 'import torch.distributed as dist\ndist.init_process_group(backend="smddp")\n'
+_SMDDP_SEEN = 'train.py:2 `dist.init_process_group(backend="smddp")`'
+_DEFAULT_HOOK = "debugger_hook_config is not set, so the SDK adds its default hook"
+
+
+def _auto_off(estimator: str) -> tuple[str, str, str]:
+    return ("info",
+            f"{_DEFAULT_HOOK}; the {estimator} estimator turns it off only because both checkpoint_s3_uri and "
+            "checkpoint_local_path are set -- another estimator class, ModelTrainer or a raw CreateTrainingJob "
+            "request would not",
+            "set debugger_hook_config: false explicitly")
+
+
+_NOT_OFF = ("error",
+            f"Debugger ({_DEFAULT_HOOK}), SageMaker checkpointing (checkpoint_s3_uri=s3://b/c/) and SMDDP ({_SMDDP_SEEN}) "
+            "are all on, and the SDK turns the Debugger off only when checkpoint_local_path is set as well",
+            "set debugger_hook_config: false (or, to keep Debugger, remove checkpoint_s3_uri and write checkpoints "
+            "manually in the training script)")
+
+
+@pytest.mark.parametrize("settings, expected", [
+    # the framework estimators turn the hook off only for a distributed job: several instances, a
+    # distribution, or the PyTorch estimator (which always counts as one)
+    ({"estimator": "TensorFlow", "instance_count": 1}, _NOT_OFF),
+    ({"estimator": "TensorFlow"}, _NOT_OFF),
+    ({"estimator": "TensorFlow", "instance_count": 2}, _auto_off("TensorFlow")),
+    ({"estimator": "TensorFlow", "instance_count": 1, "distribution": SMDDP}, _auto_off("TensorFlow")),
+    ({"estimator": "PyTorch", "instance_count": 1}, _auto_off("PyTorch")),
+    ({"estimator": "PyTorch", "instance_count": 1, "debugger_hook_config": None}, _auto_off("PyTorch")),
+    ({"estimator": "PyTorch", "instance_count": 1, "debugger_hook_config": {"s3_output_path": "s3://b/debug/"}},
+     ("warning",
+      f"debugger_hook_config configures a hook, but with checkpoint_s3_uri and checkpoint_local_path both set and SMDDP "
+      f"on ({_SMDDP_SEEN}) the PyTorch estimator silently replaces it with False: the job runs without the Debugger "
+      "you configured",
+      "set debugger_hook_config: false to say so; to keep Debugger, remove checkpoint_s3_uri and checkpoint_local_path "
+      "and checkpoint manually in the script")),
+])
+def test_when_the_estimator_turns_the_debugger_off_itself_word_for_word(tmp_path, settings, expected):
+    f = only(job(tmp_path, {**_BOTH, **settings}, _SMDDP_SCRIPT), "PF-DEBUGGER-CHECKPOINT")
+    assert (f.severity, f.location, f.message, f.fix) == (expected[0], "job.json: debugger_hook_config", *expected[1:])
+
+
 @pytest.mark.parametrize("estimator", ["Estimator", "HuggingFace"])
 def test_estimators_that_never_disable_debugger_are_errors_even_with_both_args(tmp_path, estimator):
     report = job(tmp_path, {"estimator": estimator, "distribution": SMDDP, "checkpoint_s3_uri": "s3://b/c/",
@@ -137,6 +180,20 @@ def test_pytorchddp_distribution_is_smddp_to_the_sdk(tmp_path):
 def test_regions_without_debugger_get_no_debugger_finding(tmp_path):
     report = job(tmp_path, {"region": "ap-southeast-3", "distribution": SMDDP, "checkpoint_s3_uri": "s3://b/c/"})
     assert "PF-DEBUGGER-CHECKPOINT" not in rule_ids(report)
+
+
+@pytest.mark.parametrize("hook, findings", [
+    ("", ["error"]),  # the control: no hook written, the SDK's default hook is on
+    ("debugger_hook_config=make_hook(), ", []),  # written, but preflight cannot resolve it: not judged
+])
+def test_a_hook_preflight_cannot_resolve_is_not_judged(tmp_path, hook, findings):
+    (tmp_path / "train.py").write_text(PLAIN_SCRIPT)
+    (tmp_path / "launch.py").write_text(
+        "from sagemaker.pytorch import PyTorch\n"
+        'PyTorch(entry_point="train.py", instance_type="ml.p4d.24xlarge", instance_count=2, '
+        f'checkpoint_s3_uri="s3://b/c/", {hook}distribution={SMDDP!r})\n')
+    report = run_preflight(tmp_path / "launch.py")
+    assert [f.severity for f in report.findings if f.rule_id == "PF-DEBUGGER-CHECKPOINT"] == findings
 
 
 def test_model_trainer_sends_no_debugger_config():
@@ -496,7 +553,8 @@ def test_an_unknown_key_is_named_with_its_nearest_known_key(tmp_path, key, neare
     if nearest:
         assert f.message.endswith(f"did you mean {nearest}?") and f.fix == f"rename {key} to {nearest}"
     else:
-        assert "did you mean" not in f.message and f.fix == f"remove {key}, or spell it as the SDK does"
+        assert f.message == f"{key} is neither a setting preflight reads nor an SDK v2 Estimator or fit() argument: both ignore it"
+        assert f.fix == f"remove {key}, or spell it as the SDK does"
 
 
 #: Estimator keyword arguments real jobs pass that preflight has no rule for.

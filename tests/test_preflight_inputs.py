@@ -447,6 +447,64 @@ def test_how_a_loader_is_used_decides_the_finding(tmp_path, body, use):
     assert [f.severity for f in findings] == expected
 
 
+#: One loader of each kind, in this order: a loader the rule skips comes before each one it reports,
+#: so a skip that ended the walk would lose the findings after it.
+EVERY_LOADER = """
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+rank = dist.get_rank(); dist.barrier()
+kept = DataLoader(ds, drop_last=True)
+for b in kept:
+    pass
+if rank == 0:
+    for b in DataLoader(ds):
+        pass
+with torch.no_grad():
+    for b in DataLoader(ds):
+        pass
+trainer.fit(model, DataLoader(ds))
+for b in DataLoader(ds):
+    pass
+"""
+
+EVERY_LOADER_FINDINGS = [
+    ("warning", "train.py:16",
+     "`for b in DataLoader(ds):` has no DistributedSampler and no drop_last=True and every rank iterates it to the end "
+     "(line 16): ranks run different numbers of batches if their data differ in length (per-rank files or shards, a "
+     "ShardedByS3Key channel), which preflight cannot check without num_samples, batch_size and world_size in the job "
+     "file; with the same data on every rank, every rank trains on all of it",
+     "pass sampler=DistributedSampler(dataset) (or batch_sampler=even_shards(...).batches(rank)), or add num_samples, "
+     "batch_size and world_size to the job file so preflight can count"),
+    ("info", "train.py:13",
+     "`for b in DataLoader(ds):` has no DistributedSampler and no drop_last=True; every rank iterates it without "
+     "gradients (line 13): uneven counts hang only if that loop runs collectives (an all_reduce per batch, DDP's "
+     "buffer broadcast in forward)",
+     "pass sampler=DistributedSampler(dataset, shuffle=False) if the evaluation loop runs collectives; or evaluate on "
+     "rank 0 only (if dist.get_rank() == 0:)"),
+    ("info", "train.py:15",
+     "`trainer.fit(model, DataLoader(ds))` has no DistributedSampler and no drop_last=True, and is handed to code "
+     "preflight cannot follow (line 15); if every rank iterates it to the end, ranks may run different numbers of batches",
+     "pass sampler=DistributedSampler(dataset) if every rank iterates it; nothing to do if only one rank does or "
+     "training stops on a step count"),
+]
+
+
+@pytest.mark.parametrize("setting, reported", [
+    ("instance_count: 2", True),
+    ("world_size: 2", True),  # two ranks are enough to differ
+    ("world_size: 1", False),  # one rank waits for nobody
+    ("sharding: split", True),
+    ("sharding: distributed_sampler", False),  # the job says every rank gets the same count
+    ("sharding: even_shards", False),
+])
+def test_every_loader_finding_word_for_word_and_when_the_job_rules_them_out(tmp_path, setting, reported):
+    (tmp_path / "train.py").write_text(EVERY_LOADER)
+    (tmp_path / "job.yaml").write_text(f"entry_point: train.py\ninstance_type: ml.p4d.24xlarge\n{setting}\n")
+    findings = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-DATALOADER-SAMPLER")
+    assert [(f.severity, f.location, f.message, f.fix) for f in findings] == (EVERY_LOADER_FINDINGS if reported else [])
+
+
 # ---------------------------------------------------------------- a live SDK object
 
 

@@ -125,6 +125,32 @@ def test_the_refusal_follows_the_sdks_condition(tmp_path, estimator, distributio
     assert [f.severity for f in found] == (["error"] if refused else [])
 
 
+_REFUSAL_TORCH_FIX = ('distribution={"torch_distributed": {"enabled": True}} and init_process_group(backend="nccl") in the '
+                      "script (SMDDP does not run on p5; NCCL uses the same EFA network)")
+_REFUSAL_TF_FIX = ('distribution={"multi_worker_mirrored_strategy": {"enabled": True}} with tf.distribute in the script '
+                   "(SMDDP does not run on p5)")
+
+
+@pytest.mark.parametrize("estimator, key, rewrite, fix", [
+    ("PyTorch", "pytorchddp", " (the PyTorch estimator rewrites pytorchddp into smdistributed first)", _REFUSAL_TORCH_FIX),
+    ("PyTorch", "smdistributed", "", _REFUSAL_TORCH_FIX),
+    ("TensorFlow", "smdistributed", "", _REFUSAL_TF_FIX),
+])
+def test_the_refusal_word_for_word_names_the_rewrite_and_the_frameworks_launcher(tmp_path, estimator, key, rewrite, fix):
+    distribution = {"pytorchddp": '{"pytorchddp": {"enabled": True}}',
+                    "smdistributed": '{"smdistributed": {"dataparallel": {"enabled": True}}}'}[key]
+    write(tmp_path, {"train.py": "import os\n", "launch.py": f"""
+        from sagemaker.{estimator.lower()} import {estimator}
+        {estimator}(entry_point="train.py", instance_type="ml.p5.48xlarge", instance_count=2,
+                    distribution={distribution})
+    """})
+    [f] = run_preflight(tmp_path / "launch.py").findings
+    assert (f.rule_id, f.severity, f.location, f.message, f.fix) == (
+        "PF-SDK-REFUSES", "error", "launch.py:3: distribution",
+        f"distribution with {key} on ml.p5.48xlarge (launch.py:2: instance_type) and no torch_distributed: the SDK "
+        f"refuses it when fit() builds the job{rewrite} ({SDK_V2_SOURCE}: ValueError: {SDK_V2_P5_REFUSAL})", fix)
+
+
 # ---------------------------------------------------------------- launcher facts standing alone
 
 
@@ -432,6 +458,10 @@ def test_a_launcher_on_an_unsupported_type_gets_its_frameworks_launchers(tmp_pat
                                        "instance_count: 2\ndistribution: {smdistributed: {dataparallel: {enabled: true}}}\n")
     (finding,) = by_rule(run_preflight(tmp_path / "job.yaml"), "PF-SMDDP-LAUNCHER")
     assert finding.fix == fix
+    assert finding.message == (
+        'distribution={"smdistributed": {"dataparallel": {"enabled": True}}} is a launcher, not the SMDDP collectives: '
+        "SDK v2 starts the processes with mpirun and smddprun; preflight sees no smddp backend in the program; SMDDP "
+        "does not support ml.g5.12xlarge, and whether smddprun starts in the image there is UNCONFIRMED")
 
 
 def test_a_tensorflow_training_image_makes_a_tensorflow_job(tmp_path):
