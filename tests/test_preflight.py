@@ -115,7 +115,8 @@ def _auto_off(estimator: str) -> tuple[str, str, str]:
 
 _NOT_OFF = ("error",
             f"Debugger ({_DEFAULT_HOOK}), SageMaker checkpointing (checkpoint_s3_uri=s3://b/c/) and SMDDP ({_SMDDP_SEEN}) "
-            "are all on, and the SDK turns the Debugger off only when checkpoint_local_path is set as well",
+            "are all on, and the TensorFlow estimator turns the Debugger off only for a distributed job (instance_count "
+            "above 1 or a distribution), which this one is not",
             "set debugger_hook_config: false (or, to keep Debugger, remove checkpoint_s3_uri and write checkpoints "
             "manually in the training script)")
 

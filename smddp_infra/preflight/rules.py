@@ -140,7 +140,9 @@ def check_debugger(facts: JobFacts) -> list[Finding]:
             fix=f"set {job.assign('debugger_hook_config', False)} explicitly",
         )]
     why = (f"the {job.estimator} estimator never turns the Debugger off" if job.estimator not in AUTO_DISABLING_ESTIMATORS
-           else "the SDK turns the Debugger off only when checkpoint_local_path is set as well")
+           else "the SDK turns the Debugger off only when checkpoint_local_path is set as well" if not job.checkpoint_local_path
+           else f"the {job.estimator} estimator turns the Debugger off only for a distributed job (instance_count above 1 "
+                "or a distribution), which this one is not")
     return [finding(
         F.DEBUGGER_CHECKPOINT, ERROR, location=location,
         message=(f"Debugger ({hook}), SageMaker checkpointing (checkpoint_s3_uri={job.checkpoint_s3_uri}) "
