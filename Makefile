@@ -116,7 +116,7 @@ graphviz:
 # CLI polling a deploy, a doc block's child process), and the extra worker keeps every core busy
 # meanwhile (2 cores: 179 s instead of 204 s for the same suite, 2026-12-05). PYTEST_WORKERS=1
 # for one process.
-PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1)')
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(getattr(os, "sched_getaffinity", lambda _: [0] * (os.cpu_count() or 1))(0)) + 1)')
 
 # The slow parts run side by side on a fresh clone: every venv at once, ruff and mypy next to
 # them, and the suite as soon as the venvs are there (mypy's cold run need not finish first);

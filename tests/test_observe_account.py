@@ -213,7 +213,12 @@ def test_every_account_session_of_a_process_shares_one_model_loader() -> None:
     credentials stay its own."""
     from smddp_infra.account.session import Account
 
-    first, second = Account(region="us-east-1"), Account(region="eu-west-1")
-    assert first.session is not second.session
-    assert first.session._session.get_component("data_loader") is second.session._session.get_component("data_loader")
+    first = Account(region="us-east-1")
+    loader = first.session._session.get_component("data_loader")
+    paths = list(loader.search_paths)
+    second, third = Account(region="eu-west-1"), Account(region="eu-west-1")
+    assert len({id(first.session), id(second.session), id(third.session)}) == 3
+    assert second.session._session.get_component("data_loader") is loader
+    assert third.session._session.get_component("data_loader") is loader
+    assert loader.search_paths == paths  # not one more boto3 data path per command
     assert (first.region, second.region) == ("us-east-1", "eu-west-1")

@@ -186,7 +186,9 @@ def _share_data_loader(session: Any) -> None:
     process that runs several commands (``smddp-infra mcp`` serves one per tool call, and so does
     any caller of the Python API) paid that parse again for every command: most of an in-process
     ``diagnose``'s CPU. The loader only reads the installed models (its cache is keyed by file), so
-    sharing it changes no answer."""
+    sharing it changes no answer. It is registered after boto3 built the Session (boto3 appends its
+    own data path to the loader it finds then), so the shared loader's search path does not grow
+    with every command."""
     global _DATA_LOADER
     inner = session._session  # boto3's botocore session: the documented way to register a component
     if _DATA_LOADER is None:
