@@ -90,7 +90,8 @@ ROOMS: dict[str, Room] = {
     # the data path: network ACLs, the FSx client ports, DNS (what diagnose joins too)
     "data-path": Room(
         ("smddp_infra/rules/nacl_rules.py", "smddp_infra/rules/fsx_client_rules.py", "smddp_infra/rules/dns_rules.py"),
-        ("tests/test_rules_data_path.py", "tests/test_rules_nacl_paths.py", "tests/test_rules_fsx_clients.py"),
+        ("tests/test_rules_data_path.py", "tests/test_rules_nacl_paths.py", "tests/test_rules_fsx_clients.py",
+         "tests/test_rules_unknown_notes.py"),
     ),
     # the network's schema: each field's rule, one validator per cross-field rule, the one sizing call
     "schema": Room(
