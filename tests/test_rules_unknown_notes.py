@@ -59,6 +59,7 @@ def test_net9_notes_an_entry_whose_action_it_cannot_read_and_does_not_warn():
     notes = _notes(findings, "SMDDP-NET9")
     assert [n.resource for n in notes] == ["Lustre"]
     assert "entry StorageOutReturn (its RuleAction not decided by the template)" in notes[0].message
+    assert notes[0].path == ("Properties", "SubnetIds")  # where cfn-lint puts the note: the subnet the path crosses
     assert "the reply to port 988" in notes[0].message
 
 
@@ -69,6 +70,7 @@ def test_net9_notes_a_file_system_subnet_whose_cidr_it_cannot_read():
         notes = _notes(findings, rule)
         assert [n.resource for n in notes] == ["Lustre"], rule
         assert "subnet Storage's CidrBlock is not decided by the template" in notes[0].message
+        assert notes[0].path == ("Properties", "SubnetIds"), rule
 
 
 def test_a_subnet_cidr_unread_where_no_acl_is_stated_stays_unjudged_without_a_note():
@@ -91,6 +93,7 @@ def test_net10_notes_an_endpoint_subnet_an_undecided_entry_leaves_open():
     text = " | ".join(n.message for n in notes)
     assert "Sts (com.amazonaws.us-west-2.sts)" in text and "Logs (com.amazonaws.us-west-2.logs)" in text
     assert "entry NotFromTraining (its RuleAction not decided by the template)" in text
+    assert {n.path for n in notes} == {("Properties",)}
 
 
 @pytest.mark.parametrize("subnet", ["Spare", "Train"])
