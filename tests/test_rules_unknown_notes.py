@@ -94,6 +94,13 @@ def test_net10_notes_an_endpoint_subnet_an_undecided_entry_leaves_open():
     assert "Sts (com.amazonaws.us-west-2.sts)" in text and "Logs (com.amazonaws.us-west-2.logs)" in text
     assert "entry NotFromTraining (its RuleAction not decided by the template)" in text
     assert {n.path for n in notes} == {("Properties",)}
+    entry = ("TCP 443 ingress of Endpoints from 10.60.0.0/20 (Train): network ACL Guarded entry NotFromTraining "
+             "(its RuleAction not decided by the template) may decide it")
+    assert sorted(n.message for n in notes) == [  # whole: the lists of subnets joined as written
+        "SMDDP-NET10 not judged for HTTPS from subnet Train to interface endpoint(s) Logs (com.amazonaws.us-west-2.logs) "
+        f"in subnet(s) Endpoints, Spare: {entry}",
+        "SMDDP-NET10 not judged for HTTPS from subnet Train to interface endpoint(s) Sts (com.amazonaws.us-west-2.sts) "
+        f"in subnet(s) Endpoints: {entry}"]
 
 
 @pytest.mark.parametrize("subnet", ["Spare", "Train"])
