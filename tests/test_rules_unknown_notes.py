@@ -60,7 +60,12 @@ def test_net9_notes_an_entry_whose_action_it_cannot_read_and_does_not_warn():
     assert [n.resource for n in notes] == ["Lustre"]
     assert "entry StorageOutReturn (its RuleAction not decided by the template)" in notes[0].message
     assert notes[0].path == ("Properties", "SubnetIds")  # where cfn-lint puts the note: the subnet the path crosses
-    assert "the reply to port 988" in notes[0].message
+    decide = ("egress of Storage to 172.20.0.0/19 (Compute): network ACL StorageAcl entry StorageOutReturn "
+              "(its RuleAction not decided by the template) may decide it")
+    assert notes[0].message == (  # whole: what was not judged, then each reply the entry may decide
+        "SMDDP-NET9 not judged for Lustre's TCP 1018-1023 and the replies between file system Lustre and its training "
+        f"clients: the reply to port 988: {decide}; the reply to ports 1018-1023: {decide}; "
+        f"the reply to ports 1024-65535: {decide}")
 
 
 def test_net9_notes_a_file_system_subnet_whose_cidr_it_cannot_read():
