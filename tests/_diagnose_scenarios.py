@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from conftest import share_botocore_loader
+from smddp_infra.account.session import share_data_loader
 
 REGION = "us-east-1"
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.3.0-gpu-py311"
@@ -35,7 +35,7 @@ class Aws:
         import boto3
 
         session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
-        share_botocore_loader(session)
+        share_data_loader(session)
         self.ec2 = session.client("ec2", endpoint_url=endpoint)
         self.sm = session.client("sagemaker", endpoint_url=endpoint)
         self.fsx = session.client("fsx", endpoint_url=endpoint)

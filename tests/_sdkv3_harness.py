@@ -144,8 +144,8 @@ _LOADER: Any = None
 
 
 def _share_loader(session: Any) -> None:
-    """One botocore model loader for every job's Session (tests/conftest.py's share_botocore_loader;
-    this runs in .venv-sdkv3, outside pytest): each new Session parsed SageMaker's, IAM's and S3's
+    """One botocore model loader for every job's Session (smddp_infra.account.session's share_data_loader;
+    this runs in .venv-sdkv3, where smddp_infra is not installed): each new Session parsed SageMaker's, IAM's and S3's
     JSON models again. Events and credentials stay the job's own."""
     global _LOADER
     if _LOADER is None:

@@ -53,22 +53,6 @@ def cdk_context(**overrides: Any) -> dict[str, Any]:
     return context
 
 
-_BOTOCORE_LOADER: Any = None
-
-
-def share_botocore_loader(session: Any) -> Any:
-    """One botocore data loader for every boto3 Session a test process builds: a new Session parses
-    each service's JSON model (megabytes for EC2 and SageMaker) again, which was most of the CPU of
-    the modules that build a scenario or an SDK session per test. Events and credentials stay the
-    Session's own. Returns the session."""
-    global _BOTOCORE_LOADER
-    if _BOTOCORE_LOADER is None:
-        _BOTOCORE_LOADER = session._session.get_component("data_loader")
-    else:
-        session._session.register_component("data_loader", _BOTOCORE_LOADER)
-    return session
-
-
 class Synthesized:
     """A synthesized stack: the template dict, an assertions.Template, and the app."""
 

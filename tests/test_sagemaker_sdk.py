@@ -42,7 +42,7 @@ from botocore.stub import Stubber
 from _jobconfig_helpers import CONFIG_IDS, OLDER_STACK_ID, PLAN_CONFIG_ID, channel_of, emitted
 from _net_guard import NetGuard, module_no_network  # noqa: F401  (fixture)
 from _sagemaker_shape_walker import all_problems
-from conftest import share_botocore_loader
+from smddp_infra.account.session import share_data_loader
 
 DUMMY_KEY, DUMMY_SECRET = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 TELEMETRY_OFF = {"SchemaVersion": "1.0", "SageMaker": {"PythonSDK": {"Modules": {"TelemetryOptOut": True}}}}
@@ -121,7 +121,7 @@ class OfflineJob:
     def __init__(self, sdk: types.SimpleNamespace, region: str, *, sagemaker_config: dict = TELEMETRY_OFF):
         self.escaped: list[str] = []
         self.uploads: list[str] = []  # s3://bucket/key of every PutObject the SDK made
-        self.boto_session = share_botocore_loader(boto3.Session(aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
+        self.boto_session = share_data_loader(boto3.Session(aws_access_key_id=DUMMY_KEY, aws_secret_access_key=DUMMY_SECRET,
                                                                 region_name=region))
         self.boto_session.events.register("before-send", self._answer_s3_or_refuse)
         self.boto_session.events.register(

@@ -65,7 +65,7 @@ class Account:
             except ImportError:  # boto3 is not in the [cli] extra
                 raise AccountError("reading an AWS account needs boto3, which is not installed (pip install boto3)") from None
             self._session = boto3.session.Session(region_name=self._region)
-            _share_data_loader(self._session)
+            share_data_loader(self._session)
         return self._session
 
     @property
@@ -176,11 +176,11 @@ def _snake(operation: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", operation).lower()
 
 
-#: The botocore data loader every Session of this process shares (see :func:`_share_data_loader`).
+#: The botocore data loader every Session of this process shares (see :func:`share_data_loader`).
 _DATA_LOADER: Any = None
 
 
-def _share_data_loader(session: Any) -> None:
+def share_data_loader(session: Any) -> Any:
     """One botocore data loader for every Session this process builds. A Session parses each
     service's JSON model (SageMaker's and EC2's are megabytes) into its own loader's cache, so a
     process that runs several commands (``smddp-infra mcp`` serves one per tool call, and so does
@@ -195,3 +195,4 @@ def _share_data_loader(session: Any) -> None:
         _DATA_LOADER = inner.get_component("data_loader")
     else:
         inner.register_component("data_loader", _DATA_LOADER)
+    return session
