@@ -130,3 +130,54 @@ def test_the_fixture_as_written_has_no_net10_note():
     findings = check_template(load("net7_endpoint_other_subnet.yaml"))
     assert _notes(findings, "SMDDP-NET10") == []
     assert "not denied for certain" not in " ".join(f.message for f in findings)
+
+
+# ------------------------------------------------------------------ several values in one note
+# (the data-path room's last three gaps: each joins several undecided values or endpoints)
+
+
+def test_net9_note_names_an_unread_client_subnet_and_an_undecided_entry_together():
+    template = _with("net9_lustre_return_ports.yaml", {
+        **_CLIENT_RETURN_ALL, "StorageOutReturn": {"RuleAction": {"Ref": "Undecided"}, "PortRange": {"From": 988, "To": 65535}}})
+    resources = template["Resources"]
+    resources["Compute2"] = {"Type": "AWS::EC2::Subnet", "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "CidrBlock": {"Ref": "Undecided"}, "AvailabilityZone": "eu-west-1a"}}
+    resources["Job"]["Properties"]["Job"]["VpcConfig"]["Subnets"].append({"Ref": "Compute2"})
+    notes = _notes(check_template(template), "SMDDP-NET9")
+    assert [n.resource for n in notes] == ["Lustre"]
+    decide = ("egress of Storage to 172.20.0.0/19 (Compute): network ACL StorageAcl entry StorageOutReturn "
+              "(its RuleAction not decided by the template) may decide it")
+    assert notes[0].message == (  # the unread client subnet first, then what the undecided entry leaves open
+        "SMDDP-NET9 not judged for Lustre's TCP 1018-1023 and the replies between file system Lustre and its training "
+        f"clients: subnet Compute2's CidrBlock is not decided by the template; the reply to port 988: {decide}; "
+        f"the reply to ports 1018-1023: {decide}; the reply to ports 1024-65535: {decide}")
+
+
+def _endpoint_in(template: dict[str, Any], name: str, service: str, subnets: list[str]) -> None:
+    template["Resources"][name] = {"Type": "AWS::EC2::VPCEndpoint", "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "VpcEndpointType": "Interface", "ServiceName": f"com.amazonaws.us-west-2.{service}",
+        "SubnetIds": [{"Ref": s} for s in subnets], "PrivateDnsEnabled": True}}
+
+
+def test_net10_note_names_every_endpoint_that_shares_the_subnets():
+    template = _with("net7_endpoint_other_subnet.yaml", {"NotFromTraining": {"RuleAction": {"Ref": "Undecided"}}})
+    _endpoint_in(template, "Ssm", "ssm", ["Endpoints", "Spare"])  # the same subnets as Logs: one note for both
+    notes = [n for n in _notes(check_template(template), "SMDDP-NET10") if "Spare" in n.message]
+    entry = ("TCP 443 ingress of Endpoints from 10.60.0.0/20 (Train): network ACL Guarded entry NotFromTraining "
+             "(its RuleAction not decided by the template) may decide it")
+    assert [n.message for n in notes] == [
+        "SMDDP-NET10 not judged for HTTPS from subnet Train to interface endpoint(s) Logs (com.amazonaws.us-west-2.logs), "
+        f"Ssm (com.amazonaws.us-west-2.ssm) in subnet(s) Endpoints, Spare: {entry}"]
+
+
+def test_net10_warning_names_each_other_subnet_it_could_not_decide():
+    template = _with("net7_endpoint_other_subnet.yaml", {"Spare": {"CidrBlock": {"Ref": "Undecided"}}})
+    template["Resources"]["Reserve"] = {"Type": "AWS::EC2::Subnet", "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "CidrBlock": {"Ref": "Undecided"}, "AvailabilityZone": "us-west-2c"}}
+    template["Resources"]["ReserveAcl"] = {"Type": "AWS::EC2::SubnetNetworkAclAssociation", "Properties": {
+        "SubnetId": {"Ref": "Reserve"}, "NetworkAclId": {"Ref": "Everything"}}}
+    template["Resources"]["Logs"]["Properties"]["SubnetIds"].append({"Ref": "Reserve"})
+    warnings = [f for f in check_template(template) if f.rule_id == "SMDDP-NET10"]
+    assert [f.resource for f in warnings] == ["Train"]
+    assert ("The other subnet(s) of the endpoint are not denied for certain (subnet Reserve's CidrBlock is not decided by "
+            "the template; subnet Spare's CidrBlock is not decided by the template), but") in warnings[0].message
