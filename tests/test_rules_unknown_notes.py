@@ -31,7 +31,8 @@ def _with(name: str, changes: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _notes(findings: list, rule_id: str) -> list:
-    return [f for f in findings if f.rule_id == "SMDDP-INFO1" and f.message.startswith(f"{rule_id} not judged")]
+    """The notes that name ``rule_id`` among the rules they could not judge ("SMDDP-NET7 and SMDDP-NET10 not judged")."""
+    return [f for f in findings if f.rule_id == "SMDDP-INFO1" and rule_id in f.message.split(" not judged", 1)[0].split(" and ")]
 
 
 def _rules(findings: list) -> set[tuple[str, str]]:
@@ -93,7 +94,7 @@ def test_net10_notes_an_endpoint_subnet_an_undecided_entry_leaves_open():
     template = _with("net7_endpoint_other_subnet.yaml", {"NotFromTraining": {"RuleAction": {"Ref": "Undecided"}}})
     findings = check_template(template)
     assert {r for r in _rules(findings) if r[0] in ("SMDDP-NET7", "SMDDP-NET10")} == set()
-    notes = _notes(findings, "SMDDP-NET10")
+    notes = _notes(findings, "SMDDP-NET10") + _notes(findings, "SMDDP-NET7")
     assert {n.resource for n in notes} == {"Train"}
     text = " | ".join(n.message for n in notes)
     assert "Sts (com.amazonaws.us-west-2.sts)" in text and "Logs (com.amazonaws.us-west-2.logs)" in text
@@ -102,9 +103,11 @@ def test_net10_notes_an_endpoint_subnet_an_undecided_entry_leaves_open():
     entry = ("TCP 443 ingress of Endpoints from 10.60.0.0/20 (Train): network ACL Guarded entry NotFromTraining "
              "(its RuleAction not decided by the template) may decide it")
     assert sorted(n.message for n in notes) == [  # whole: the lists of subnets joined as written
+        # Logs: Spare is open for certain, so the entry can make it partly denied (NET10) at most
         "SMDDP-NET10 not judged for HTTPS from subnet Train to interface endpoint(s) Logs (com.amazonaws.us-west-2.logs) "
         f"in subnet(s) Endpoints, Spare: {entry}",
-        "SMDDP-NET10 not judged for HTTPS from subnet Train to interface endpoint(s) Sts (com.amazonaws.us-west-2.sts) "
+        # Sts: its one subnet is the one the entry decides: unreachable (the NET7 error) or fine; NET10 needs two
+        "SMDDP-NET7 not judged for HTTPS from subnet Train to interface endpoint(s) Sts (com.amazonaws.us-west-2.sts) "
         f"in subnet(s) Endpoints: {entry}"]
 
 
@@ -116,6 +119,9 @@ def test_net10_notes_a_subnet_cidr_it_cannot_read(subnet):
     notes = _notes(findings, "SMDDP-NET10")
     assert notes and all(n.resource == "Train" for n in notes)
     assert all(f"subnet {subnet}'s CidrBlock is not decided by the template" in n.message for n in notes)
+    # Train's CIDR unread leaves every subnet of Logs open: unreachable (NET7) is possible too
+    rules = {n.message.split(" not judged", 1)[0] for n in notes}
+    assert rules == ({"SMDDP-NET7 and SMDDP-NET10"} if subnet == "Train" else {"SMDDP-NET10"})
 
 
 def test_net10_warning_says_which_other_subnet_it_could_not_decide():

@@ -411,11 +411,18 @@ class EndpointReach:
     endpoint_subnets: tuple[str, ...]
     denied: tuple[tuple[str, tuple[str, ...]], ...]  # (endpoint subnet, what denies it)
     undecided: tuple[str, ...] = ()  # what an unread entry or CIDR leaves open
+    unsure: tuple[str, ...] = ()  # the endpoint subnets such an entry or CIDR leaves open
 
     @property
     def unreachable(self) -> bool:
         """Every subnet of the endpoints is denied for certain: no address DNS hands out answers."""
         return len(self.denied) == len(self.endpoint_subnets)
+
+    def not_judged(self) -> str:
+        """The rules an undecided subnet leaves open, where none is denied for certain: NET7 (an error)
+        if every subnet may be denied, NET10 if the endpoint has two subnets or more."""
+        rules = [LEAVING_DENIED.id] if len(self.unsure) == len(self.endpoint_subnets) else []
+        return " and ".join(rules + [ENDPOINT_PARTLY_DENIED.id] * (len(self.endpoint_subnets) > 1))
 
     def text(self) -> str:
         return (f"subnet {self.subnet} ({self.reason}): interface endpoint(s) {', '.join(self.endpoints)} have their network "
@@ -463,24 +470,26 @@ def endpoint_reach(world: World) -> list[EndpointReach]:
             for subnets, endpoints in sorted(groups.items()):
                 if name in subnets or not isinstance(vpc, ResourceRef) or w.get(w.resources[subnets[0]], "VpcId") != vpc:
                     continue
-                denied, undecided = [], []
+                denied, undecided, unsure = [], [], []
                 for other in subnets:
                     other_cidr = _cidr(w, w.resources[other])
                     if cidr is None or other_cidr is None:
                         if {name, other} & acls.acl_of.keys():
                             undecided += [_unread_cidr(s) for s, c in ((name, cidr), (other, other_cidr)) if c is None]
+                            unsure.append(other)
                         continue
                     there, open_there = _crossing(acls, name, cidr, other, other_cidr, _TCP, HTTPS)
                     back, open_back = _crossing(acls, other, other_cidr, name, cidr, _TCP, EPHEMERAL)
                     problems = [f"TCP {HTTPS} {p}" for p in there] + [f"the return (TCP 1024-65535) {p}" for p in back]
                     if problems:
                         denied.append((other, tuple(problems)))
-                    else:
+                    elif open_there or open_back:
                         undecided += [f"TCP {HTTPS} {u}" for u in open_there] + [f"the return (TCP 1024-65535) {u}"
                                                                                  for u in open_back]
+                        unsure.append(other)
                 if denied or undecided:
                     out.append(EndpointReach(name, why.reason, tuple(endpoints), subnets, tuple(denied),
-                                             tuple(dict.fromkeys(undecided))))
+                                             tuple(dict.fromkeys(undecided)), tuple(unsure)))
         return out
 
     result: list[EndpointReach] = world.memo("endpoint_reach", build)
@@ -505,9 +514,9 @@ def check_endpoint_partly_denied(world: World) -> list[Finding]:
                 f"the address of the interface in {', '.join(o for o, _ in r.denied)}, and a call to that address times "
                 "out" + r.fix(), "Properties"))
         elif not r.denied:
-            findings.append(_not_judged(ENDPOINT_PARTLY_DENIED, r.subnet, f"HTTPS from subnet {r.subnet} to interface "
-                                        f"endpoint(s) {', '.join(r.endpoints)} in subnet(s) {', '.join(r.endpoint_subnets)}",
-                                        list(r.undecided), "Properties"))
+            findings.append(UNRESOLVED.finding(r.subnet, f"{r.not_judged()} not judged for HTTPS from subnet {r.subnet} to "
+                                               f"interface endpoint(s) {', '.join(r.endpoints)} in subnet(s) "
+                                               f"{', '.join(r.endpoint_subnets)}: " + "; ".join(r.undecided), "Properties"))
     return findings
 
 
