@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if args.region is not None:
         check_region(args.region)
     new, artifact = load_template(args.new, stack=args.stack, what="NEW")
-    region = args.region or _region_of(artifact)
+    region = args.region or (artifact.region if artifact is not None else None)
     if args.deployed_stack:
         old = fetch_deployed_template(args.deployed_stack, region=region)
         if old is None:
@@ -92,12 +92,6 @@ def fetch_deployed_template(stack_name: str, *, region: Optional[str]) -> Option
     if isinstance(body, dict):  # boto3 parses a JSON body into a dict
         return body
     return parse_template_text(str(body), where=f"the deployed template of {stack_name}")
-
-
-def _region_of(artifact: Any) -> Optional[str]:
-    environment = str(getattr(artifact, "environment", "") or "")
-    region = environment.rsplit("/", 1)[-1] if environment.startswith("aws://") else ""
-    return region if region and region != "unknown-region" else None
 
 
 def _as_json(report: Any) -> dict[str, Any]:
