@@ -27,6 +27,7 @@ import os
 import sys
 from typing import Any, Optional
 
+from smddp_infra.commands._output import print_json
 from smddp_infra.commands._parallel import Runner, parse_jobs
 from smddp_infra.errors import ConfigError
 
@@ -275,8 +276,7 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "sarif":
         from smddp_infra.sarif import check_log
 
-        json.dump(check_log(results, templates, unreadable), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(check_log(results, templates, unreadable))
     elif fmt == "json":
         payload = {
             "templates": [{"template": path, "findings": [f.as_dict() for f in findings]} for path, findings in results],
@@ -289,8 +289,7 @@ def run(args: argparse.Namespace) -> int:
             "warnings": count(Severity.WARNING),
             "infos": count(Severity.INFO),
         }
-        json.dump(payload, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(payload)
     else:
         total = 0
         for path, findings in results:

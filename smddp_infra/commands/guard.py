@@ -21,8 +21,9 @@ Pure at import time; boto3 is imported only for ``--deployed-stack`` (through :m
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, Optional
+
+from smddp_infra.commands._output import print_json
 
 HELP = ("Refuse an update that would replace or delete the file system, a bucket, the VPC, the subnet, "
         "a KMS key or the file system's security group (exit 1), saying why and how to avoid it.")
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc)) from None
     report = guard(old, new, data=data, accepted=args.allow_replacement or replacement_accepted(artifact))
     if args.json:
-        print(json.dumps(_as_json(report), indent=2))
+        print_json(_as_json(report))
     else:
         for line in report.lines():
             print(line)

@@ -10,12 +10,12 @@ are imported: the command must start without aws_cdk/jsii.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from typing import Any, Optional
 
 from smddp_infra.commands import count_flag
+from smddp_infra.commands._output import print_json
 from smddp_infra.errors import SizingError
 
 #: What ``--deployment-type`` offers: the types the default price table prices (SCRATCH_1 has no
@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stderr.write(f"smddp-infra size: warning: --efa: if {EFA_OVER_TCP_FOR_TRAINING_JOBS}\n")
     if args.json:
-        print(json.dumps(chosen.to_dict(), indent=2))
+        print_json(chosen.to_dict())
         return 0
     _print_table(required, dataset_gib or 0, plans)
     if not_compared:
