@@ -14,7 +14,7 @@ import math
 import sys
 from typing import Any, Optional
 
-from smddp_infra.commands import count_flag
+from smddp_infra.commands import instance_flags
 from smddp_infra.commands._output import print_json
 from smddp_infra.errors import SizingError
 
@@ -141,12 +141,9 @@ _FLAG_OF = {
 
 
 def run(args: argparse.Namespace) -> int:
-    from smddp_infra.sizing.catalog import efa_instance
     from smddp_infra.sizing.planner import best_per_deployment_type
 
-    if args.instance_type is not None:
-        efa_instance(args.instance_type, setting="--instance-type")
-    count = count_flag("--instance-count", args.instance_count)
+    count = instance_flags(args)
     dataset_gib = _number("--dataset-gib", args.dataset_gib, allow_zero=True)
     max_capacity = _number("--max-capacity-gib", args.max_capacity_gib)
     required = _required_mbps(args, count, dataset_gib)
