@@ -156,11 +156,6 @@ def _in_assets(path: str) -> bool:
     return False
 
 
-def _is_dir(path: str) -> bool:
-
-    return os.path.isdir(path)
-
-
 def _under(path: str, directory: str) -> bool:
 
     return os.path.commonpath([os.path.abspath(path), os.path.abspath(directory)]) == os.path.abspath(directory)
@@ -265,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     # A directory with no template in it (a typo, an empty cdk.out) is bad input, not a pass:
     # "no findings in 0 template(s)" and exit 0 would let a CI typo through.
     judged = {path for path, _ in results}
-    for directory in (p for p in args.templates if _is_dir(p)):
+    for directory in (p for p in args.templates if os.path.isdir(p)):
         if not any(_under(path, directory) for path in judged):
             unreadable.append((directory, f"TEMPLATE {directory!r} is a directory with no CloudFormation template in it "
                                           f"(no {', '.join('*' + s for s in TEMPLATE_SUFFIXES)} file with Resources)"))
