@@ -234,11 +234,8 @@ def _print_table(required: float, dataset_gib: float, plans: dict[str, Any]) -> 
     title = f"FSx for Lustre for {required:,.0f} MB/s and {dataset_gib:,.0f} GiB"
     table = Table(title=title, title_justify="left")
     table.add_column("Deployment type", no_wrap=True)
-    table.add_column("Tier", justify="right")
-    table.add_column("GiB", justify="right")
-    table.add_column("MB/s", justify="right")
-    table.add_column("Headroom", justify="right")
-    table.add_column("$/month", justify="right")
+    for column in ("Tier", "GiB", "MB/s", "Headroom", "$/month"):
+        table.add_column(column, justify="right")
     def tiered(plan: Any) -> bool:  # without importing the tiering module on the SSD-only path
         return bool(plan.storage_type == "INTELLIGENT_TIERING")
 
