@@ -14,10 +14,11 @@ docs ("Note on SIGPIPE", signal module).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, TextIO
+from typing import Any, Callable, Iterable, Iterator, Optional, TextIO
 
 
 class _PipeSafeStdout:
@@ -81,3 +82,9 @@ def pipe_safe_stdout() -> Iterator[None]:
         safe.flush()
         if sys.stdout is safe:
             sys.stdout = original
+
+
+def print_json(value: Any, *, default: Optional[Callable[[Any], Any]] = None) -> None:
+    """A command's ``--json`` document: indented, one write ending in a newline (every command
+    prints its machine-readable answer the same way, so CI and the MCP tools read one shape)."""
+    sys.stdout.write(json.dumps(value, indent=2, default=default) + "\n")

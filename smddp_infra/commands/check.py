@@ -27,6 +27,7 @@ import os
 import sys
 from typing import Any, Optional
 
+from smddp_infra.commands._output import print_json
 from smddp_infra.commands._parallel import Runner, parse_jobs
 from smddp_infra.errors import ConfigError
 
@@ -155,11 +156,6 @@ def _in_assets(path: str) -> bool:
     return False
 
 
-def _is_dir(path: str) -> bool:
-
-    return os.path.isdir(path)
-
-
 def _under(path: str, directory: str) -> bool:
 
     return os.path.commonpath([os.path.abspath(path), os.path.abspath(directory)]) == os.path.abspath(directory)
@@ -264,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     # A directory with no template in it (a typo, an empty cdk.out) is bad input, not a pass:
     # "no findings in 0 template(s)" and exit 0 would let a CI typo through.
     judged = {path for path, _ in results}
-    for directory in (p for p in args.templates if _is_dir(p)):
+    for directory in (p for p in args.templates if os.path.isdir(p)):
         if not any(_under(path, directory) for path in judged):
             unreadable.append((directory, f"TEMPLATE {directory!r} is a directory with no CloudFormation template in it "
                                           f"(no {', '.join('*' + s for s in TEMPLATE_SUFFIXES)} file with Resources)"))
@@ -275,8 +271,7 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "sarif":
         from smddp_infra.sarif import check_log
 
-        json.dump(check_log(results, templates, unreadable), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(check_log(results, templates, unreadable))
     elif fmt == "json":
         payload = {
             "templates": [{"template": path, "findings": [f.as_dict() for f in findings]} for path, findings in results],
@@ -289,8 +284,7 @@ def run(args: argparse.Namespace) -> int:
             "warnings": count(Severity.WARNING),
             "infos": count(Severity.INFO),
         }
-        json.dump(payload, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(payload)
     else:
         total = 0
         for path, findings in results:

@@ -14,10 +14,10 @@ account is read (it is not in the ``[cli]`` extra).
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 
+from smddp_infra.commands._output import print_json
 from smddp_infra.errors import ConfigError
 from smddp_infra.facts.arns import SECURITY_GROUP_ID
 
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.print_policy:
         from smddp_infra.diagnose.policy import policy_document
 
-        print(json.dumps(policy_document(), indent=2))
+        print_json(policy_document())
         return 0
     _check(args)
     from smddp_infra.account import Account
@@ -95,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
         diagnosis = diagnose_network(account, group_ids=args.security_group, subnet_ids=args.subnet,
                                      instance_type=args.instance_type, file_system_ids=args.file_system)
     if args.json:
-        json.dump(diagnosis.to_json(), sys.stdout, indent=2, default=str)
-        sys.stdout.write("\n")
+        print_json(diagnosis.to_json(), default=str)
     else:
         sys.stdout.write("\n".join(diagnosis.lines()) + "\n")
     return diagnosis.exit_code

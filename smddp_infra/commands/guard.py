@@ -21,8 +21,9 @@ Pure at import time; boto3 is imported only for ``--deployed-stack`` (through :m
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, Optional
+
+from smddp_infra.commands._output import print_json
 
 HELP = ("Refuse an update that would replace or delete the file system, a bucket, the VPC, the subnet, "
         "a KMS key or the file system's security group (exit 1), saying why and how to avoid it.")
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.region is not None:
         check_region(args.region)
     new, artifact = load_template(args.new, stack=args.stack, what="NEW")
-    region = args.region or _region_of(artifact)
+    region = args.region or (artifact.region if artifact is not None else None)
     if args.deployed_stack:
         old = fetch_deployed_template(args.deployed_stack, region=region)
         if old is None:
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc)) from None
     report = guard(old, new, data=data, accepted=args.allow_replacement or replacement_accepted(artifact))
     if args.json:
-        print(json.dumps(_as_json(report), indent=2))
+        print_json(_as_json(report))
     else:
         for line in report.lines():
             print(line)
@@ -92,12 +93,6 @@ def fetch_deployed_template(stack_name: str, *, region: Optional[str]) -> Option
     if isinstance(body, dict):  # boto3 parses a JSON body into a dict
         return body
     return parse_template_text(str(body), where=f"the deployed template of {stack_name}")
-
-
-def _region_of(artifact: Any) -> Optional[str]:
-    environment = str(getattr(artifact, "environment", "") or "")
-    region = environment.rsplit("/", 1)[-1] if environment.startswith("aws://") else ""
-    return region if region and region != "unknown-region" else None
 
 
 def _as_json(report: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any, Optional
 
-from smddp_infra.commands import count_flag
+from smddp_infra.commands import instance_flags
 
 HELP = "Turn cdk-outputs.json into SageMaker training-job settings (SDK v2, SDK v3 or boto3)."
 
@@ -96,11 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from smddp_infra.jobconfig import check_plan_zone, check_training_plan_arn, missing_locations_warning, render, validated
     from smddp_infra.jobconfig.validation import check_az_id
 
-    from smddp_infra.sizing.catalog import efa_instance
-
-    if args.instance_type is not None:
-        efa_instance(args.instance_type, setting="--instance-type")
-    count = count_flag("--instance-count", args.instance_count)
+    count = instance_flags(args)
     runtime = _runtime(args.max_runtime_seconds) if args.max_runtime_seconds is not None else None
     plan = (check_training_plan_arn(args.training_plan_arn, setting="--training-plan-arn")
             if args.training_plan_arn is not None else None)

@@ -21,13 +21,13 @@ the file system limits scaling, or no data, 2 bad input (one line). AWS is read 
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping, Optional
 
+from smddp_infra.commands._output import print_json
 from smddp_infra.errors import ConfigError
 
 HELP = ("Compare what jobs read from an FSx for Lustre file system (CloudWatch) with its baseline: under-, right- "
@@ -145,7 +145,7 @@ def _check(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.print_policy:
-        print(json.dumps(policy_document(), indent=2))
+        print_json(policy_document())
         return 0
     from smddp_infra.account import Account
 
@@ -297,7 +297,7 @@ def _window(c: _Context, start: datetime, end: datetime, job: Optional[str], as_
         **_advice_json(advice),
     }
     if as_json:
-        print(json.dumps(report, indent=2, default=str))
+        print_json(report, default=str)
     else:
         _print_window(c, report, found, advice)
     return 0 if found.verdict is m.Verdict.RIGHT_SIZED else 1
@@ -418,7 +418,7 @@ def _scaling(c: _Context, jobs: list[_Job], as_json: bool) -> int:
               "scaling": result.to_json(), "verdict": result.verdict, "headroom": c.headroom,
               "stored": {"declaredGiB": declared, "floorGiB": floor}, **_advice_json(advice)}
     if as_json:
-        print(json.dumps(report, indent=2, default=str))
+        print_json(report, default=str)
     else:
         _print_scaling(c, result, reads, advice)
     return 0 if result.verdict in (sc.NOT_FS, sc.HOLDS) else 1

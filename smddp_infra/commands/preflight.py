@@ -9,10 +9,10 @@ imports aws_cdk: it runs in CI and on laptops without a CDK toolchain.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from smddp_infra.commands._output import print_json
 from smddp_infra.commands.check import add_format_argument, output_format
 
 
@@ -47,11 +47,9 @@ def run(args: argparse.Namespace) -> int:
     if fmt == "sarif":
         from smddp_infra.sarif import preflight_log
 
-        json.dump(preflight_log(report), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(preflight_log(report))
     elif fmt == "json":
-        json.dump(report.to_json(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(report.to_json())
     else:
         print_human(report)
     return report.exit_code

@@ -10,12 +10,12 @@ are imported: the command must start without aws_cdk/jsii.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 from typing import Any, Optional
 
-from smddp_infra.commands import count_flag
+from smddp_infra.commands import instance_flags
+from smddp_infra.commands._output import print_json
 from smddp_infra.errors import SizingError
 
 #: What ``--deployment-type`` offers: the types the default price table prices (SCRATCH_1 has no
@@ -141,12 +141,9 @@ _FLAG_OF = {
 
 
 def run(args: argparse.Namespace) -> int:
-    from smddp_infra.sizing.catalog import efa_instance
     from smddp_infra.sizing.planner import best_per_deployment_type
 
-    if args.instance_type is not None:
-        efa_instance(args.instance_type, setting="--instance-type")
-    count = count_flag("--instance-count", args.instance_count)
+    count = instance_flags(args)
     dataset_gib = _number("--dataset-gib", args.dataset_gib, allow_zero=True)
     max_capacity = _number("--max-capacity-gib", args.max_capacity_gib)
     required = _required_mbps(args, count, dataset_gib)
@@ -186,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stderr.write(f"smddp-infra size: warning: --efa: if {EFA_OVER_TCP_FOR_TRAINING_JOBS}\n")
     if args.json:
-        print(json.dumps(chosen.to_dict(), indent=2))
+        print_json(chosen.to_dict())
         return 0
     _print_table(required, dataset_gib or 0, plans)
     if not_compared:
@@ -237,11 +234,8 @@ def _print_table(required: float, dataset_gib: float, plans: dict[str, Any]) -> 
     title = f"FSx for Lustre for {required:,.0f} MB/s and {dataset_gib:,.0f} GiB"
     table = Table(title=title, title_justify="left")
     table.add_column("Deployment type", no_wrap=True)
-    table.add_column("Tier", justify="right")
-    table.add_column("GiB", justify="right")
-    table.add_column("MB/s", justify="right")
-    table.add_column("Headroom", justify="right")
-    table.add_column("$/month", justify="right")
+    for column in ("Tier", "GiB", "MB/s", "Headroom", "$/month"):
+        table.add_column(column, justify="right")
     def tiered(plan: Any) -> bool:  # without importing the tiering module on the SSD-only path
         return bool(plan.storage_type == "INTELLIGENT_TIERING")
 

@@ -60,6 +60,13 @@ class StackArtifact:
         """File-name friendly stack name (``Stage/Stack`` -> ``Stage-Stack``)."""
         return self.display_name.replace("/", "-")
 
+    @property
+    def region(self) -> Optional[str]:
+        """The region of ``aws://<account>/<region>``; None for an environment-agnostic stack (CDK
+        writes ``unknown-region``), so the rules leave ``AWS::Region`` unresolved."""
+        region = self.environment.rsplit("/", 1)[-1] if self.environment.startswith("aws://") else ""
+        return region if region and region != "unknown-region" else None
+
     def reviewable_template(self) -> dict[str, Any]:
         """The template without CDK bookkeeping that depends on how it was synthesized.
 

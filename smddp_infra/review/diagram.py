@@ -14,7 +14,7 @@ network interfaces and is drawn inside every group tagged ``smddp:role=training`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from smddp_infra.review.filesystems import file_system_sizing
 from smddp_infra.review.network import endpoints, group_members, security_group_rules
@@ -62,9 +62,10 @@ class Graph:
                 return
         self.edges.append(Edge(src, dst, [label], dashed))
 
-    def nesting(self) -> tuple[dict[Optional[str], list[Cluster]], dict[Optional[str], list[Node]]]:
-        """(clusters, nodes) by the cluster that holds them, None for the top level (also where the
-        parent is not a cluster of the graph): what both renderers nest."""
+    def nested_lines(self, node_line: Callable[[Node], str], opening: Callable[[Cluster], list[str]], closing: str) -> list[str]:
+        """The boxes as both renderers nest them: in each cluster its nodes, then its clusters, each
+        between its opening and closing lines, two spaces deeper per level. What sits in no cluster
+        of the graph (also a parent that is not one of its clusters) is at the top level."""
         ids = {c.id for c in self.clusters}
         children: dict[Optional[str], list[Cluster]] = {}
         for cluster in self.clusters:
@@ -72,7 +73,16 @@ class Graph:
         nodes_in: dict[Optional[str], list[Node]] = {}
         for node in self.nodes:
             nodes_in.setdefault(node.cluster if node.cluster in ids else None, []).append(node)
-        return children, nodes_in
+
+        def inside(parent: Optional[str], indent: str) -> list[str]:
+            lines = [indent + node_line(node) for node in nodes_in.get(parent, [])]
+            for cluster in children.get(parent, []):
+                lines += [indent + line for line in opening(cluster)]
+                lines += inside(cluster.id, indent + "  ")
+                lines.append(indent + closing)
+            return lines
+
+        return inside(None, "  ")
 
 
 def build_graph(view: TemplateView) -> Graph:
@@ -227,17 +237,7 @@ def build_graph(view: TemplateView) -> Graph:
 
 def to_mermaid(graph: Graph) -> str:
     lines = ["flowchart LR"]
-    children, nodes_in = graph.nesting()
-
-    def emit(parent: Optional[str], indent: str) -> None:
-        for node in nodes_in.get(parent, []):
-            lines.append(f"{indent}{_mermaid_node(node)}")
-        for cluster in children.get(parent, []):
-            lines.append(f'{indent}subgraph {_id(cluster.id)}["{_mermaid_text(cluster.label)}"]')
-            emit(cluster.id, indent + "  ")
-            lines.append(f"{indent}end")
-
-    emit(None, "  ")
+    lines += graph.nested_lines(_mermaid_node, lambda c: [f'subgraph {_id(c.id)}["{_mermaid_text(c.label)}"]'], "end")
     for edge in graph.edges:
         arrow = "-.->" if edge.dashed else "-->"
         lines.append(f'  {_id(edge.src)} {arrow}|"{_mermaid_text("; ".join(edge.labels))}"| {_id(edge.dst)}')
@@ -253,25 +253,21 @@ def to_dot(graph: Graph, *, title: str) -> str:
         f'  label="{_dot_text(title)}"; labelloc=t; fontname="Helvetica"; rankdir=LR; compound=true;',
         '  node [fontname="Helvetica" fontsize=10]; edge [fontname="Helvetica" fontsize=9];',
     ]
-    children, nodes_in = graph.nesting()
-    shapes = {"box": "box", "cylinder": "cylinder", "stadium": "box"}
-
-    def emit(parent: Optional[str], indent: str) -> None:
-        for node in nodes_in.get(parent, []):
-            style = ', style="rounded"' if node.shape == "stadium" else ""
-            lines.append(f'{indent}{_id(node.id)} [label="{_dot_text(node.label)}", shape={shapes[node.shape]}{style}];')
-        for cluster in children.get(parent, []):
-            lines.append(f"{indent}subgraph cluster_{_id(cluster.id)} {{")
-            lines.append(f'{indent}  label="{_dot_text(cluster.label)}"; style="{cluster.style}";')
-            emit(cluster.id, indent + "  ")
-            lines.append(f"{indent}}}")
-
-    emit(None, "  ")
+    lines += graph.nested_lines(_dot_node, lambda c: [f"subgraph cluster_{_id(c.id)} {{",
+                                                      f'  label="{_dot_text(c.label)}"; style="{c.style}";'], "}")
     for edge in graph.edges:
         style = ", style=dashed" if edge.dashed else ""
         lines.append(f'  {_id(edge.src)} -> {_id(edge.dst)} [label="{_dot_text("; ".join(edge.labels))}"{style}];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+_DOT_SHAPES = {"box": "box", "cylinder": "cylinder", "stadium": "box"}
+
+
+def _dot_node(node: Node) -> str:
+    style = ', style="rounded"' if node.shape == "stadium" else ""
+    return f'{_id(node.id)} [label="{_dot_text(node.label)}", shape={_DOT_SHAPES[node.shape]}{style}];'
 
 
 def _mermaid_node(node: Node) -> str:

@@ -594,50 +594,48 @@ def _meaning(r: Replacement, before: Mapping[str, Any]) -> str:
         return "CloudFormation tries the update, FSx refuses it, and the whole stack update rolls back: nothing is lost"
     kept = before.get("DeletionPolicy" if r.kind == "delete" else "UpdateReplacePolicy") in RETAINING_POLICIES
     new_one = "creates a new one under the new logical id" if r.kind == "delete" else "creates a new one first"
-    if r.resource_type == FILE_SYSTEM_TYPE and (before.get("Properties") or {}).get("FileSystemType") == "OPENZFS":
-        old_fate = ("the old one is retained outside the stack and still billed" if kept
-                    else "the old one is deleted with every user's files")
-        return (f"the file system is replaced by an EMPTY one (CloudFormation {new_one}; new FileSystemId and DNS "
-                f"name): every node mounts empty home directories; {old_fate}")
-    if r.resource_type == FILE_SYSTEM_TYPE:
-        old_fate = ("the old one is retained outside the stack and still billed" if kept
-                    else "the old one is deleted with its data")
-        return (f"the file system is replaced by an EMPTY one (CloudFormation {new_one}; new FileSystemId and "
-                f"mount name, so every job's FileSystemDataSource changes and jobs read an empty /fsx); {old_fate}")
-    if r.resource_type == "AWS::S3::Bucket":
-        old_fate = ("the old bucket and its objects are retained outside the stack (still billed)" if kept
-                    else "CloudFormation then deletes the old bucket, which fails while it holds objects")
-        return (f"a new, EMPTY bucket (CloudFormation {new_one}): checkpoints, model output and code stay behind "
-                f"and every S3 URI in the job settings changes; {old_fate}")
-    if r.resource_type == "AWS::KMS::Key":
-        old_fate = ("the old key is retained" if kept
-                    else "the old key is scheduled for deletion, after which data encrypted under it cannot be read")
-        return f"a new KMS key: the file system and buckets that use it are re-created or re-encrypted; {old_fate}"
-    if r.resource_type == "AWS::EC2::Subnet":
-        return ("a new subnet (new id in every job's VpcConfig.Subnets), and the file system in it is replaced with "
-                "it; CloudFormation creates the new subnet before deleting the old one, so a CIDR that overlaps the "
-                "deployed one makes the update fail and roll back")
-    if r.resource_type == "AWS::EC2::VPC":
-        return ("a new VPC: every subnet, route table, endpoint and security group in it is re-created, and the "
-                "file system with them")
-    if r.resource_type == SECURITY_GROUP_TYPE:
-        return ("a new security group id: the file system that carries it is replaced, and every job's "
-                "VpcConfig.SecurityGroupIds changes")
-    if r.resource_type == HYPERPOD_CLUSTER_TYPE:
-        old_fate = ("the old cluster is retained outside the stack, its nodes still running and billed" if kept
-                    else "the old cluster is deleted with its nodes")
-        return (f"a new HyperPod cluster with new nodes (CloudFormation {new_one}): every running job on the old "
-                f"one ends, and node-local state is lost; {old_fate}")
-    if r.resource_type == COMPUTE_QUOTA_TYPE:
-        return ("the team's compute quota is deleted, then created anew (the schema's replacementStrategy "
-                "delete_then_create): between the two the team has no guaranteed instances, and a new TeamName is a "
-                "new namespace hyperpod-ns-<team> (the old one's queued tasks do not move: UNCONFIRMED)")
-    if r.resource_type == EKS_CLUSTER_TYPE:
-        old_fate = ("the old control plane is retained outside the stack and still billed per hour" if kept
-                    else "the old control plane is deleted with every workload on it")
-        return (f"a new EKS cluster with a new ARN (CloudFormation {new_one}): the HyperPod clusters it orchestrates "
-                f"are replaced too (Orchestrator.Eks is create-only) and every Kubernetes object on it is lost; {old_fate}")
-    return "a new physical resource replaces the deployed one"
+    openzfs = r.resource_type == FILE_SYSTEM_TYPE and (before.get("Properties") or {}).get("FileSystemType") == "OPENZFS"
+    text, fates = _REPLACED.get("OPENZFS" if openzfs else r.resource_type, ("a new physical resource replaces the deployed one", None))
+    text = text.format(new_one=new_one)
+    return f"{text}; {fates[0] if kept else fates[1]}" if fates else text
+
+
+_FILE_SYSTEM_KEPT = "the old one is retained outside the stack and still billed"
+#: What a replaced resource means, by type ("OPENZFS": the home-directory file system), with
+#: ``{new_one}`` how CloudFormation creates the new one; then the old one's fate when its policy
+#: retains it and when it deletes it (None: the old one holds nothing the new one lacks).
+_REPLACED: dict[str, tuple[str, Optional[tuple[str, str]]]] = {
+    "OPENZFS": ("the file system is replaced by an EMPTY one (CloudFormation {new_one}; new FileSystemId and DNS name): "
+                "every node mounts empty home directories", (_FILE_SYSTEM_KEPT, "the old one is deleted with every user's files")),
+    FILE_SYSTEM_TYPE: ("the file system is replaced by an EMPTY one (CloudFormation {new_one}; new FileSystemId and mount "
+                       "name, so every job's FileSystemDataSource changes and jobs read an empty /fsx)",
+                       (_FILE_SYSTEM_KEPT, "the old one is deleted with its data")),
+    "AWS::S3::Bucket": ("a new, EMPTY bucket (CloudFormation {new_one}): checkpoints, model output and code stay behind "
+                        "and every S3 URI in the job settings changes",
+                        ("the old bucket and its objects are retained outside the stack (still billed)",
+                         "CloudFormation then deletes the old bucket, which fails while it holds objects")),
+    "AWS::KMS::Key": ("a new KMS key: the file system and buckets that use it are re-created or re-encrypted",
+                      ("the old key is retained",
+                       "the old key is scheduled for deletion, after which data encrypted under it cannot be read")),
+    "AWS::EC2::Subnet": ("a new subnet (new id in every job's VpcConfig.Subnets), and the file system in it is replaced "
+                         "with it; CloudFormation creates the new subnet before deleting the old one, so a CIDR that "
+                         "overlaps the deployed one makes the update fail and roll back", None),
+    "AWS::EC2::VPC": ("a new VPC: every subnet, route table, endpoint and security group in it is re-created, and the "
+                      "file system with them", None),
+    SECURITY_GROUP_TYPE: ("a new security group id: the file system that carries it is replaced, and every job's "
+                          "VpcConfig.SecurityGroupIds changes", None),
+    HYPERPOD_CLUSTER_TYPE: ("a new HyperPod cluster with new nodes (CloudFormation {new_one}): every running job on the "
+                            "old one ends, and node-local state is lost",
+                            ("the old cluster is retained outside the stack, its nodes still running and billed",
+                             "the old cluster is deleted with its nodes")),
+    COMPUTE_QUOTA_TYPE: ("the team's compute quota is deleted, then created anew (the schema's replacementStrategy "
+                         "delete_then_create): between the two the team has no guaranteed instances, and a new TeamName "
+                         "is a new namespace hyperpod-ns-<team> (the old one's queued tasks do not move: UNCONFIRMED)", None),
+    EKS_CLUSTER_TYPE: ("a new EKS cluster with a new ARN (CloudFormation {new_one}): the HyperPod clusters it orchestrates "
+                       "are replaced too (Orchestrator.Eks is create-only) and every Kubernetes object on it is lost",
+                       ("the old control plane is retained outside the stack and still billed per hour",
+                        "the old control plane is deleted with every workload on it")),
+}
 
 
 def _avoid(r: Replacement, before: Mapping[str, Any], after: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:

@@ -432,9 +432,7 @@ def _smddp_rules(stack: StackArtifact, template: dict[str, Any]) -> list[str]:
     """The project's own rules re-run here on the template (pure Python, no CDK)."""
     from smddp_infra.rules import RULES, check_template
 
-    region = stack.environment.rsplit("/", 1)[-1] if stack.environment.startswith("aws://") else None
-    region = None if region in (None, "unknown-region") else region
-    findings = check_template(template, region=region)
+    findings = check_template(template, region=stack.region)
     by_rule: dict[str, list[str]] = {}
     for finding in findings:
         by_rule.setdefault(finding.rule_id, []).append(f"{finding.resource}: {finding.message}")
