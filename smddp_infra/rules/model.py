@@ -53,6 +53,7 @@ __all__ = [
     "TemplateModel",
     "World",
     "describe_value",
+    "distinct",
     "is_known",
     "list_or_empty",
     "mappings_in",
@@ -184,6 +185,16 @@ def list_or_empty(value: Any) -> list[Any]:
     """A list value as is; [] for anything else (a mapping, a scalar, an undecided intrinsic),
     so a rule walking the entries of a property never guesses what a non-list holds."""
     return value if isinstance(value, list) else []
+
+
+def distinct(items: Iterable[Any]) -> list[Any]:
+    """``items`` without repeats, first occurrence first: for values a set cannot hold (the
+    lists and mappings of parameter values and assignments) whose order is what a reader sees."""
+    out: list[Any] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
 
 
 def _convert_parameter_value(param_type: str, value: Any) -> Any:
@@ -328,12 +339,7 @@ class TemplateModel:
         param_type = str(spec.get("Type", "String"))
         allowed = spec.get("AllowedValues")
         if isinstance(allowed, list) and allowed:
-            values = [_convert_parameter_value(param_type, v) for v in allowed]
-            out: list[Any] = []
-            for v in values:
-                if v not in out:
-                    out.append(v)
-            return out
+            return distinct(_convert_parameter_value(param_type, v) for v in allowed)
         if "Default" in spec:
             return [_convert_parameter_value(param_type, spec["Default"])]
         return [UNKNOWN]
