@@ -252,6 +252,16 @@ def _fold(values: Iterable[Any], decisive: bool) -> Any:
     return UNKNOWN if seen_unknown else not decisive
 
 
+#: The two-operand condition functions (``Fn::Equals``; the ``Rules`` section's list tests): which
+#: operands must be lists (compared as tuples of text), and the test once both are decided.
+_COMPARISONS: dict[str, tuple[tuple[bool, bool], Callable[[Any, Any], bool]]] = {
+    "Fn::Equals": ((False, False), lambda left, right: left == right),
+    "Fn::Contains": ((True, False), lambda items, value: value in items),
+    "Fn::EachMemberEquals": ((True, False), lambda items, value: all(i == value for i in items)),
+    "Fn::EachMemberIn": ((True, True), lambda items, allowed: all(i in allowed for i in items)),
+}
+
+
 def _not(value: Any) -> Any:
     return (not value) if isinstance(value, bool) else UNKNOWN
 
@@ -505,32 +515,18 @@ class World:
         (key, arg), = expr.items()
         if key == "Condition":
             return self.condition(arg)
-        if key == "Fn::Equals" and isinstance(arg, list) and len(arg) == 2:
-            left, right = (_text(self.resolve(a)) for a in arg)
-            if left is UNKNOWN or right is UNKNOWN:
+        if key in _COMPARISONS and isinstance(arg, list) and len(arg) == 2:
+            lists, test = _COMPARISONS[key]
+            operands = [_text(self.resolve(a)) for a in arg]
+            if any(o is UNKNOWN or (must_list and not isinstance(o, tuple)) for o, must_list in zip(operands, lists)):
                 return UNKNOWN
-            return left == right
+            return test(*operands)
         if key == "Fn::Not" and isinstance(arg, list) and len(arg) == 1:
             return _not(self.evaluate(arg[0]))
         if key == "Fn::And" and isinstance(arg, list):
             return _fold((self.evaluate(a) for a in arg), False)
         if key == "Fn::Or" and isinstance(arg, list):
             return _fold((self.evaluate(a) for a in arg), True)
-        if key == "Fn::Contains" and isinstance(arg, list) and len(arg) == 2:
-            items, value = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
-            if not isinstance(items, tuple) or value is UNKNOWN:
-                return UNKNOWN
-            return value in items
-        if key == "Fn::EachMemberEquals" and isinstance(arg, list) and len(arg) == 2:
-            items, value = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
-            if not isinstance(items, tuple) or value is UNKNOWN:
-                return UNKNOWN
-            return all(i == value for i in items)
-        if key == "Fn::EachMemberIn" and isinstance(arg, list) and len(arg) == 2:
-            items, allowed = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
-            if not isinstance(items, tuple) or not isinstance(allowed, tuple):
-                return UNKNOWN
-            return all(i in allowed for i in items)
         if key == "Ref":
             return to_bool(self.resolve(expr))
         return UNKNOWN  # Fn::RefAll, Fn::ValueOf, Fn::ValueOfAll: need the account
