@@ -41,7 +41,7 @@ import itertools
 import re
 from dataclasses import dataclass
 from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 __all__ = [
     "UNKNOWN",
@@ -289,7 +289,22 @@ def describe_value(value: Any) -> str:
     return str(value)
 
 
-class TemplateModel:
+_Owner = TypeVar("_Owner", bound="_Memo")
+
+
+class _Memo:
+    """Derived indexes built once per owner (a template, or the template under one assignment)
+    and shared by every rule: security groups, routes, attachments ..."""
+
+    _memo: dict[str, Any]
+
+    def memo(self: _Owner, key: str, factory: Callable[[_Owner], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = factory(self)
+        return self._memo[key]
+
+
+class TemplateModel(_Memo):
     """Index of one template: resources, parameters, conditions, Rules, Mappings.
 
     Build it once per template; :meth:`world` gives the view under one parameter
@@ -327,12 +342,6 @@ class TemplateModel:
         self._worlds: dict[tuple[tuple[str, Any], ...], World] = {}
         self._memo: dict[str, Any] = {}
         self._scenarios: Optional[Scenarios] = None
-
-    def memo(self, key: str, factory: Callable[["TemplateModel"], Any]) -> Any:
-        """Build a derived, assignment-independent index once per template."""
-        if key not in self._memo:
-            self._memo[key] = factory(self)
-        return self._memo[key]
 
     # -- resources ---------------------------------------------------------------------
 
@@ -469,7 +478,7 @@ def _mapping_of_mappings(value: Any) -> dict[str, Mapping[str, Any]]:
     return {str(k): v for k, v in value.items() if isinstance(v, Mapping)}
 
 
-class World:
+class World(_Memo):
     """The template under one parameter assignment: conditions decided, intrinsics resolved."""
 
     def __init__(self, model: TemplateModel, assignment: dict[str, Any]) -> None:
@@ -481,12 +490,6 @@ class World:
         self._conditions: dict[str, Any] = {}
         self._evaluating: set[str] = set()
         self._memo: dict[str, Any] = {}
-
-    def memo(self, key: str, factory: Callable[["World"], Any]) -> Any:
-        """Build a derived index (security groups, routes ...) once per assignment, for all rules."""
-        if key not in self._memo:
-            self._memo[key] = factory(self)
-        return self._memo[key]
 
     # -- conditions and existence ------------------------------------------------------
 
