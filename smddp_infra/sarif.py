@@ -57,17 +57,6 @@ def rule_anchor(rule_id: str) -> str:
     return rule_id.lower()
 
 
-def _log(run: dict[str, Any]) -> dict[str, Any]:
-    return {"$schema": SCHEMA_URI, "version": VERSION, "runs": [run]}
-
-
-def _driver(name: str, rules: list[dict[str, Any]]) -> dict[str, Any]:
-    from smddp_infra import __version__
-
-    return {"name": name, "version": __version__, "semanticVersion": __version__,
-            "informationUri": RULES_DOC, "rules": rules}
-
-
 def artifact_uri(path: str | Path) -> str:
     """A repository-relative URI (what code scanning resolves against the checkout) when the file
     is under the working directory; else an absolute ``file://`` URI."""
@@ -180,20 +169,25 @@ def check_log(results: Iterable[tuple[str, Sequence["Finding"]]], templates: Map
     for path, findings in results:
         root = _compose(path) if findings else None
         out += [_check_result(path, f, root, templates.get(path, {}), index) for f in findings]
-    return _log(_run("smddp-infra check", rules, out, unreadable))
+    return _log("smddp-infra check", rules, out, unreadable)
 
 
-def _run(name: str, rules: list[dict[str, Any]], results: list[dict[str, Any]],
+def _log(name: str, rules: list[dict[str, Any]], results: list[dict[str, Any]],
          unreadable: Iterable[tuple[str, str]] = ()) -> dict[str, Any]:
+    """The log of one run of command ``name``."""
+    from smddp_infra import __version__
+
     notes = [{"level": "error", "message": {"text": message}, "locations": [_location(path, None)]}
              for path, message in unreadable]
-    return {
-        "tool": {"driver": _driver(name, rules)},
+    driver = {"name": name, "version": __version__, "semanticVersion": __version__, "informationUri": RULES_DOC, "rules": rules}
+    run = {
+        "tool": {"driver": driver},
         # one category per command, so code scanning keeps check's and preflight's alerts apart
         "automationDetails": {"id": f"{name.replace(' ', '/')}/"},
         "invocations": [{"executionSuccessful": not notes, "toolExecutionNotifications": notes}],
         "results": results,
     }
+    return {"$schema": SCHEMA_URI, "version": VERSION, "runs": [run]}
 
 
 # ---------------------------------------------------------------- preflight
@@ -293,4 +287,4 @@ def preflight_log(report: "PreflightReport") -> dict[str, Any]:
             "locations": [_location(path, mark)],
             "properties": {"location": finding.location, "symptom": finding.symptom},
         })
-    return _log(_run("smddp-infra preflight", [_preflight_rule(r) for r in RULES.values()], results))
+    return _log("smddp-infra preflight", [_preflight_rule(r) for r in RULES.values()], results)

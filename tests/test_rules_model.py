@@ -86,3 +86,21 @@ def test_booleans_and_numbers_as_cloudformation_reads_them() -> None:
 def test_parameters_in_finds_refs_and_sub_variables() -> None:
     value = {"A": {"Ref": "Capacity"}, "B": {"Fn::Sub": "${Name}-${AWS::Region}"}, "C": {"Ref": "Sg"}}
     assert MODEL.parameters_in(value) == {"Capacity", "Name"}
+
+
+def test_rules_section_list_tests_decide_only_decided_lists() -> None:
+    """Fn::Contains / EachMemberEquals / EachMemberIn (a template's ``Rules`` assertions): a
+    verdict when both operands are decided (lists where the function takes lists), else UNKNOWN."""
+    world = MODEL.world()
+    subnets = {"Ref": "Subnets"}  # subnet-1, subnet-2
+    assert world.evaluate({"Fn::Contains": [subnets, "subnet-2"]}) is True
+    assert world.evaluate({"Fn::Contains": [subnets, "subnet-3"]}) is False
+    assert world.evaluate({"Fn::Contains": [subnets, {"Ref": "NoDefault"}]}) is UNKNOWN
+    assert world.evaluate({"Fn::Contains": ["subnet-1", "subnet-1"]}) is UNKNOWN  # not a list
+    assert world.evaluate({"Fn::EachMemberEquals": [["efa", {"Ref": "Name"}], "efa"]}) is True
+    assert world.evaluate({"Fn::EachMemberEquals": [subnets, "subnet-1"]}) is False
+    assert world.evaluate({"Fn::EachMemberIn": [subnets, ["subnet-2", "subnet-1"]]}) is True
+    assert world.evaluate({"Fn::EachMemberIn": [subnets, ["subnet-1"]]}) is False
+    assert world.evaluate({"Fn::EachMemberIn": [subnets, "subnet-1"]}) is UNKNOWN  # allowed must be a list
+    assert world.evaluate({"Fn::Equals": [{"Ref": "Capacity"}, "2400"]}) is True
+    assert world.evaluate({"Fn::Equals": [{"Ref": "NoDefault"}, "x"]}) is UNKNOWN

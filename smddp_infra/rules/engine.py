@@ -23,7 +23,7 @@ from typing import Any, Iterable, Optional, Sequence
 from smddp_infra.rules import (dns_rules, efa_rules, eks_rules, fsx_client_rules, fsx_key_rules, fsx_rules, governance_rules,
                                launch_rules, nacl_rules, network_rules, retention_rules, unresolved)
 from smddp_infra.rules.findings import Finding, Rule
-from smddp_infra.rules.model import TemplateModel, is_known, mappings_in
+from smddp_infra.rules.model import TemplateModel, distinct, is_known, mappings_in
 
 #: Every rule, in report order. Ids are stable: they are what users acknowledge.
 RULES: tuple[Rule, ...] = (
@@ -200,11 +200,7 @@ def describe_when(
     if not parameters:
         return (), ""
     defaults = {p: model.default_of(p) for p in parameters}
-    values: dict[str, list[Any]] = {p: [] for p in parameters}
-    for a in judged:
-        for p in parameters:
-            if a.get(p) not in values[p]:
-                values[p].append(a.get(p))
+    values = {p: distinct(a.get(p) for a in judged) for p in parameters}
 
     def shown_value(p: str, v: Any) -> str:
         return f"{_value_text(v)} (default)" if _value_text(v) == _value_text(defaults[p]) else _value_text(v)
@@ -233,16 +229,8 @@ def describe_when(
             return (), _join(any_text, "with the parameter defaults")
         text = "; or ".join(_conjunction(d, shown_value) if d else "with the parameter defaults" for d in diffs)
         return tuple(d for d in diffs if d), _join(any_text, text)
-    projections: list[dict[str, Any]] = []
-    for t in triggers:  # triggers come defaults first
-        projection = {p: t.get(p) for p in matters}
-        if projection not in projections:
-            projections.append(projection)
-    per_param: dict[str, list[Any]] = {p: [] for p in matters}
-    for projection in projections:
-        for p in matters:
-            if projection[p] not in per_param[p]:
-                per_param[p].append(projection[p])
+    projections = distinct({p: t.get(p) for p in matters} for t in triggers)  # triggers come defaults first
+    per_param = {p: distinct(projection[p] for projection in projections) for p in matters}
     size = 1
     for p in matters:
         size *= len(per_param[p])
@@ -256,11 +244,7 @@ def describe_when(
 
 
 def _bounded_diffs(triggers: Sequence[Mapping[str, Any]], parameters: tuple[str, ...], defaults: Mapping[str, Any]) -> list[dict[str, Any]]:
-    diffs: list[dict[str, Any]] = []
-    for t in triggers:
-        diff = {p: t.get(p) for p in parameters if _value_text(t.get(p)) != _value_text(defaults[p])}
-        if diff not in diffs:
-            diffs.append(diff)
+    diffs = distinct({p: t.get(p) for p in parameters if _value_text(t.get(p)) != _value_text(defaults[p])} for t in triggers)
     return [] if diffs == [{}] else diffs
 
 

@@ -41,7 +41,7 @@ import itertools
 import re
 from dataclasses import dataclass
 from collections.abc import Mapping  # isinstance on typing.Mapping is several times slower
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, TypeVar
 
 __all__ = [
     "UNKNOWN",
@@ -53,6 +53,7 @@ __all__ = [
     "TemplateModel",
     "World",
     "describe_value",
+    "distinct",
     "is_known",
     "list_or_empty",
     "mappings_in",
@@ -186,6 +187,16 @@ def list_or_empty(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def distinct(items: Iterable[Any]) -> list[Any]:
+    """``items`` without repeats, first occurrence first: for values a set cannot hold (the
+    lists and mappings of parameter values and assignments) whose order is what a reader sees."""
+    out: list[Any] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
 def _convert_parameter_value(param_type: str, value: Any) -> Any:
     if param_type.startswith("AWS::SSM::Parameter::Value"):
         return UNKNOWN  # the Default names an SSM parameter, not its value
@@ -241,6 +252,16 @@ def _fold(values: Iterable[Any], decisive: bool) -> Any:
     return UNKNOWN if seen_unknown else not decisive
 
 
+#: The two-operand condition functions (``Fn::Equals``; the ``Rules`` section's list tests): which
+#: operands must be lists (compared as tuples of text), and the test once both are decided.
+_COMPARISONS: dict[str, tuple[tuple[bool, bool], Callable[[Any, Any], bool]]] = {
+    "Fn::Equals": ((False, False), lambda left, right: left == right),
+    "Fn::Contains": ((True, False), lambda items, value: value in items),
+    "Fn::EachMemberEquals": ((True, False), lambda items, value: all(i == value for i in items)),
+    "Fn::EachMemberIn": ((True, True), lambda items, allowed: all(i in allowed for i in items)),
+}
+
+
 def _not(value: Any) -> Any:
     return (not value) if isinstance(value, bool) else UNKNOWN
 
@@ -268,7 +289,22 @@ def describe_value(value: Any) -> str:
     return str(value)
 
 
-class TemplateModel:
+_Owner = TypeVar("_Owner", bound="_Memo")
+
+
+class _Memo:
+    """Derived indexes built once per owner (a template, or the template under one assignment)
+    and shared by every rule: security groups, routes, attachments ..."""
+
+    _memo: dict[str, Any]
+
+    def memo(self: _Owner, key: str, factory: Callable[[_Owner], Any]) -> Any:
+        if key not in self._memo:
+            self._memo[key] = factory(self)
+        return self._memo[key]
+
+
+class TemplateModel(_Memo):
     """Index of one template: resources, parameters, conditions, Rules, Mappings.
 
     Build it once per template; :meth:`world` gives the view under one parameter
@@ -307,12 +343,6 @@ class TemplateModel:
         self._memo: dict[str, Any] = {}
         self._scenarios: Optional[Scenarios] = None
 
-    def memo(self, key: str, factory: Callable[["TemplateModel"], Any]) -> Any:
-        """Build a derived, assignment-independent index once per template."""
-        if key not in self._memo:
-            self._memo[key] = factory(self)
-        return self._memo[key]
-
     # -- resources ---------------------------------------------------------------------
 
     def of_type(self, *types: str) -> list[Resource]:
@@ -328,12 +358,7 @@ class TemplateModel:
         param_type = str(spec.get("Type", "String"))
         allowed = spec.get("AllowedValues")
         if isinstance(allowed, list) and allowed:
-            values = [_convert_parameter_value(param_type, v) for v in allowed]
-            out: list[Any] = []
-            for v in values:
-                if v not in out:
-                    out.append(v)
-            return out
+            return distinct(_convert_parameter_value(param_type, v) for v in allowed)
         if "Default" in spec:
             return [_convert_parameter_value(param_type, spec["Default"])]
         return [UNKNOWN]
@@ -453,7 +478,7 @@ def _mapping_of_mappings(value: Any) -> dict[str, Mapping[str, Any]]:
     return {str(k): v for k, v in value.items() if isinstance(v, Mapping)}
 
 
-class World:
+class World(_Memo):
     """The template under one parameter assignment: conditions decided, intrinsics resolved."""
 
     def __init__(self, model: TemplateModel, assignment: dict[str, Any]) -> None:
@@ -465,12 +490,6 @@ class World:
         self._conditions: dict[str, Any] = {}
         self._evaluating: set[str] = set()
         self._memo: dict[str, Any] = {}
-
-    def memo(self, key: str, factory: Callable[["World"], Any]) -> Any:
-        """Build a derived index (security groups, routes ...) once per assignment, for all rules."""
-        if key not in self._memo:
-            self._memo[key] = factory(self)
-        return self._memo[key]
 
     # -- conditions and existence ------------------------------------------------------
 
@@ -499,32 +518,18 @@ class World:
         (key, arg), = expr.items()
         if key == "Condition":
             return self.condition(arg)
-        if key == "Fn::Equals" and isinstance(arg, list) and len(arg) == 2:
-            left, right = (_text(self.resolve(a)) for a in arg)
-            if left is UNKNOWN or right is UNKNOWN:
+        if key in _COMPARISONS and isinstance(arg, list) and len(arg) == 2:
+            lists, test = _COMPARISONS[key]
+            operands = [_text(self.resolve(a)) for a in arg]
+            if any(o is UNKNOWN or (must_list and not isinstance(o, tuple)) for o, must_list in zip(operands, lists)):
                 return UNKNOWN
-            return left == right
+            return test(*operands)
         if key == "Fn::Not" and isinstance(arg, list) and len(arg) == 1:
             return _not(self.evaluate(arg[0]))
         if key == "Fn::And" and isinstance(arg, list):
             return _fold((self.evaluate(a) for a in arg), False)
         if key == "Fn::Or" and isinstance(arg, list):
             return _fold((self.evaluate(a) for a in arg), True)
-        if key == "Fn::Contains" and isinstance(arg, list) and len(arg) == 2:
-            items, value = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
-            if not isinstance(items, tuple) or value is UNKNOWN:
-                return UNKNOWN
-            return value in items
-        if key == "Fn::EachMemberEquals" and isinstance(arg, list) and len(arg) == 2:
-            items, value = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
-            if not isinstance(items, tuple) or value is UNKNOWN:
-                return UNKNOWN
-            return all(i == value for i in items)
-        if key == "Fn::EachMemberIn" and isinstance(arg, list) and len(arg) == 2:
-            items, allowed = _text(self.resolve(arg[0])), _text(self.resolve(arg[1]))
-            if not isinstance(items, tuple) or not isinstance(allowed, tuple):
-                return UNKNOWN
-            return all(i in allowed for i in items)
         if key == "Ref":
             return to_bool(self.resolve(expr))
         return UNKNOWN  # Fn::RefAll, Fn::ValueOf, Fn::ValueOfAll: need the account

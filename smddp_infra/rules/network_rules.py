@@ -48,7 +48,7 @@ def _zone_of(world: World, ref: Any) -> Optional[Zone]:
     return subnet_zone(world, subnet) if subnet is not None else None
 
 
-def _spread(world: World) -> list[Finding]:
+def check_same_zone(world: World) -> list[Finding]:
     findings = []
     for placement in placements(world):
         if placement.efa is not True or not placement.subnets:
@@ -74,7 +74,7 @@ def _spread(world: World) -> list[Finding]:
     return findings
 
 
-def _file_system_zone(world: World) -> list[Finding]:
+def check_file_system_zone(world: World) -> list[Finding]:
     findings: list[Finding] = []
     training = {name: t.reason for name, t in training_subnets(world, efa_only=True).items()}
     for fs in lustre_file_systems(world):
@@ -107,14 +107,6 @@ def _file_system_zone(world: World) -> list[Finding]:
                     )
                 )
     return findings
-
-
-def check_same_zone(world: World) -> list[Finding]:
-    return _spread(world)
-
-
-def check_file_system_zone(world: World) -> list[Finding]:
-    return _file_system_zone(world)
 
 
 def _judged_subnets(world: World) -> dict[str, TrainingSubnet]:

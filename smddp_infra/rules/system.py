@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from collections.abc import Mapping
 from typing import Any, Optional
@@ -87,6 +88,12 @@ class _Member:
     @property
     def file(self) -> str:
         return self.instance_of or self.path
+
+    @property
+    def outputs(self) -> Mapping[Any, Any]:
+        """The template's ``Outputs`` ({} when it has none, or not as a mapping)."""
+        outputs = self.template.get("Outputs")
+        return outputs if isinstance(outputs, Mapping) else {}
 
 
 @dataclass(frozen=True)
@@ -148,8 +155,7 @@ def _exports(member: _Member) -> list[tuple[str, Optional[re.Pattern[str]], str]
     """(name as resolved, its pattern, output key) of every export of one template."""
     world = member.model.world()
     out = []
-    outputs = member.template.get("Outputs")
-    for key, output in (outputs.items() if isinstance(outputs, Mapping) else ()):
+    for key, output in member.outputs.items():
         if not isinstance(output, Mapping) or not isinstance(output.get("Export"), Mapping):
             continue
         name = world.resolve(output["Export"].get("Name"), partial=True)
@@ -329,27 +335,15 @@ def _instance(members: dict[str, _Member], first: _Member, parent: _Member, logi
 
 def _join(members: Mapping[str, _Member], links: list[Link], several: set[str]) -> System:
     """One template holding every member, names made unique, hand-offs substituted."""
-    counts: dict[str, int] = {}
-    for m in members.values():
-        for name in {*m.model.resources, *m.model.parameters}:
-            counts[name] = counts.get(name, 0) + 1
-    condition_counts: dict[str, int] = {}
-    mapping_counts: dict[str, int] = {}
-    output_counts: dict[str, int] = {}
-    for m in members.values():
-        for name in m.model.conditions:
-            condition_counts[name] = condition_counts.get(name, 0) + 1
-        for name in m.model.mappings:
-            mapping_counts[name] = mapping_counts.get(name, 0) + 1
-        outputs = m.template.get("Outputs")
-        for name in (outputs if isinstance(outputs, Mapping) else {}):
-            output_counts[name] = output_counts.get(name, 0) + 1
+    counts = Counter(n for m in members.values() for n in {*m.model.resources, *m.model.parameters})
+    condition_counts = Counter(n for m in members.values() for n in m.model.conditions)
+    mapping_counts = Counter(n for m in members.values() for n in m.model.mappings)
+    output_counts = Counter(n for m in members.values() for n in m.outputs)
     for m in members.values():
         m.rename = {n: (f"{m.prefix}_{n}" if counts[n] > 1 else n) for n in {*m.model.resources, *m.model.parameters}}
         m.rename_conditions = {n: (f"{m.prefix}_{n}" if condition_counts[n] > 1 else n) for n in m.model.conditions}
         m.rename_mappings = {n: (f"{m.prefix}_{n}" if mapping_counts[n] > 1 else n) for n in m.model.mappings}
-        outputs = m.template.get("Outputs")
-        m.rename_outputs = {str(n): (f"{m.prefix}_{n}" if output_counts[n] > 1 else str(n)) for n in (outputs if isinstance(outputs, Mapping) else {})}
+        m.rename_outputs = {str(n): (f"{m.prefix}_{n}" if output_counts[n] > 1 else str(n)) for n in m.outputs}
     rewriter = _Rewriter(members)
     joined: dict[str, Any] = {"Resources": {}, "Parameters": {}, "Conditions": {}, "Mappings": {}, "Outputs": {}}
     origin: dict[str, tuple[str, str]] = {}
@@ -368,8 +362,7 @@ def _join(members: Mapping[str, _Member], links: list[Link], several: set[str]) 
             joined["Conditions"][m.rename_conditions[name]] = rewriter.rewrite(m, expr)
         for name, table in m.model.mappings.items():
             joined["Mappings"][m.rename_mappings[name]] = table
-        outputs = m.template.get("Outputs")
-        for name, output in (outputs.items() if isinstance(outputs, Mapping) else ()):
+        for name, output in m.outputs.items():
             joined["Outputs"][m.rename_outputs[str(name)]] = rewriter.rewrite(m, output)
         rules = m.template.get("Rules")
         if isinstance(rules, Mapping):
@@ -386,8 +379,7 @@ class _Rewriter:
 
     def _output_value(self, path: str, key: str) -> Any:
         member = self.members[path]
-        outputs = member.template.get("Outputs") or {}
-        output = outputs.get(key) if isinstance(outputs, Mapping) else None
+        output = member.outputs.get(key)
         if not isinstance(output, Mapping) or (path, key) in self._active:
             return None
         self._active.add((path, key))

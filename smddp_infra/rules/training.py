@@ -85,13 +85,17 @@ def mentioned_word(text: Any) -> str | None:
     return match.group(1) if match else None
 
 
+def _family(instance_type: str) -> str:
+    """``p5`` of ``p5.48xlarge`` and of ``ml.p5.48xlarge`` (SageMaker's names carry ``ml.``)."""
+    parts = instance_type.strip().lower().split(".")
+    return parts[1] if parts[0] == "ml" and len(parts) > 2 else parts[0]
+
+
 def is_efa_instance_type(value: Any) -> Any:
     """True/False for a known instance type name (``ml.p5.48xlarge`` or ``p5.48xlarge``), else UNKNOWN."""
     if not isinstance(value, str):
         return UNKNOWN
-    parts = value.strip().lower().split(".")
-    family = parts[1] if parts[0] == "ml" and len(parts) > 2 else parts[0]
-    return family in EFA_FAMILIES
+    return _family(value) in EFA_FAMILIES
 
 
 @dataclass(frozen=True)
@@ -133,9 +137,20 @@ class Placement:
     sagemaker: bool = True  # SageMaker places it (a training job, HyperPod); False: ParallelCluster
 
 
+def _listed(world: World, raw: Any) -> Optional[tuple[Any, ...]]:
+    """``raw`` resolved, as a tuple of its entries when it is a list (None: the template does not decide one)."""
+    value = world.resolve(raw)
+    return tuple(value) if isinstance(value, list) else None
+
+
 def _groups_at(world: World, raw: Any) -> tuple[Optional[tuple[GroupRef, ...]], Optional[str]]:
     refs = group_list(world, raw)
     return (tuple(refs), None) if refs is not None else (None, describe_value(raw))
+
+
+def _is_efa(interface_type: Any) -> bool:
+    """An ``InterfaceType`` (resolved) of an EFA interface: ``efa`` or ``efa-only``, any case."""
+    return isinstance(interface_type, str) and interface_type.lower() in EFA_INTERFACE_TYPES
 
 
 def _interfaces(world: World, raw_list: Any) -> Iterator[tuple[int, Mapping[str, Any], Any]]:
@@ -159,7 +174,7 @@ def _efa_interface_attachments(world: World) -> Iterator[Attachment]:
             base, group_key, kind = ("Properties", "LaunchTemplateData", "NetworkInterfaces"), "Groups", "launch template"
         seen: set[tuple[str, ...]] = set()
         for index, entry, interface_type in _interfaces(world, raw_list):
-            if not (isinstance(interface_type, str) and interface_type.lower() in EFA_INTERFACE_TYPES):
+            if not _is_efa(interface_type):
                 continue
             if group_key in entry:
                 groups, unresolved = _groups_at(world, entry[group_key])
@@ -394,24 +409,20 @@ def _placements(world: World) -> list[Placement]:
     for cluster, label, vpc, instance_type, path, *_ in hyperpod_groups(world):
         if world.exists(cluster) is not True:
             continue
-        subnets = world.resolve(vpc.get("Subnets"))
         out.append(Placement(cluster.logical_id, f"HyperPod instance group {label} ({instance_type if isinstance(instance_type, str) else '?'})",
-                             tuple(subnets) if isinstance(subnets, list) else None, is_efa_instance_type(instance_type), (*path, "Subnets")))
+                             _listed(world, vpc.get("Subnets")), is_efa_instance_type(instance_type), (*path, "Subnets")))
     for resource, job, vpc, path in _training_job_configs(world):
         if world.exists(resource) is not True:
             continue
-        subnets = world.resolve(vpc.get("Subnets"))
         config = world.resolve(job.get("ResourceConfig"))
         instance_type = config.get("InstanceType") if isinstance(config, Mapping) else UNKNOWN
-        out.append(Placement(resource.logical_id, f"training job in {resource.logical_id}",
-                             tuple(subnets) if isinstance(subnets, list) else None, True if instance_type is UNKNOWN else is_efa_instance_type(instance_type),
-                             (*path, "Subnets")))
+        out.append(Placement(resource.logical_id, f"training job in {resource.logical_id}", _listed(world, vpc.get("Subnets")),
+                             True if instance_type is UNKNOWN else is_efa_instance_type(instance_type), (*path, "Subnets")))
     for queue in pcluster.queues(world):
         if world.exists(queue.cluster) is not True or queue.efa is False:
             continue
-        subnets = world.resolve(queue.networking.get("SubnetIds"))
         out.append(Placement(queue.cluster.logical_id, f"ParallelCluster queue {queue.name} (EFA)",
-                             tuple(subnets) if isinstance(subnets, list) else None, queue.efa, (*queue.path, "SubnetIds"),
+                             _listed(world, queue.networking.get("SubnetIds")), queue.efa, (*queue.path, "SubnetIds"),
                              sagemaker=False))
     return out
 
@@ -430,9 +441,7 @@ def is_accelerated_instance_type(value: Any) -> Any:
     """True/False for an instance type name (``p5.48xlarge``, ``ml.g5.12xlarge``), else UNKNOWN."""
     if not isinstance(value, str) or "." not in value:
         return UNKNOWN
-    parts = value.strip().lower().split(".")
-    family = parts[1] if parts[0] == "ml" and len(parts) > 2 else parts[0]
-    return bool(_ACCELERATED_FAMILY.match(family))
+    return bool(_ACCELERATED_FAMILY.match(_family(value)))
 
 
 @dataclass(frozen=True)
@@ -473,7 +482,7 @@ def _template_traits(world: World, lt: Optional[Resource]) -> tuple[bool, bool]:
     data = world.resolve(lt.properties.get("LaunchTemplateData"), shallow=True)
     if not isinstance(data, Mapping):
         return False, False
-    efa = any(isinstance(t, str) and t.lower() in EFA_INTERFACE_TYPES for _, _, t in _interfaces(world, data.get("NetworkInterfaces")))
+    efa = any(_is_efa(t) for _, _, t in _interfaces(world, data.get("NetworkInterfaces")))
     return efa, is_accelerated_instance_type(world.resolve(data.get("InstanceType"))) is True
 
 
@@ -496,7 +505,7 @@ def _compute(world: World) -> Iterator[_Compute]:
 
     for instance in world.of_type(INSTANCE):
         interfaces = list(_interfaces(world, instance.properties.get("NetworkInterfaces")))
-        efa = any(isinstance(t, str) and t.lower() in EFA_INTERFACE_TYPES for _, _, t in interfaces)
+        efa = any(_is_efa(t) for _, _, t in interfaces)
         lt_efa, lt_acc = _template_traits(world, _launch_template(world, instance.properties.get("LaunchTemplate"), "LaunchTemplateId", "LaunchTemplateName"))
         subnets = [world.resolve(instance.properties.get("SubnetId"))] + [world.resolve(e.get("SubnetId")) for _, e, _ in interfaces]
         yield _Compute(instance, f"instance {instance.logical_id}", tuple(subnets), efa or lt_efa,
@@ -520,31 +529,27 @@ def _compute(world: World) -> Iterator[_Compute]:
                 overrides = world.resolve(lt_part.get("Overrides"))
                 types = [o.get("InstanceType") for o in overrides if isinstance(o, Mapping)] if isinstance(overrides, list) else []
         efa, acc = _template_traits(world, _launch_template(world, spec, "LaunchTemplateId", "LaunchTemplateName"))
-        subnets = world.resolve(props.get("VPCZoneIdentifier"))
-        yield _Compute(asg, f"Auto Scaling group {asg.logical_id}", tuple(subnets) if isinstance(subnets, list) else (),
+        yield _Compute(asg, f"Auto Scaling group {asg.logical_id}", _listed(world, props.get("VPCZoneIdentifier")) or (),
                        efa, acc or accelerated(types))
     for group in world.of_type(PCS_NODE_GROUP):
         props = group.properties
         efa, acc = _template_traits(world, _launch_template(world, props.get("CustomLaunchTemplate"), "TemplateId", "Id"))
         configs = world.resolve(props.get("InstanceConfigs"))
         types = [c.get("InstanceType") for c in configs if isinstance(c, Mapping)] if isinstance(configs, list) else []
-        subnets = world.resolve(props.get("SubnetIds"))
-        yield _Compute(group, f"PCS compute node group {group.logical_id}", tuple(subnets) if isinstance(subnets, list) else (),
+        yield _Compute(group, f"PCS compute node group {group.logical_id}", _listed(world, props.get("SubnetIds")) or (),
                        efa, acc or accelerated(types))
     for environment in world.of_type(BATCH_ENVIRONMENT):
         resources = world.resolve(environment.properties.get("ComputeResources"), shallow=True)
         if not isinstance(resources, Mapping):
             continue
         efa, acc = _template_traits(world, _launch_template(world, resources.get("LaunchTemplate"), "LaunchTemplateId", "LaunchTemplateName"))
-        subnets = world.resolve(resources.get("Subnets"))
         yield _Compute(environment, f"Batch compute environment {environment.logical_id}",
-                       tuple(subnets) if isinstance(subnets, list) else (), efa,
+                       _listed(world, resources.get("Subnets")) or (), efa,
                        acc or accelerated(_instance_types(world, resources.get("InstanceTypes"))))
     for node_group in world.of_type(EKS_NODE_GROUP):
         props = node_group.properties
         efa, acc = _template_traits(world, _launch_template(world, props.get("LaunchTemplate"), "Id", "Name"))
-        subnets = world.resolve(props.get("Subnets"))
-        yield _Compute(node_group, f"EKS node group {node_group.logical_id}", tuple(subnets) if isinstance(subnets, list) else (),
+        yield _Compute(node_group, f"EKS node group {node_group.logical_id}", _listed(world, props.get("Subnets")) or (),
                        efa, acc or accelerated(_instance_types(world, props.get("InstanceTypes"))))
 
 
