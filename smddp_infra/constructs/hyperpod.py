@@ -506,8 +506,8 @@ class HyperPodCluster(Construct):
         """A training plan from another Region or partition than the stack's, when the Region is known."""
         from smddp_infra.partitions import partition_of
 
-        region = Stack.of(self).region
-        if Token.is_unresolved(region):
+        region = v.concrete_region(self)
+        if region is None:
             return
         for index, group in enumerate(groups):
             hv.check_training_plan_region(f"instance_groups[{index}].training_plan_arn", group.training_plan_arn,
