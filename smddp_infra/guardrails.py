@@ -197,7 +197,9 @@ def _omit(conditions: dict[str, dict[str, Any]], keys: tuple[str, ...]) -> dict[
     return {op: pairs for op, pairs in out.items() if pairs}
 
 
-def _objects(prefix: Optional[str]) -> str:
+def objects_under(prefix: Optional[str]) -> str:
+    """``checkpoints`` -> ``checkpoints/*``; an empty prefix (or none) means the whole bucket (``*``).
+    The one spelling of "the objects under a prefix": the launch policy and the roles' grants."""
     prefix = (prefix or "").strip("/")
     return f"{prefix}/*" if prefix else "*"
 
@@ -224,15 +226,15 @@ def launch_statements(scope: LaunchScope) -> list[dict[str, Any]]:
         prefixes = [p.strip("/") for p in (scope.code_prefix, scope.output_prefix) if p is not None]
         if prefixes:
             statements.append({"Sid": SID_BUCKET_LIST, "Effect": "Allow", "Action": "s3:ListBucket", "Resource": bucket,
-                               "Condition": {"StringLike": {"s3:prefix": [q for p in prefixes for q in (p, _objects(p))]}}})
+                               "Condition": {"StringLike": {"s3:prefix": [q for p in prefixes for q in (p, objects_under(p))]}}})
         if scope.code_prefix is not None:
             # The SDK tars the script and uploads it under code_location before CreateTrainingJob.
             statements.append({"Sid": SID_CODE, "Effect": "Allow",
                                "Action": ["s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject"],
-                               "Resource": f"{bucket}/{_objects(scope.code_prefix)}"})
+                               "Resource": f"{bucket}/{objects_under(scope.code_prefix)}"})
         if scope.output_prefix is not None:
             statements.append({"Sid": SID_OUTPUT, "Effect": "Allow", "Action": "s3:GetObject",
-                               "Resource": f"{bucket}/{_objects(scope.output_prefix)}"})
+                               "Resource": f"{bucket}/{objects_under(scope.output_prefix)}"})
         if scope.output_prefix and scope.output_prefix.strip("/") and scope.code_prefix and scope.code_prefix.strip("/"):
             # SDK v3's ModelTrainer stages code and drivers under <output>/<code>/ when the caller
             # can simulate the role (the execution role reads it there: StagedCodeRead).

@@ -193,9 +193,10 @@ def check_no_validation_plugin_as_aspect(scope: IConstruct) -> None:
                     f"Validations.of(app).add_plugins({name}(app)); Aspects.of(app).add({name}()) is cdk-nag 2's style")
 
 
-def concrete_region(scope: IConstruct) -> Optional[str]:
-    """The stack's region, or None in an environment-agnostic stack (nothing regional is checked)."""
-    region = stack_of(scope).region
+def concrete_region(scope: IConstruct, what: str = "") -> Optional[str]:
+    """The stack's region, or None in an environment-agnostic stack (nothing regional is checked);
+    ``what`` as for :func:`stack_of`."""
+    region = stack_of(scope, what).region
     return None if Token.is_unresolved(region) else region
 
 

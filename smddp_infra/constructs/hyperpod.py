@@ -506,8 +506,8 @@ class HyperPodCluster(Construct):
         """A training plan from another Region or partition than the stack's, when the Region is known."""
         from smddp_infra.partitions import partition_of
 
-        region = Stack.of(self).region
-        if Token.is_unresolved(region):
+        region = v.concrete_region(self)
+        if region is None:
             return
         for index, group in enumerate(groups):
             hv.check_training_plan_region(f"instance_groups[{index}].training_plan_arn", group.training_plan_arn,
@@ -521,24 +521,22 @@ class HyperPodCluster(Construct):
         node's addresses follow its type and the orchestrator (on EKS its pods take VPC addresses:
         :func:`smddp_infra.facts.addresses.addresses_per_node`); ``ips_per_node`` overrides them."""
         mask = network.training_subnet_mask
-        if mask is not None:
+        if mask is not None:  # planned by the network: its endpoints are known
             adding = set(missing_endpoints(network, endpoints))
             if eks:
                 adding |= set(missing_endpoints(network, hyperpod_eks.EKS_INTERFACE_ENDPOINTS))
             other = FILE_SYSTEM_IPS + len(network.endpoint_services() or ()) + len(adding)
-            hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=mask,
-                                 other_ips=other, orchestrator=orchestrator,
-                                 subnet=f"the training subnet of {network.node.path}")
-            return
-        cidr = v.subnet_cidr(subnet)
-        if cidr is None:
-            Annotations.of(self).add_info(
-                f"training_subnet {subnet.node.path}: its CIDR is not known at synth (import it with ipv4_cidr_block=...), "
-                "so whether it holds the cluster's nodes is not evaluated")
-            return
-        hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=int(cidr.rsplit("/", 1)[1]),
-                             other_ips=FILE_SYSTEM_IPS, orchestrator=orchestrator,
-                             subnet=f"training_subnet {subnet.node.path} ({cidr})")
+            where = f"the training subnet of {network.node.path}"
+        else:
+            cidr = v.subnet_cidr(subnet)
+            if cidr is None:
+                Annotations.of(self).add_info(
+                    f"training_subnet {subnet.node.path}: its CIDR is not known at synth (import it with "
+                    "ipv4_cidr_block=...), so whether it holds the cluster's nodes is not evaluated")
+                return
+            mask, other, where = int(cidr.rsplit("/", 1)[1]), FILE_SYSTEM_IPS, f"training_subnet {subnet.node.path} ({cidr})"
+        hv.check_fits_subnet("instance_groups", groups, ips_override=ips_per_node, subnet_mask=mask, other_ips=other,
+                             orchestrator=orchestrator, subnet=where)
 
 
 def _check_eks_props(orchestrator: str, arn: Optional[str], settings: Any, cluster: Any, layer: Any) -> None:

@@ -34,6 +34,7 @@ from aws_cdk import Annotations, Aws, RemovalPolicy, Stack, Token, aws_ec2 as ec
 from aws_cdk import aws_iam as iam, aws_lambda as lambda_
 from constructs import Construct
 
+from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import (acknowledge, acknowledge_generated_role,
                                                       acknowledge_wildcard_resources)
 from smddp_infra.constructs.network import pin_subnet_zone
@@ -251,14 +252,13 @@ def _check_second_zone(scope: Construct, zone: str, training_subnet: ec2.ISubnet
     """The control plane's second AZ: of the stack's Region, not the training subnet's AZ (a name
     compared with a name, an ID with an ID; TrainingVpc's subnet holds the one it was placed by),
     and not an AZ ID EKS refuses (:mod:`smddp_infra.facts.eks`)."""
-    region = Stack.of(scope).region
     try:
         training = training_subnet.availability_zone
     except RuntimeError:  # jsii: an imported subnet without its AZ
         training = None
     known = isinstance(training, str) and not Token.is_unresolved(training)
     check_control_plane_zone("eks_settings.control_plane_availability_zone", zone,
-                             region=None if Token.is_unresolved(region) else region,
+                             region=v.concrete_region(scope),
                              training_zone=training if known and is_az_name(training) else None,
                              training_zone_id=training if known and is_az_id(training) else None)
 

@@ -32,8 +32,8 @@ from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import HYPERPOD_WILDCARD_REASONS
-from smddp_infra.constructs.role import (DESCRIBE_NETWORK_ACTIONS, KEY_USE_ACTIONS, allow, managed_policy, objects_under,
-                                         scoped_arn, service_role)
+from smddp_infra.constructs.role import DESCRIBE_NETWORK_ACTIONS, KEY_USE_ACTIONS, allow, managed_policy, scoped_arn, service_role
+from smddp_infra.guardrails import objects_under
 
 #: CloudWatch namespace and log group prefix HyperPod writes under (managed instance policy).
 CLUSTER_LOG_PREFIX = "/aws/sagemaker/Clusters"

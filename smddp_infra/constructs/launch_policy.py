@@ -238,12 +238,15 @@ def _launch_scope(stack: Stack, network: Optional[ITrainingNetwork], parts: Netw
     def given(value: Any, otherwise: Any) -> Any:
         return value if value is not None else otherwise
 
+    def part(name: str) -> Any:
+        """The part ``parts`` gives, else the network's own (NetworkParts names them as ITrainingNetwork does)."""
+        return given(getattr(parts, name), getattr(network, name) if network is not None else None)
+
     subnets = given(parts.training_subnets, [network.training_subnet] if network is not None else None)
     groups = given(parts.security_groups, list(network.security_groups) if network is not None else None)
     role_arn = jobs.role.role_arn if jobs.role is not None else doc.role_arn if doc is not None else None
     instance_types = given(jobs.instance_types, [doc.instance_type] if doc is not None else None)
-    key = given(parts.encryption_key, network.encryption_key if network is not None else None)
-    bucket = given(parts.job_bucket, network.job_bucket if network is not None else None)
+    key, bucket = part("encryption_key"), part("job_bucket")
     if not subnets:
         raise ConfigError("training_subnets must name at least one subnet (or pass network=), got none")
     if not groups:
@@ -264,14 +267,14 @@ def _launch_scope(stack: Stack, network: Optional[ITrainingNetwork], parts: Netw
         instance_types=tuple(instance_types),
         encrypt_inter_container_traffic=given(jobs.encrypt_inter_container_traffic,
                                               doc.encrypt_inter_container_traffic if doc is not None else True),
-        file_system_id=given(parts.file_system_id, network.file_system_id if network is not None else None),
+        file_system_id=part("file_system_id"),
         file_system_mount_name=given(parts.file_system_mount_name, mount.mount_name if mount is not None else None),
         file_system_access_mode=given(jobs.file_system_access_mode, doc.file_system.access_mode if doc is not None else "ro"),
         kms_key_arn=key.key_arn if key is not None else None,
         require_output_kms_key=conditions.require_output_kms_key,
         bucket_name=bucket.bucket_name if bucket is not None else None,
-        code_prefix=given(parts.code_prefix, network.code_prefix if network is not None else None) if bucket is not None else None,
-        output_prefix=given(parts.output_prefix, network.output_prefix if network is not None else None) if bucket is not None else None,
+        code_prefix=part("code_prefix") if bucket is not None else None,
+        output_prefix=part("output_prefix") if bucket is not None else None,
         include_tuning_jobs=conditions.include_tuning_jobs,
         training_plan_arns=tuple(given(jobs.training_plan_arns, [doc.training_plan_arn] if doc is not None
                                        and doc.training_plan_arn is not None else ())),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Optional, Sequence
 
-from aws_cdk import Annotations, Stack, Tags, Token, aws_ec2 as ec2, aws_s3 as s3
+from aws_cdk import Annotations, Tags, aws_ec2 as ec2, aws_s3 as s3
 from constructs import Construct
 
 from smddp_infra.constructs import _validation as v
@@ -182,7 +182,7 @@ class TrainingVpc(Construct):
             self.endpoint_security_group.add_ingress_rule(
                 ec2.Peer.ipv4(self.training_subnet.ipv4_cidr_block), ec2.Port.tcp(443), "HTTPS from the training subnet"
             )
-            if Token.is_unresolved(Stack.of(self).region):
+            if region is None:
                 _warn_endpoint_names_without_region(self)
             for service in interface_endpoints:
                 self.add_interface_endpoint(service)

@@ -28,17 +28,12 @@ from constructs import Construct
 from smddp_infra.constructs import _validation as v
 from smddp_infra.constructs.acknowledgements import WILDCARD_REASONS, acknowledge_statement_wildcards, nag_text
 from smddp_infra.errors import ConfigError
+from smddp_infra.guardrails import objects_under
 from smddp_infra.partitions import DLC_ACCOUNTS, DLC_ACCOUNTS_SOURCE
 
 #: The stack-level mapping (region -> DLC account) an environment-agnostic stack reads with
 #: ``Fn::FindInMap`` on ``AWS::Region``.
 DLC_MAPPING_ID = "SmddpDlcAccounts"
-
-
-def objects_under(prefix: str) -> str:
-    """``checkpoints`` -> ``checkpoints/*``; an empty prefix means the whole bucket (``*``)."""
-    prefix = prefix.strip("/")
-    return f"{prefix}/*" if prefix else "*"
 
 
 def scoped_arn(stack: Stack, service: str, resource: str, name: str = "*", *, sep: str = "/",

@@ -28,7 +28,7 @@ from smddp_infra.constructs import _training_network_validation as _validation_l
 from smddp_infra.constructs._efa_clients import add_efa_client, efa_clients, watch_efa_clients
 from smddp_infra.constructs._nested import warn_unless_exported
 from smddp_infra.constructs._retention import watch_retention
-from smddp_infra.constructs._validation import stack_of
+from smddp_infra.constructs._validation import concrete_region
 from smddp_infra.constructs.acknowledgements import acknowledge
 from smddp_infra.constructs.checkpoints import CheckpointBucket, secure_log_bucket
 from smddp_infra.constructs.efa import EfaSecurityGroup
@@ -518,9 +518,8 @@ def _spec_for(scope: Construct, what: str, spec: Optional[NetworkSpec], groups: 
     """The one spec: the reader's (``spec=``) or the groups', with the escape hatches the construct
     holds and the stack's region (None when environment-agnostic). Building it runs its rules, once:
     a reader's spec already holds the same hatches and region, so it is used as it is."""
-    region = stack_of(scope, what).region  # one line, not a jsii trace, outside a stack
     facts: dict[str, Any] = dict(given=existing.given(), additional_groups=len(existing.additional_security_groups),
-                                 region=None if Token.is_unresolved(region) else region)
+                                 region=concrete_region(scope, what))  # one line, not a jsii trace, outside a stack
     if spec is not None:
         if any(g is not None for g in groups):
             raise ConfigError("spec= was given with workload, placement, storage, security or jobs: pass the groups "

@@ -93,25 +93,16 @@ def even_shards(
     if seed is not None:
         random.Random(seed).shuffle(order)
 
-    if drop_last:
-        num_batches = even_batch_count(num_samples, world_size, batch_size, drop_last=True)
-        per_rank = num_batches * batch_size
-        used = per_rank * world_size
-        indices = tuple(tuple(order[rank:used:world_size]) for rank in range(world_size))
-        return Shards(num_samples, world_size, batch_size, True, indices, num_batches,
-                      padded=0, dropped=num_samples - used)
-
-    per_rank = math.ceil(num_samples / world_size)
-    total = per_rank * world_size
-    padding = total - num_samples
+    num_batches = even_batch_count(num_samples, world_size, batch_size, drop_last=drop_last)
+    # drop_last: the samples of full batches on every rank; otherwise every sample, padded to divide evenly.
+    total = num_batches * batch_size * world_size if drop_last else math.ceil(num_samples / world_size) * world_size
+    padding, dropped = max(total - num_samples, 0), max(num_samples - total, 0)
     if padding:
         # DistributedSampler repeats the whole list as often as needed (world_size may
         # exceed num_samples), then takes the first `padding` entries.
         order += (order * math.ceil(padding / num_samples))[:padding]
     indices = tuple(tuple(order[rank:total:world_size]) for rank in range(world_size))
-    return Shards(num_samples, world_size, batch_size, False, indices,
-                  num_batches=even_batch_count(num_samples, world_size, batch_size, drop_last=False),
-                  padded=padding, dropped=0)
+    return Shards(num_samples, world_size, batch_size, drop_last, indices, num_batches, padded=padding, dropped=dropped)
 
 
 def even_batch_count(num_samples: int, world_size: int, batch_size: int, *, drop_last: bool) -> int:
