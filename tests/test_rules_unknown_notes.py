@@ -187,3 +187,39 @@ def test_net10_warning_names_each_other_subnet_it_could_not_decide():
     assert [f.resource for f in warnings] == ["Train"]
     assert ("The other subnet(s) of the endpoint are not denied for certain (subnet Reserve's CidrBlock is not decided by "
             "the template; subnet Spare's CidrBlock is not decided by the template), but") in warnings[0].message
+
+
+def test_an_unread_client_subnet_where_no_acl_is_stated_gets_no_note():
+    # a subnet with no ACL association keeps the VPC's default ACL, which the template does not
+    # restrict: an unread CIDR there decides nothing, for the file system (NET6/NET9) or an endpoint
+    template = _with("net9_lustre_return_ports.yaml", {})
+    resources = template["Resources"]
+    for association in ("ComputeAclAssoc", "StorageAclAssoc"):
+        del resources[association]
+    resources["Compute2"] = {"Type": "AWS::EC2::Subnet", "Properties": {
+        "VpcId": {"Ref": "Vpc"}, "CidrBlock": {"Ref": "Undecided"}, "AvailabilityZone": "eu-west-1a"}}
+    resources["Job"]["Properties"]["Job"]["VpcConfig"]["Subnets"].append({"Ref": "Compute2"})
+    findings = check_template(template)
+    assert _notes(findings, "SMDDP-NET9") == [] and _notes(findings, "SMDDP-NET6") == []
+
+    template = _with("net7_endpoint_other_subnet.yaml", {"Spare": {"CidrBlock": {"Ref": "Undecided"}}})
+    for association in ("TrainAcl", "EndpointsAcl", "SpareAcl"):
+        del template["Resources"][association]
+    findings = check_template(template)
+    assert _notes(findings, "SMDDP-NET10") == [] and _notes(findings, "SMDDP-NET7") == []
+
+
+def test_net10_note_names_an_unread_subnet_and_an_undecided_entry_of_the_same_endpoint():
+    template = _with("net7_endpoint_other_subnet.yaml", {"NotFromTraining": {"RuleAction": {"Ref": "Undecided"}}})
+    resources = template["Resources"]
+    resources["Aux"] = {"Type": "AWS::EC2::Subnet", "Properties": {  # sorts before Endpoints
+        "VpcId": {"Ref": "Vpc"}, "CidrBlock": {"Ref": "Undecided"}, "AvailabilityZone": "us-west-2c"}}
+    resources["AuxAcl"] = {"Type": "AWS::EC2::SubnetNetworkAclAssociation", "Properties": {
+        "SubnetId": {"Ref": "Aux"}, "NetworkAclId": {"Ref": "Everything"}}}
+    resources["Logs"]["Properties"]["SubnetIds"].append({"Ref": "Aux"})
+    notes = [n for n in _notes(check_template(template), "SMDDP-NET10") if "Logs" in n.message]
+    entry = ("TCP 443 ingress of Endpoints from 10.60.0.0/20 (Train): network ACL Guarded entry NotFromTraining "
+             "(its RuleAction not decided by the template) may decide it")
+    assert [n.message for n in notes] == [  # both, in the endpoint's subnet order; Spare is open for certain
+        "SMDDP-NET10 not judged for HTTPS from subnet Train to interface endpoint(s) Logs (com.amazonaws.us-west-2.logs) "
+        f"in subnet(s) Aux, Endpoints, Spare: subnet Aux's CidrBlock is not decided by the template; {entry}"]
