@@ -672,16 +672,17 @@ def select_network(networks: Sequence[DeployedNetwork], *, network: Optional[str
 
 # --- the individual outputs -------------------------------------------------------------------
 
-def _text(value: Any, *, key: str, stack: str) -> str:
-    return _str(value, f"stack {stack!r}: output {key}")
+def _text(outputs: Mapping[str, Any], key: str, stack: str) -> str:
+    return _str(outputs[key], f"stack {stack!r}: output {key}")
 
 
-def _split_ids(value: Any, *, key: str, stack: str) -> tuple[str, ...]:
+def _split_ids(outputs: Mapping[str, Any], key: str, stack: str) -> tuple[str, ...]:
     """CDK joins list outputs with commas (``Fn::Join``); accept a JSON list too."""
+    value = outputs[key]
     if isinstance(value, (list, tuple)):
         parts = [str(v).strip() for v in value]
     else:
-        parts = [p.strip() for p in _text(value, key=key, stack=stack).split(",")]
+        parts = [p.strip() for p in _text(outputs, key, stack).split(",")]
     ids = tuple(p for p in parts if p)
     if not ids:
         raise ConfigError(f"stack {stack!r}: output {key} must list at least one id, got {value!r}")
@@ -694,32 +695,30 @@ def _from_individual_outputs(outputs: Mapping[str, Any], *, stack: str, instance
     if missing:
         raise ConfigError(f"stack {stack!r} has no {DOCUMENT_OUTPUT} output and is missing "
                           f"{', '.join(missing)}; it has: {', '.join(sorted(outputs)) or 'no outputs'}")
+
+    def text(key: str) -> str:
+        return _text(outputs, key, stack)
+
     return JobDocument(
-        subnets=_split_ids(outputs[OUTPUT_SUBNETS], key=OUTPUT_SUBNETS, stack=stack),
-        security_group_ids=_split_ids(outputs[OUTPUT_SECURITY_GROUPS], key=OUTPUT_SECURITY_GROUPS, stack=stack),
-        role_arn=_text(outputs[OUTPUT_ROLE], key=OUTPUT_ROLE, stack=stack),
-        checkpoint_s3_uri=_text(outputs[OUTPUT_CHECKPOINT], key=OUTPUT_CHECKPOINT, stack=stack),
-        file_system=FileSystemRef(
-            id=_text(outputs[OUTPUT_FILE_SYSTEM_ID], key=OUTPUT_FILE_SYSTEM_ID, stack=stack),
-            mount_name=_text(outputs[OUTPUT_MOUNT_NAME], key=OUTPUT_MOUNT_NAME, stack=stack),
-            directory_path=_text(outputs[OUTPUT_DIRECTORY_PATH], key=OUTPUT_DIRECTORY_PATH, stack=stack),
-        ),
+        subnets=_split_ids(outputs, OUTPUT_SUBNETS, stack),
+        security_group_ids=_split_ids(outputs, OUTPUT_SECURITY_GROUPS, stack),
+        role_arn=text(OUTPUT_ROLE),
+        checkpoint_s3_uri=text(OUTPUT_CHECKPOINT),
+        file_system=FileSystemRef(id=text(OUTPUT_FILE_SYSTEM_ID), mount_name=text(OUTPUT_MOUNT_NAME),
+                                  directory_path=text(OUTPUT_DIRECTORY_PATH)),
         instance_type=instance_type,
         instance_count=instance_count,
         # Not in the individual outputs; nothing rendered from them needs these.
         region="",
         availability_zone="",
-        output_s3_uri=_text(outputs[OUTPUT_OUTPUT], key=OUTPUT_OUTPUT, stack=stack) if OUTPUT_OUTPUT in outputs else None,
-        code_s3_uri=_text(outputs[OUTPUT_CODE], key=OUTPUT_CODE, stack=stack) if OUTPUT_CODE in outputs else None,
+        output_s3_uri=text(OUTPUT_OUTPUT) if OUTPUT_OUTPUT in outputs else None,
+        code_s3_uri=text(OUTPUT_CODE) if OUTPUT_CODE in outputs else None,
     )
 
 
 def _check_outputs_agree(document: JobDocument, outputs: Mapping[str, Any], *, stack: str) -> None:
     """The default stack's individual outputs and its document come from one construct; a
     difference means the file was edited or mixes two deployments."""
-    def ids(key: str) -> Any:
-        return ",".join(_split_ids(outputs[key], key=key, stack=stack))
-
     expected: dict[str, Optional[str]] = {
         OUTPUT_SUBNETS: ",".join(document.subnets),
         OUTPUT_SECURITY_GROUPS: ",".join(document.security_group_ids),
@@ -734,10 +733,11 @@ def _check_outputs_agree(document: JobDocument, outputs: Mapping[str, Any], *, s
     for key, wanted in expected.items():
         if key not in outputs:
             continue
-        actual = ids(key) if key in (OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS) else _text(outputs[key], key=key, stack=stack)
+        listed = key in (OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS)
+        actual = ",".join(_split_ids(outputs, key, stack)) if listed else _text(outputs, key, stack)
         if actual != wanted:
             said = (f"nothing (it has no {'output' if key == OUTPUT_OUTPUT else 'code'}.s3Uri)" if wanted is None
-                    else wanted if key in (OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS) else repr(wanted))
+                    else wanted if listed else repr(wanted))
             raise ConfigError(f"stack {stack!r}: output {key} is {outputs[key]!r} but {DOCUMENT_OUTPUT} says "
                               f"{said}; the outputs file mixes two deployments or was edited")
 
