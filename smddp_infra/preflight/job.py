@@ -67,6 +67,31 @@ SHARDING_VALUES = ("split", "distributed_sampler", "even_shards")
 _ABSENT = object()
 
 
+#: How a setting is spelled in the job shapes that do not use SDK v2's names (for messages and fixes).
+_SPELLINGS = {
+    "api": {
+        "checkpoint_s3_uri": "CheckpointConfig.S3Uri",
+        "checkpoint_local_path": "CheckpointConfig.LocalPath",
+        "instance_type": "ResourceConfig.InstanceType",
+        "instance_count": "ResourceConfig.InstanceCount",
+        "subnets": "VpcConfig.Subnets",
+        "entry_point": "HyperParameters.sagemaker_program",
+        "source_dir": "HyperParameters.sagemaker_submit_directory",
+        "debugger_hook_config": "DebugHookConfig",
+        "distribution": "HyperParameters.sagemaker_distributed_dataparallel_enabled",
+    },
+    "model_trainer": {
+        "checkpoint_s3_uri": "checkpoint_config.s3_uri",
+        "checkpoint_local_path": "checkpoint_config.local_path",
+        "instance_type": "compute.instance_type",
+        "instance_count": "compute.instance_count",
+        "subnets": "networking.subnets",
+        "entry_point": "source_code.entry_script",
+        "source_dir": "source_code.source_dir",
+    },
+}
+
+
 @dataclass(frozen=True)
 class JobDescription:
     """The settings preflight judges, with the names the user wrote them under."""
@@ -154,29 +179,7 @@ class JobDescription:
         """How ``setting`` is spelled in this job file's shape (for messages and fixes)."""
         if setting == "checkpoint_s3_uri_end":
             return f"the end of {self.key('checkpoint_s3_uri')}"
-        if self.shape == "api":
-            return {
-                "checkpoint_s3_uri": "CheckpointConfig.S3Uri",
-                "checkpoint_local_path": "CheckpointConfig.LocalPath",
-                "instance_type": "ResourceConfig.InstanceType",
-                "instance_count": "ResourceConfig.InstanceCount",
-                "subnets": "VpcConfig.Subnets",
-                "entry_point": "HyperParameters.sagemaker_program",
-                "source_dir": "HyperParameters.sagemaker_submit_directory",
-                "debugger_hook_config": "DebugHookConfig",
-                "distribution": "HyperParameters.sagemaker_distributed_dataparallel_enabled",
-            }.get(setting, setting)
-        if self.shape == "model_trainer":
-            return {
-                "checkpoint_s3_uri": "checkpoint_config.s3_uri",
-                "checkpoint_local_path": "checkpoint_config.local_path",
-                "instance_type": "compute.instance_type",
-                "instance_count": "compute.instance_count",
-                "subnets": "networking.subnets",
-                "entry_point": "source_code.entry_script",
-                "source_dir": "source_code.source_dir",
-            }.get(setting, setting)
-        return setting
+        return _SPELLINGS.get(self.shape, {}).get(setting, setting)
 
     @property
     def effective_checkpoint_local_path(self) -> str:
