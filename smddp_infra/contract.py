@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from smddp_infra.errors import ConfigError
 
@@ -206,13 +206,7 @@ class JobDocument:
             "securityGroupIds": list(self.security_group_ids),
             "roleArn": self.role_arn,
             "checkpoint": {"s3Uri": self.checkpoint_s3_uri, "localPath": self.checkpoint_local_path},
-            "fileSystem": {
-                "id": self.file_system.id,
-                "type": self.file_system.type,
-                "mountName": self.file_system.mount_name,
-                "directoryPath": self.file_system.directory_path,
-                "accessMode": self.file_system.access_mode,
-            },
+            "fileSystem": _write(self.file_system, _FILE_SYSTEM_KEYS),
         }
         if self.network:
             doc["network"] = self.network
@@ -271,40 +265,11 @@ class SizingRecord:
     chosen_by: str = "given"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "deploymentType": self.deployment_type,
-            "perUnitStorageThroughput": self.per_unit_storage_throughput,
-            "storageType": self.storage_type,
-            "efaEnabled": self.efa_enabled,
-            "storageCapacityGiB": self.storage_capacity_gib,
-            "requiredThroughputMBps": self.required_throughput_mbps,
-            "baselineThroughputMBps": self.baseline_throughput_mbps,
-            "minCapacityGiB": self.min_capacity_gib,
-            "maxCapacityGiB": self.max_capacity_gib,
-            "chosenFrom": list(self.chosen_from),
-            "chosenBy": self.chosen_by,
-        }
+        return _write(self, _SIZING_KEYS)
 
     @classmethod
     def parse(cls, raw: Any, *, where: str) -> "SizingRecord":
-        record = _object(raw, where, ("deploymentType", "storageCapacityGiB", "requiredThroughputMBps",
-                                      "baselineThroughputMBps"))
-        per_unit = record.get("perUnitStorageThroughput")
-        cap = record.get("maxCapacityGiB")
-        return cls(
-            deployment_type=_str(record["deploymentType"], f"{where}.deploymentType"),
-            storage_type=_str(record.get("storageType", "SSD"), f"{where}.storageType"),
-            storage_capacity_gib=int(_num(record["storageCapacityGiB"], f"{where}.storageCapacityGiB", whole=True)),
-            per_unit_storage_throughput=None if per_unit is None else int(
-                _num(per_unit, f"{where}.perUnitStorageThroughput", whole=True)),
-            efa_enabled=_bool(record.get("efaEnabled", False), f"{where}.efaEnabled"),
-            required_throughput_mbps=_num(record["requiredThroughputMBps"], f"{where}.requiredThroughputMBps"),
-            baseline_throughput_mbps=_num(record["baselineThroughputMBps"], f"{where}.baselineThroughputMBps"),
-            min_capacity_gib=_num(record.get("minCapacityGiB", 0) or 0, f"{where}.minCapacityGiB"),
-            max_capacity_gib=None if cap is None else _num(cap, f"{where}.maxCapacityGiB"),
-            chosen_from=_str_list(record.get("chosenFrom", []), f"{where}.chosenFrom"),
-            chosen_by=_str(record.get("chosenBy", "given"), f"{where}.chosenBy"),
-        )
+        return cls(**_read(raw, where, _SIZING_KEYS))
 
 
 @dataclass(frozen=True)
@@ -353,10 +318,10 @@ class MonitoringSettings:
         metrics = _object(doc.get("metrics", {}), f"{where}.metrics", ())
         names = {name: _str(metrics[key], f"{where}.metrics.{key}") for key, name in _METRIC_FIELDS.items() if key in metrics}
         return cls(
-            period_seconds=int(_num(doc["periodSeconds"], f"{where}.periodSeconds", whole=True, positive=True)),
+            period_seconds=_whole(doc["periodSeconds"], f"{where}.periodSeconds", positive=True),
             throughput_fraction=_num(doc["throughputFraction"], f"{where}.throughputFraction", positive=True),
-            datapoints_to_alarm=int(_num(doc["datapointsToAlarm"], f"{where}.datapointsToAlarm", whole=True, positive=True)),
-            evaluation_periods=int(_num(doc["evaluationPeriods"], f"{where}.evaluationPeriods", whole=True, positive=True)),
+            datapoints_to_alarm=_whole(doc["datapointsToAlarm"], f"{where}.datapointsToAlarm", positive=True),
+            evaluation_periods=_whole(doc["evaluationPeriods"], f"{where}.evaluationPeriods", positive=True),
             free_capacity_threshold_gib=_num(doc["freeCapacityThresholdGiB"], f"{where}.freeCapacityThresholdGiB"),
             namespace=_str(doc.get("namespace", FSX_NAMESPACE), f"{where}.namespace"),
             **names,  # a metric not in the document keeps its default
@@ -382,6 +347,10 @@ def _num(value: Any, where: str, *, whole: bool = False, positive: bool = False)
         kind = "a whole number" if whole else "a number"
         raise ConfigError(f"{where} must be {kind} {'> 0' if positive else '>= 0'}, got {value!r}")
     return float(value)
+
+
+def _whole(value: Any, where: str, *, positive: bool = False) -> int:
+    return int(_num(value, where, whole=True, positive=positive))
 
 
 # --- parsing ----------------------------------------------------------------------------------
@@ -414,7 +383,6 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
         raise ConfigError(f"{where} is missing {', '.join(repr(k) for k in missing)} "
                           f"(a document holds {', '.join(required)})")
     checkpoint = _object(doc["checkpoint"], f"{where}: checkpoint", ("s3Uri",))
-    fs = _object(doc["fileSystem"], f"{where}: fileSystem", ("id", "mountName", "directoryPath"))
     count = doc["instanceCount"]
     if isinstance(count, bool) or not isinstance(count, int):
         raise ConfigError(f"{where}: instanceCount must be a whole number >= 1, got {count!r}")
@@ -442,13 +410,7 @@ def parse_document(raw: Any, *, where: str) -> JobDocument:
         role_arn=_str(doc["roleArn"], f"{where}: roleArn"),
         checkpoint_s3_uri=_str(checkpoint["s3Uri"], f"{where}: checkpoint.s3Uri"),
         checkpoint_local_path=_str(checkpoint.get("localPath", CHECKPOINT_LOCAL_PATH), f"{where}: checkpoint.localPath"),
-        file_system=FileSystemRef(
-            id=_str(fs["id"], f"{where}: fileSystem.id"),
-            type=_str(fs.get("type", FILE_SYSTEM_TYPE), f"{where}: fileSystem.type"),
-            mount_name=_str(fs["mountName"], f"{where}: fileSystem.mountName"),
-            directory_path=_str(fs["directoryPath"], f"{where}: fileSystem.directoryPath"),
-            access_mode=_str(fs.get("accessMode", "ro"), f"{where}: fileSystem.accessMode"),
-        ),
+        file_system=FileSystemRef(**_read(doc["fileSystem"], f"{where}: fileSystem", _FILE_SYSTEM_KEYS)),
         output_s3_uri=_location(doc, "output", where),
         code_s3_uri=_location(doc, "code", where),
         encrypt_inter_container_traffic=_bool(doc.get("encryptInterContainerTraffic", True),
@@ -506,6 +468,58 @@ def _location(doc: Mapping[str, Any], key: str, where: str) -> Optional[str]:
     if value is None:
         return None
     return _str(_object(value, f"{where}: {key}", ("s3Uri",))["s3Uri"], f"{where}: {key}.s3Uri")
+
+
+#: What a missing key of a record means: it must be written.
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class _Key:
+    """One key of a record's JSON object: the field it holds, how a written value is read (``where``
+    names the key in messages), and what a missing key reads as: ``_REQUIRED`` (an error), None (the
+    field is None, for a null too) or a value read like a written one (a null is then an error)."""
+
+    name: str
+    field: str
+    read: Callable[[Any, str], Any] = _str
+    absent: Any = _REQUIRED
+
+    def value(self, record: Mapping[str, Any], where: str) -> Any:
+        value = record.get(self.name, self.absent)
+        return None if value is None and self.absent is None else self.read(value, f"{where}.{self.name}")
+
+
+def _write(record: Any, keys: Sequence[_Key]) -> dict[str, Any]:
+    """``record`` as its JSON object, every key written (None too), in the table's order."""
+    values = {key.name: getattr(record, key.field) for key in keys}
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in values.items()}
+
+
+def _read(raw: Any, where: str, keys: Sequence[_Key]) -> dict[str, Any]:
+    """A record's fields from its JSON object, each key read in the table's order (``where.key`` in messages)."""
+    record = _object(raw, where, [key.name for key in keys if key.absent is _REQUIRED])
+    return {key.field: key.value(record, where) for key in keys}
+
+
+#: FileSystemRef's keys, in the order the document writes them.
+_FILE_SYSTEM_KEYS = (_Key("id", "id"), _Key("type", "type", absent=FILE_SYSTEM_TYPE), _Key("mountName", "mount_name"),
+                     _Key("directoryPath", "directory_path"), _Key("accessMode", "access_mode", absent="ro"))
+#: SizingRecord's keys, in the order the record writes them.
+_SIZING_KEYS = (
+    _Key("deploymentType", "deployment_type"),
+    _Key("perUnitStorageThroughput", "per_unit_storage_throughput", _whole, absent=None),
+    _Key("storageType", "storage_type", absent="SSD"),
+    _Key("efaEnabled", "efa_enabled", _bool, absent=False),
+    _Key("storageCapacityGiB", "storage_capacity_gib", _whole),
+    _Key("requiredThroughputMBps", "required_throughput_mbps", _num),
+    _Key("baselineThroughputMBps", "baseline_throughput_mbps", _num),
+    # `or 0`: a null (or another false value) reads as 0, as it always has
+    _Key("minCapacityGiB", "min_capacity_gib", lambda value, where: _num(value or 0, where), absent=0),
+    _Key("maxCapacityGiB", "max_capacity_gib", _num, absent=None),
+    _Key("chosenFrom", "chosen_from", _str_list, absent=[]),
+    _Key("chosenBy", "chosen_by", absent="given"),
+)
 
 
 # --- cdk-outputs.json ---------------------------------------------------------------------------
@@ -658,16 +672,17 @@ def select_network(networks: Sequence[DeployedNetwork], *, network: Optional[str
 
 # --- the individual outputs -------------------------------------------------------------------
 
-def _text(value: Any, *, key: str, stack: str) -> str:
-    return _str(value, f"stack {stack!r}: output {key}")
+def _text(outputs: Mapping[str, Any], key: str, stack: str) -> str:
+    return _str(outputs[key], f"stack {stack!r}: output {key}")
 
 
-def _split_ids(value: Any, *, key: str, stack: str) -> tuple[str, ...]:
+def _split_ids(outputs: Mapping[str, Any], key: str, stack: str) -> tuple[str, ...]:
     """CDK joins list outputs with commas (``Fn::Join``); accept a JSON list too."""
+    value = outputs[key]
     if isinstance(value, (list, tuple)):
         parts = [str(v).strip() for v in value]
     else:
-        parts = [p.strip() for p in _text(value, key=key, stack=stack).split(",")]
+        parts = [p.strip() for p in _text(outputs, key, stack).split(",")]
     ids = tuple(p for p in parts if p)
     if not ids:
         raise ConfigError(f"stack {stack!r}: output {key} must list at least one id, got {value!r}")
@@ -680,32 +695,30 @@ def _from_individual_outputs(outputs: Mapping[str, Any], *, stack: str, instance
     if missing:
         raise ConfigError(f"stack {stack!r} has no {DOCUMENT_OUTPUT} output and is missing "
                           f"{', '.join(missing)}; it has: {', '.join(sorted(outputs)) or 'no outputs'}")
+
+    def text(key: str) -> str:
+        return _text(outputs, key, stack)
+
     return JobDocument(
-        subnets=_split_ids(outputs[OUTPUT_SUBNETS], key=OUTPUT_SUBNETS, stack=stack),
-        security_group_ids=_split_ids(outputs[OUTPUT_SECURITY_GROUPS], key=OUTPUT_SECURITY_GROUPS, stack=stack),
-        role_arn=_text(outputs[OUTPUT_ROLE], key=OUTPUT_ROLE, stack=stack),
-        checkpoint_s3_uri=_text(outputs[OUTPUT_CHECKPOINT], key=OUTPUT_CHECKPOINT, stack=stack),
-        file_system=FileSystemRef(
-            id=_text(outputs[OUTPUT_FILE_SYSTEM_ID], key=OUTPUT_FILE_SYSTEM_ID, stack=stack),
-            mount_name=_text(outputs[OUTPUT_MOUNT_NAME], key=OUTPUT_MOUNT_NAME, stack=stack),
-            directory_path=_text(outputs[OUTPUT_DIRECTORY_PATH], key=OUTPUT_DIRECTORY_PATH, stack=stack),
-        ),
+        subnets=_split_ids(outputs, OUTPUT_SUBNETS, stack),
+        security_group_ids=_split_ids(outputs, OUTPUT_SECURITY_GROUPS, stack),
+        role_arn=text(OUTPUT_ROLE),
+        checkpoint_s3_uri=text(OUTPUT_CHECKPOINT),
+        file_system=FileSystemRef(id=text(OUTPUT_FILE_SYSTEM_ID), mount_name=text(OUTPUT_MOUNT_NAME),
+                                  directory_path=text(OUTPUT_DIRECTORY_PATH)),
         instance_type=instance_type,
         instance_count=instance_count,
         # Not in the individual outputs; nothing rendered from them needs these.
         region="",
         availability_zone="",
-        output_s3_uri=_text(outputs[OUTPUT_OUTPUT], key=OUTPUT_OUTPUT, stack=stack) if OUTPUT_OUTPUT in outputs else None,
-        code_s3_uri=_text(outputs[OUTPUT_CODE], key=OUTPUT_CODE, stack=stack) if OUTPUT_CODE in outputs else None,
+        output_s3_uri=text(OUTPUT_OUTPUT) if OUTPUT_OUTPUT in outputs else None,
+        code_s3_uri=text(OUTPUT_CODE) if OUTPUT_CODE in outputs else None,
     )
 
 
 def _check_outputs_agree(document: JobDocument, outputs: Mapping[str, Any], *, stack: str) -> None:
     """The default stack's individual outputs and its document come from one construct; a
     difference means the file was edited or mixes two deployments."""
-    def ids(key: str) -> Any:
-        return ",".join(_split_ids(outputs[key], key=key, stack=stack))
-
     expected: dict[str, Optional[str]] = {
         OUTPUT_SUBNETS: ",".join(document.subnets),
         OUTPUT_SECURITY_GROUPS: ",".join(document.security_group_ids),
@@ -720,10 +733,11 @@ def _check_outputs_agree(document: JobDocument, outputs: Mapping[str, Any], *, s
     for key, wanted in expected.items():
         if key not in outputs:
             continue
-        actual = ids(key) if key in (OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS) else _text(outputs[key], key=key, stack=stack)
+        listed = key in (OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS)
+        actual = ",".join(_split_ids(outputs, key, stack)) if listed else _text(outputs, key, stack)
         if actual != wanted:
             said = (f"nothing (it has no {'output' if key == OUTPUT_OUTPUT else 'code'}.s3Uri)" if wanted is None
-                    else wanted if key in (OUTPUT_SUBNETS, OUTPUT_SECURITY_GROUPS) else repr(wanted))
+                    else wanted if listed else repr(wanted))
             raise ConfigError(f"stack {stack!r}: output {key} is {outputs[key]!r} but {DOCUMENT_OUTPUT} says "
                               f"{said}; the outputs file mixes two deployments or was edited")
 

@@ -104,11 +104,10 @@ def hyperpod_clusters(template: Mapping[str, Any]) -> list[ClusterView]:
             continue
         where = f"{logical_id}.Properties"
         props = _mapping(resource.get("Properties"), where)
-        scaling = _mapping(props.get("AutoScaling"), f"{where}.AutoScaling")
-        tiered = _mapping(props.get("TieredStorageConfig"), f"{where}.TieredStorageConfig")
-        groups = _listed(props.get("InstanceGroups"), f"{where}.InstanceGroups")
-        orchestrator = _mapping(props.get("Orchestrator"), f"{where}.Orchestrator")
-        slurm = _mapping(orchestrator.get("Slurm"), f"{where}.Orchestrator.Slurm")
+        scaling = _at(props, where, "AutoScaling")
+        tiered = _at(props, where, "TieredStorageConfig")
+        groups = _entries(props, where, "InstanceGroups")
+        orchestrator = _at(props, where, "Orchestrator")
         found.append(ClusterView(
             logical_id,
             "eks" if "Eks" in orchestrator else "slurm",
@@ -116,9 +115,8 @@ def hyperpod_clusters(template: Mapping[str, Any]) -> list[ClusterView]:
             str(scaling.get("AutoScalerType", "Karpenter")) if scaling.get("Mode") == "Enable" else None,
             props.get("ClusterRole"),
             tiered.get("InstanceMemoryAllocationPercentage", "default") if tiered.get("Mode") == "Enable" else None,
-            tuple(_group(_mapping(g, f"{where}.InstanceGroups[{i}]"), f"{where}.InstanceGroups[{i}]")
-                  for i, g in enumerate(groups)),
-            slurm.get("SlurmConfigStrategy"),
+            tuple(_group(group, at) for at, group in groups),
+            _at(orchestrator, f"{where}.Orchestrator", "Slurm").get("SlurmConfigStrategy"),
         ))
     return found
 
@@ -139,29 +137,39 @@ def _listed(value: Any, where: str) -> list[Any]:
     return value
 
 
+def _at(parent: Mapping[str, Any], where: str, key: str) -> Mapping[str, Any]:
+    """``parent``'s mapping under ``key`` (absent: empty); a wrong shape is named ``where.key``."""
+    return _mapping(parent.get(key), f"{where}.{key}")
+
+
+def _entries(parent: Mapping[str, Any], where: str, key: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """``parent``'s list of mappings under ``key`` (absent: empty), each with the place that names it
+    (``where.key[i]``): the schema's arrays of objects (groups, taints, alarms, storage configs, quotas)."""
+    at = f"{where}.{key}"
+    return [(f"{at}[{i}]", _mapping(entry, f"{at}[{i}]")) for i, entry in enumerate(_listed(parent.get(key), at))]
+
+
 def _group(group: Mapping[str, Any], where: str) -> GroupView:
-    kubernetes = _mapping(group.get("KubernetesConfig"), f"{where}.KubernetesConfig")
-    slurm = _mapping(group.get("SlurmConfig"), f"{where}.SlurmConfig")
-    update = _mapping(group.get("ScheduledUpdateConfig"), f"{where}.ScheduledUpdateConfig")
+    kubernetes = _at(group, where, "KubernetesConfig")
+    slurm = _at(group, where, "SlurmConfig")
+    update = _at(group, where, "ScheduledUpdateConfig")
     at = f"{where}.ScheduledUpdateConfig.DeploymentConfig"
-    deployment = _mapping(update.get("DeploymentConfig"), at)
-    rolling = _mapping(deployment.get("RollingUpdatePolicy"), f"{at}.RollingUpdatePolicy")
-    batch = _mapping(rolling.get("MaximumBatchSize"), f"{at}.RollingUpdatePolicy.MaximumBatchSize")
-    alarms = _listed(deployment.get("AutoRollbackConfiguration"), f"{at}.AutoRollbackConfiguration")
-    labels = _mapping(kubernetes.get("Labels"), f"{where}.KubernetesConfig.Labels")
+    deployment = _at(update, f"{where}.ScheduledUpdateConfig", "DeploymentConfig")
+    batch = _at(_at(deployment, at, "RollingUpdatePolicy"), f"{at}.RollingUpdatePolicy", "MaximumBatchSize")
+    alarms = _entries(deployment, at, "AutoRollbackConfiguration")
+    labels = _at(kubernetes, f"{where}.KubernetesConfig", "Labels")
     bad = next((k for k, v in labels.items() if isinstance(v, (Mapping, list))), None)
     if bad is not None:
         raise ConfigError(f"{where}.KubernetesConfig.Labels must map each label to a string, got {bad!r}: "
                           f"{reprlib.repr(labels[bad])}")
-    taints = [_mapping(t, f"{where}.KubernetesConfig.Taints[{i}]")
-              for i, t in enumerate(_listed(kubernetes.get("Taints"), f"{where}.KubernetesConfig.Taints"))]
+    taints = [taint for _, taint in _entries(kubernetes, f"{where}.KubernetesConfig", "Taints")]
     storage = _storage(group, where)
     return GroupView(
         name=str(group.get("InstanceGroupName")),
         instance_type=str(group.get("InstanceType", "")),
         count=group.get("InstanceCount"),
         min_count=group.get("MinInstanceCount"),
-        spot="Spot" in _mapping(group.get("CapacityRequirements"), f"{where}.CapacityRequirements"),
+        spot="Spot" in _at(group, where, "CapacityRequirements"),
         training_plan_arn=group.get("TrainingPlanArn"),
         slurm_node_type=slurm.get("NodeType"),
         partitions=tuple(str(p) for p in _listed(slurm.get("PartitionNames"), f"{where}.SlurmConfig.PartitionNames")),
@@ -170,28 +178,24 @@ def _group(group: Mapping[str, Any], where: str) -> GroupView:
         schedule=update.get("ScheduleExpression"),
         batch=(str(batch.get("Type")), batch.get("Value")) if batch else None,
         wait_seconds=deployment.get("WaitIntervalInSeconds"),
-        rollback_alarms=tuple(str(_mapping(a, f"{at}.AutoRollbackConfiguration[{i}]").get("AlarmName"))
-                              for i, a in enumerate(alarms)),
+        rollback_alarms=tuple(str(alarm.get("AlarmName")) for _, alarm in alarms),
         image_id=group.get("ImageId"),
-        instance_types=tuple(str(t) for t in _listed(
-            _mapping(group.get("InstanceRequirements"), f"{where}.InstanceRequirements").get("InstanceTypes"),
-            f"{where}.InstanceRequirements.InstanceTypes")),
-        interface_type=_mapping(group.get("NetworkInterface"), f"{where}.NetworkInterface").get("InterfaceType"),
+        instance_types=tuple(str(t) for t in _listed(_at(group, where, "InstanceRequirements").get("InstanceTypes"),
+                                                     f"{where}.InstanceRequirements.InstanceTypes")),
+        interface_type=_at(group, where, "NetworkInterface").get("InterfaceType"),
         ebs_volumes=tuple(EbsVolume(c.get("RootVolume") is True, c.get("VolumeSizeInGB"), c.get("VolumeKmsKeyId"))
                           for c in (config.get("EbsVolumeConfig") for config in storage) if c is not None),
         file_systems=tuple(FsxMount(kind, c.get("DnsName"), c.get("MountPath"), c.get("MountName"))
                            for config in storage for kind, c in config.items() if kind in FSX_CONFIGS),
         image_release_version=group.get("ImageReleaseVersion"),
-        auto_patch=_mapping(group.get("AutoPatchConfig"), f"{where}.AutoPatchConfig").get("PatchingStrategy"),
+        auto_patch=_at(group, where, "AutoPatchConfig").get("PatchingStrategy"),
     )
 
 
 def _storage(group: Mapping[str, Any], where: str) -> list[dict[str, Mapping[str, Any]]]:
     """``InstanceStorageConfigs``: each entry a mapping whose EBS or FSx config is a mapping."""
-    at = f"{where}.InstanceStorageConfigs"
-    entries = [_mapping(e, f"{at}[{i}]") for i, e in enumerate(_listed(group.get("InstanceStorageConfigs"), at))]
-    return [{kind: _mapping(value, f"{at}[{i}].{kind}") for kind, value in entry.items()
-             if kind in ("EbsVolumeConfig", *FSX_CONFIGS)} for i, entry in enumerate(entries)]
+    return [{kind: _at(entry, at, kind) for kind in entry if kind in ("EbsVolumeConfig", *FSX_CONFIGS)}
+            for at, entry in _entries(group, where, "InstanceStorageConfigs")]
 
 
 @dataclass(frozen=True)
@@ -233,28 +237,26 @@ def task_governance(template: Mapping[str, Any]) -> tuple[list[PolicyView], list
         props = _mapping(resource.get("Properties"), where)
         cluster = _cluster_named(template, props.get("ClusterArn"))
         if kind == SCHEDULER_TYPE:
-            config = _mapping(props.get("SchedulerConfig"), f"{where}.SchedulerConfig")
-            classes = _listed(config.get("PriorityClasses"), f"{where}.SchedulerConfig.PriorityClasses")
-            policies.append(PolicyView(logical_id, cluster, config.get("FairShare"), tuple(
-                (c.get("Name"), c.get("Weight"))
-                for i, c in ((i, _mapping(c, f"{where}.SchedulerConfig.PriorityClasses[{i}]")) for i, c in enumerate(classes)))))
+            config = _at(props, where, "SchedulerConfig")
+            classes = _entries(config, f"{where}.SchedulerConfig", "PriorityClasses")
+            policies.append(PolicyView(logical_id, cluster, config.get("FairShare"),
+                                       tuple((c.get("Name"), c.get("Weight")) for _, c in classes)))
             continue
-        config = _mapping(props.get("ComputeQuotaConfig"), f"{where}.ComputeQuotaConfig")
-        target = _mapping(props.get("ComputeQuotaTarget"), f"{where}.ComputeQuotaTarget")
-        sharing = _mapping(config.get("ResourceSharingConfig"), f"{where}.ComputeQuotaConfig.ResourceSharingConfig")
+        config = _at(props, where, "ComputeQuotaConfig")
+        target = _at(props, where, "ComputeQuotaTarget")
+        sharing = _at(config, f"{where}.ComputeQuotaConfig", "ResourceSharingConfig")
         quotas.append(QuotaView(
             logical_id, cluster, target.get("TeamName"), target.get("FairShareWeight"),
-            _instances(config.get("ComputeQuotaResources"), f"{where}.ComputeQuotaConfig.ComputeQuotaResources"),
+            _instances(config, f"{where}.ComputeQuotaConfig", "ComputeQuotaResources"),
             sharing.get("Strategy"), sharing.get("BorrowLimit"),
-            _instances(sharing.get("AbsoluteBorrowLimits"), f"{where}.ComputeQuotaConfig.ResourceSharingConfig.AbsoluteBorrowLimits"),
+            _instances(sharing, f"{where}.ComputeQuotaConfig.ResourceSharingConfig", "AbsoluteBorrowLimits"),
             config.get("PreemptTeamTasks"),
         ))
     return policies, quotas
 
 
-def _instances(value: Any, where: str) -> tuple[tuple[Any, Any], ...]:
-    entries = [_mapping(e, f"{where}[{i}]") for i, e in enumerate(_listed(value, where))]
-    return tuple((e.get("InstanceType"), e.get("Count")) for e in entries)
+def _instances(parent: Mapping[str, Any], where: str, key: str) -> tuple[tuple[Any, Any], ...]:
+    return tuple((e.get("InstanceType"), e.get("Count")) for _, e in _entries(parent, where, key))
 
 
 def _cluster_named(template: Mapping[str, Any], arn: Any) -> Optional[str]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from smddp_infra.preflight.errors import PreflightInputError
 from smddp_infra.preflight.known_keys import UnknownKey, unknown_keys
@@ -65,6 +65,31 @@ MODEL_TRAINER_KEYS = frozenset({"compute", "source_code", "checkpoint_config", "
 SHARDING_VALUES = ("split", "distributed_sampler", "even_shards")
 
 _ABSENT = object()
+
+
+#: How a setting is spelled in the job shapes that do not use SDK v2's names (for messages and fixes).
+_SPELLINGS = {
+    "api": {
+        "checkpoint_s3_uri": "CheckpointConfig.S3Uri",
+        "checkpoint_local_path": "CheckpointConfig.LocalPath",
+        "instance_type": "ResourceConfig.InstanceType",
+        "instance_count": "ResourceConfig.InstanceCount",
+        "subnets": "VpcConfig.Subnets",
+        "entry_point": "HyperParameters.sagemaker_program",
+        "source_dir": "HyperParameters.sagemaker_submit_directory",
+        "debugger_hook_config": "DebugHookConfig",
+        "distribution": "HyperParameters.sagemaker_distributed_dataparallel_enabled",
+    },
+    "model_trainer": {
+        "checkpoint_s3_uri": "checkpoint_config.s3_uri",
+        "checkpoint_local_path": "checkpoint_config.local_path",
+        "instance_type": "compute.instance_type",
+        "instance_count": "compute.instance_count",
+        "subnets": "networking.subnets",
+        "entry_point": "source_code.entry_script",
+        "source_dir": "source_code.source_dir",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -154,29 +179,7 @@ class JobDescription:
         """How ``setting`` is spelled in this job file's shape (for messages and fixes)."""
         if setting == "checkpoint_s3_uri_end":
             return f"the end of {self.key('checkpoint_s3_uri')}"
-        if self.shape == "api":
-            return {
-                "checkpoint_s3_uri": "CheckpointConfig.S3Uri",
-                "checkpoint_local_path": "CheckpointConfig.LocalPath",
-                "instance_type": "ResourceConfig.InstanceType",
-                "instance_count": "ResourceConfig.InstanceCount",
-                "subnets": "VpcConfig.Subnets",
-                "entry_point": "HyperParameters.sagemaker_program",
-                "source_dir": "HyperParameters.sagemaker_submit_directory",
-                "debugger_hook_config": "DebugHookConfig",
-                "distribution": "HyperParameters.sagemaker_distributed_dataparallel_enabled",
-            }.get(setting, setting)
-        if self.shape == "model_trainer":
-            return {
-                "checkpoint_s3_uri": "checkpoint_config.s3_uri",
-                "checkpoint_local_path": "checkpoint_config.local_path",
-                "instance_type": "compute.instance_type",
-                "instance_count": "compute.instance_count",
-                "subnets": "networking.subnets",
-                "entry_point": "source_code.entry_script",
-                "source_dir": "source_code.source_dir",
-            }.get(setting, setting)
-        return setting
+        return _SPELLINGS.get(self.shape, {}).get(setting, setting)
 
     @property
     def effective_checkpoint_local_path(self) -> str:
@@ -243,18 +246,19 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
         num_samples=_opt_int(doc, "num_samples", minimum=0),
         batch_size=_opt_int(doc, "batch_size", minimum=1),
         world_size=_opt_int(doc, "world_size", minimum=1),
-        drop_last=_opt_bool(doc, "drop_last"),
-        sharding=_opt_choice(doc, "sharding", SHARDING_VALUES),
-        subnet_availability_zones=_str_map(doc, "subnet_availability_zones"),
+        drop_last=_given(doc, "drop_last", lambda v: isinstance(v, bool), "be true or false"),
+        sharding=_given(doc, "sharding", SHARDING_VALUES.__contains__, f"be one of {', '.join(SHARDING_VALUES)}"),
+        subnet_availability_zones=dict(_given(
+            doc, "subnet_availability_zones", lambda v: isinstance(v, Mapping) and all(
+                isinstance(k, str) and isinstance(z, str) for k, z in v.items()),
+            "map subnet ids to Availability Zones, e.g. {subnet-0abc: us-east-1a}", absent={})),
         unknown_keys=unknown_keys(doc, model_trainer=True if mt else False if v2 else None),
         hyperparameters=_named_values(doc, "hyperparameters", "a mapping such as {epochs: 3, backend: nccl}"),
         environment=_named_values(doc, "environment", "a mapping of variable names to values such as {NCCL_DEBUG: INFO}"),
     )
     if mt:
-        compute = _section(doc, "compute")
-        source = _section(doc, "source_code")
-        checkpoint = _section(doc, "checkpoint_config")
-        networking = _section(doc, "networking")
+        compute, source, checkpoint, networking = (_given(doc, name, lambda v: isinstance(v, Mapping), "be a mapping", absent={})
+                                                   for name in ("compute", "source_code", "checkpoint_config", "networking"))
         return JobDescription(
             shape="model_trainer",
             estimator="ModelTrainer",
@@ -270,9 +274,8 @@ def parse_job(doc: Mapping[str, Any], *, path: Path) -> JobDescription:
             **common,
         )
 
-    distribution = doc.get("distribution")
-    if distribution is not None and not isinstance(distribution, Mapping):
-        raise PreflightInputError(f"distribution must be a mapping such as {{smdistributed: {{dataparallel: {{enabled: true}}}}}}, got {distribution!r}")
+    distribution = _given(doc, "distribution", lambda v: isinstance(v, Mapping),
+                          "be a mapping such as {smdistributed: {dataparallel: {enabled: true}}}")
     return JobDescription(
         shape="estimator",
         estimator=_opt_str(doc, "estimator") or "PyTorch",
@@ -333,21 +336,20 @@ def debugger_hook_state(value: Any) -> str:
     return "false" if value is False else "configured"
 
 
-def _section(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    value = doc.get(name)
+def _given(doc: Mapping[str, Any], key: str, ok: Callable[[Any], Any], must: str, *, absent: Any = None,
+           prefix: str = "") -> Any:
+    """``doc[key]`` when ``ok`` holds for it, ``absent`` when it is missing or null, else one error
+    saying what it ``must`` be (``prefix``: the section the key is in, ``compute.``)."""
+    value = doc.get(key)
     if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise PreflightInputError(f"{name} must be a mapping, got {value!r}")
+        return absent
+    if not ok(value):
+        raise PreflightInputError(f"{prefix}{key} must {must}, got {value!r}")
     return value
 
 
 def _opt_str(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> Optional[str]:
-    value = doc.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise PreflightInputError(f"{prefix}{key} must be a non-empty string, got {value!r}")
+    value: Optional[str] = _given(doc, key, lambda v: isinstance(v, str) and v, "be a non-empty string", prefix=prefix)
     return value
 
 
@@ -366,58 +368,22 @@ def _opt_s3(doc: Mapping[str, Any], key: str, *, prefix: str = "") -> Optional[s
 
 
 def _opt_int(doc: Mapping[str, Any], key: str, *, minimum: int, prefix: str = "") -> Optional[int]:
-    value = doc.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise PreflightInputError(f"{prefix}{key} must be a whole number >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _opt_bool(doc: Mapping[str, Any], key: str) -> Optional[bool]:
-    value = doc.get(key)
-    if value is None or isinstance(value, bool):
-        return value
-    raise PreflightInputError(f"{key} must be true or false, got {value!r}")
-
-
-def _opt_choice(doc: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> Optional[str]:
-    value = doc.get(key)
-    if value is None:
-        return None
-    if value not in allowed:
-        raise PreflightInputError(f"{key} must be one of {', '.join(allowed)}, got {value!r}")
-    return str(value)
+    value = _given(doc, key, lambda v: not isinstance(v, bool) and isinstance(v, int) and v >= minimum,
+                   f"be a whole number >= {minimum}", prefix=prefix)
+    return None if value is None else int(value)
 
 
 def _str_list(doc: Mapping[str, Any], key: str, *, prefix: str = "",
               what: str = "a list of subnet ids such as [subnet-0abc]") -> tuple[str, ...]:
-    value = doc.get(key)
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise PreflightInputError(f"{prefix}{key} must be {what}, got {value!r}")
-    return tuple(value)
+    return tuple(_given(doc, key, lambda v: isinstance(v, list) and all(isinstance(i, str) and i for i in v),
+                        f"be {what}", absent=(), prefix=prefix))
 
 
 def _named_values(doc: Mapping[str, Any], key: str, what: str) -> dict[str, Any]:
     """A mapping keyed by names (hyperparameters, environment variables), {} when absent;
     ``what`` is the example the error shows."""
-    value = doc.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        raise PreflightInputError(f"{key} must be {what}, got {value!r}")
-    return dict(value)
-
-
-def _str_map(doc: Mapping[str, Any], key: str) -> dict[str, str]:
-    value = doc.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise PreflightInputError(f"{key} must map subnet ids to Availability Zones, e.g. {{subnet-0abc: us-east-1a}}, got {value!r}")
-    return dict(value)
+    return dict(_given(doc, key, lambda v: isinstance(v, Mapping) and all(isinstance(k, str) for k in v),
+                       f"be {what}", absent={}))
 
 
 _VERSION = re.compile(r"^\d+(\.\d+)+$")
