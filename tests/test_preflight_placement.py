@@ -21,7 +21,7 @@ from typing import Any, Optional
 import pytest
 
 from smddp_infra.contract import DOCUMENT_OUTPUT, FileSystemRef, JobDocument
-from smddp_infra.preflight import PreflightReport, check_api_document, run_preflight
+from smddp_infra.preflight import PreflightReport, check_api_document, check_estimator, run_preflight
 from smddp_infra.preflight.instance_types import training_instance_types
 
 MULTI_AZ = "PF-SUBNETS-MULTI-AZ"
@@ -139,6 +139,23 @@ def test_a_notebooks_fix_is_the_python_argument(tmp_path, two_zone_outputs):
     assert report.kind == "notebook"
     assert whole(report) == [(
         "error", MULTI_AZ, "launch.ipynb cell 2 line 2: subnets",
+        f"the job's subnets span 2 Availability Zones (us-east-1a: subnet-0aaa1111; us-east-1b: subnet-0bbb2222); {EFA_TAIL}",
+        "subnets=['subnet-0aaa1111'] (only the subnets in us-east-1a)",
+    )]
+
+
+def test_a_live_estimators_fix_is_the_python_argument(tmp_path, two_zone_outputs):
+    """check_estimator() runs in a notebook cell, so its fix is Python like every other fix for a
+    live object (JobDescription.assign), not the job file's ``subnets: [...]``. The object is a
+    stand-in: preflight reads attributes and the class's name and module, never the SDK."""
+    live = type("PyTorch", (), {"__module__": "sagemaker.pytorch.estimator"})()
+    (tmp_path / "train.py").write_text("import torch\n")
+    for name, value in (("entry_point", "train.py"), ("source_dir", str(tmp_path)), ("instance_type", "ml.p4d.24xlarge"),
+                        ("instance_count", 2), ("subnets", ["subnet-0aaa1111", "subnet-0bbb2222"])):
+        setattr(live, name, value)
+    report = check_estimator(live, outputs=two_zone_outputs)
+    assert whole(report) == [(
+        "error", MULTI_AZ, "PyTorch object: subnets",
         f"the job's subnets span 2 Availability Zones (us-east-1a: subnet-0aaa1111; us-east-1b: subnet-0bbb2222); {EFA_TAIL}",
         "subnets=['subnet-0aaa1111'] (only the subnets in us-east-1a)",
     )]
