@@ -356,7 +356,7 @@ def check_subnets(job: JobDescription, stacks: Iterable[StackSubnets], *, output
         F.SUBNETS_MULTI_AZ, ERROR, location=source,
         message=(f"the job's subnets span {len(by_zone)} Availability Zones ({spread}); SageMaker may place "
                  "instances in any of them, and EFA traffic does not cross AZs"),
-        fix=(f"{job.key('subnets')}={by_zone[keep]!r}" if job.kind in ("notebook", "launcher")
+        fix=(f"{job.key('subnets')}={by_zone[keep]!r}" if job.kind in ("notebook", "launcher", "live")
              else f"{job.key('subnets')}: [{', '.join(by_zone[keep])}]") + f" (only the subnets in {keep})",
     )]
 
