@@ -208,3 +208,26 @@ def test_a_hugging_face_trainer_under_the_smdistributed_launcher_may_start_smddp
 
 def test_a_lightning_trainer_under_the_smdistributed_launcher_is_no_smddp():
     assert use("import lightning as L\nL.Trainer(devices=8)\n", launcher=SMDISTRIBUTED) == SmddpUse("no")
+
+
+def test_an_import_whose_guard_does_not_hold_is_neither_the_evidence_nor_makes_the_answer_optional():
+    # a.py tries torch_smddp only for backend=smddp (the job says nccl): that import never runs;
+    # b.py imports it unguarded, outside any try
+    guarded = f"""\
+        if args.backend == "smddp":
+            try:
+                {IMPORT_SMDDP}
+            except ImportError:
+                pass
+        """
+    assert use(guarded, f"{IMPORT_SMDDP}\n") == SmddpUse("unknown", f"b.py:1 `{IMPORT_SMDDP}`", depends_on=LIBRARY)
+
+
+def test_the_evidence_of_an_optional_answer_is_the_import_tried():
+    tried = f"""\
+        try:
+            {IMPORT_SMDDP}
+        except ImportError:
+            pass
+        """
+    assert use(f"{IMPORT_SMDDP}\n", tried) == SmddpUse("optional", f"b.py:2 `{IMPORT_SMDDP}`")
