@@ -365,13 +365,16 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
     optional: Optional[str] = None
     backend: Optional[str] = None
     backend_site: Optional[str] = None
-    imports_smddp = tried_smddp = False
+    # the first torch_smddp import that may run, and the first such inside a try that catches its failure
+    imports_smddp: Optional[str] = None
+    tried_smddp: Optional[str] = None
     for facts in files:
         for use in facts.smddp_imports:
-            state, _ = env.guards(use.guards)
-            if state != NO:
-                imports_smddp = True
-                tried_smddp = tried_smddp or use.optional
+            if env.guards(use.guards)[0] != NO:
+                where = f"{facts.where(use.line)} `{use.code}`"
+                imports_smddp = imports_smddp or where
+                if use.optional:
+                    tried_smddp = tried_smddp or where
     sites = 0
     for facts in files:
         for site in facts.backends:
@@ -428,12 +431,10 @@ def smddp_use(env: Env, files: tuple[ScriptFacts, ...], launcher: Optional[tuple
         framework = "tensorflow" if tf_yes and not yes else None
         return SmddpUse(YES, yes or tf_yes, backend="smddp", backend_site=yes or tf_yes, framework=framework)
     if imports_smddp and sites == 0 and unknown is None:
-        first_file, first = next((f, u) for f in files for u in f.smddp_imports)
-        where = f"{first_file.where(first.line)} `{first.code}`"
-        if first.optional or tried_smddp:
-            optional = optional or where
+        if tried_smddp:
+            optional = optional or tried_smddp
         else:
-            unknown = (where, "the program initialises no process group preflight can see (a library may ask for smddp)")
+            unknown = (imports_smddp, "the program initialises no process group preflight can see (a library may ask for smddp)")
     hf = [(f, t) for f in files for t in f.trainers if t.startswith(("transformers", "trl", "setfit"))]
     if unknown is None and hf and sites == 0 and launcher is not None and launcher[0] in SMDDPRUN_LAUNCHERS:
         unknown = (f"{hf[0][0].name} ({hf[0][1]})",
