@@ -239,3 +239,22 @@ def test_writes_are_not_judged_against_a_local_path_preflight_cannot_resolve(tmp
         report = run_preflight(tmp_path / "launch.py")
         assert list(report.jobs[0].job.unknown) == unknown
         assert [f.location for f in by_rule(report, "PF-CHECKPOINT-LOCAL-PATH")] == found
+
+
+def test_a_write_is_judged_where_its_path_leads_whether_relative_or_absolute(tmp_path: Path) -> None:
+    # final.pt beside the checkpoint folder: "checkpoints" is a folder the path leaves, not the file it
+    # writes; relative, final.pt is a scratch file like any other, absolute it is under /opt/ml
+    report = _run(tmp_path, {"checkpoint_s3_uri": "s3://b/c/"}, """
+        import os
+        import torch
+        CKPT_DIR = "checkpoints"
+        torch.save(m, os.path.join(CKPT_DIR, "..", "final.pt"))
+        torch.save(m, os.path.join("/opt/ml/checkpoints", "..", "final.pt"))
+    """)
+    assert _whole(report.findings) == [(
+        "PF-CHECKPOINT-LOCAL-PATH", "warning", "train.py:5",
+        "torch.save writes /opt/ml/checkpoints/../final.pt (outside checkpoint_local_path /opt/ml/checkpoints): "
+        "SageMaker uploads only /opt/ml/checkpoints to s3://b/c/",
+        "write under /opt/ml/checkpoints, the checkpoint_local_path SageMaker syncs: "
+        "os.path.join('/opt/ml/checkpoints', 'final.pt')",
+    )]
