@@ -299,7 +299,7 @@ def check_checkpoint_paths(job: JobDescription, scripts: Sequence[ScriptFacts]) 
     out = []
     for facts in scripts:
         for write in facts.writes:
-            path = posixpath.normpath(write.path) if write.path.startswith("/") else write.path
+            path = posixpath.normpath(write.path)  # where it leads, relative or not: a/../f.pt is f.pt
             if path.startswith("/"):
                 if _under(path, local):
                     continue
