@@ -81,7 +81,7 @@ ROOMS: dict[str, Room] = {
         ("smddp_infra/preflight/rules.py", "smddp_infra/preflight/facts.py"),
         ("tests/test_preflight.py", "tests/test_preflight_launchers.py", "tests/test_preflight_corpus.py",
          "tests/test_preflight_inputs.py", "tests/test_preflight_entry.py", "tests/test_preflight_placement.py",
-         "tests/test_preflight_smddp_use.py"),
+         "tests/test_preflight_smddp_use.py", "tests/test_preflight_checkpoints.py"),
         # a child process cannot see the mutant; the SDK ones import the SageMaker SDK (seconds each)
         ("tests/test_preflight.py::test_preflight_never_imports_sagemaker",
          "tests/test_preflight.py::test_the_known_sdk_names_match_the_installed_sdk_signatures",
