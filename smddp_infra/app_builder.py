@@ -16,8 +16,7 @@ def build_app(app: App, *, stack_name: str = STACK_NAME) -> TrainingNetworkStack
 
     from smddp_infra.checks import SmddpChecks
 
-    context = {key: app.node.try_get_context(key) for key in _context_keys(app)}
-    settings = NetworkSettings.from_context(context)
+    settings = NetworkSettings.from_context(_context(app))
     stack = TrainingNetworkStack(app, stack_name, settings=settings)
     if settings.allow_replacement:
         # Construct metadata lands in the cloud assembly, not in the template: `smddp-infra guard`
@@ -29,6 +28,7 @@ def build_app(app: App, *, stack_name: str = STACK_NAME) -> TrainingNetworkStack
     return stack
 
 
-def _context_keys(app: App) -> list[str]:
-    """Every ``smddp:*`` key set in cdk.json or with ``-c`` (so unknown keys are reported)."""
-    return sorted(k for k in app.node.get_all_context() if k.startswith("smddp:"))
+def _context(app: App) -> dict[str, object]:
+    """Every ``smddp:*`` key set in cdk.json or with ``-c`` (so unknown keys are reported), with its
+    value: the app is the root, so its whole context is what ``try_get_context`` would read key by key."""
+    return {key: value for key, value in sorted(app.node.get_all_context().items()) if key.startswith("smddp:")}

@@ -15,18 +15,20 @@ from __future__ import annotations
 from typing import Any
 
 import jsii
-from aws_cdk import Annotations, CfnDeletionPolicy, CfnResource
+from aws_cdk import Annotations, CfnDeletionPolicy, CfnResource, aws_fsx as fsx, aws_kms as kms, aws_s3 as s3
 from constructs import Construct, IValidation
 
 WARNING_ID = "smddp:statefulNotRetained"
-#: The types whose loss loses data (the guard protects the same ones).
-STATEFUL_TYPES = ("AWS::FSx::FileSystem", "AWS::S3::Bucket", "AWS::KMS::Key")
+#: The L1 classes of the types whose loss loses data (``rules.retention_rules.STATEFUL_TYPES``, which
+#: the guard protects too): what the constructs create, told apart in Python (``cfn_resource_type``
+#: is a round trip to jsii's node process for every resource under the scope).
+_STATEFUL_CLASSES = (fsx.CfnFileSystem, s3.CfnBucket, kms.CfnKey)
 _RETAINING = (CfnDeletionPolicy.RETAIN, CfnDeletionPolicy.RETAIN_EXCEPT_ON_CREATE, CfnDeletionPolicy.SNAPSHOT)
 
 
 def watch_retention(scope: Construct) -> list[CfnResource]:
     """Watch every stateful resource under ``scope`` that is RETAIN now; returns them."""
-    watched = [c for c in scope.node.find_all() if isinstance(c, CfnResource) and c.cfn_resource_type in STATEFUL_TYPES
+    watched = [c for c in scope.node.find_all() if isinstance(c, _STATEFUL_CLASSES)
                and c.cfn_options.deletion_policy in _RETAINING]
     if watched:
         scope.node.add_validation(_RetentionKept(watched))
@@ -66,4 +68,4 @@ class _RetentionKept:
         return []
 
 
-__all__ = ["STATEFUL_TYPES", "WARNING_ID", "watch_retention"]
+__all__ = ["WARNING_ID", "watch_retention"]

@@ -86,7 +86,19 @@ def is_lookup_placeholder(value: Any) -> bool:
 
 def not_known_yet(value: Any) -> bool:
     """A token or a lookup placeholder: the checks that need the value wait for the next pass."""
-    return is_lookup_placeholder(value) or (isinstance(value, str) and Token.is_unresolved(value))
+    return is_lookup_placeholder(value) or (isinstance(value, str) and unresolved(value))
+
+
+def may_hold_token(value: Any) -> bool:
+    """False only for a string aws-cdk-lib cannot read as a token: core's ``TokenString`` finds a string
+    token by its marker ``${Token[...]}`` or a stringified number token (``-1.8881545897e+289``), so a
+    string with neither is resolved. Asked here, not of the node process (a round trip each)."""
+    return not isinstance(value, str) or "${Token[" in value or "e+289" in value
+
+
+def unresolved(value: Any) -> bool:
+    """``Token.is_unresolved(value)``, without the round trip for a string that holds no token."""
+    return may_hold_token(value) and bool(Token.is_unresolved(value))
 
 
 def require(prop: str, value: Any, interface: str, *, optional: bool = True) -> None:
@@ -96,8 +108,14 @@ def require(prop: str, value: Any, interface: str, *, optional: bool = True) -> 
             return
         raise PropTypeError(f"{prop} is required: pass an {INTERFACES[interface][1]}")
     attribute, expected = INTERFACES[interface]
-    if isinstance(value, (str, bytes, int, float, bool, list, tuple, dict, set)) or not hasattr(value, attribute):
+    if isinstance(value, (str, bytes, int, float, bool, list, tuple, dict, set)) or not _has(value, attribute):
         raise PropTypeError(f"{prop} must be an {expected}, got {_shown(value)}")
+
+
+def _has(value: Any, attribute: str) -> bool:
+    """``hasattr``, asking the class first: on a jsii object ``hasattr`` reads the property through the
+    node process, while the interface's property is declared on its class."""
+    return any(attribute in vars(k) for k in type(value).__mro__) or hasattr(value, attribute)
 
 
 def require_each(prop: str, values: Any, interface: str) -> list[Any]:
@@ -112,7 +130,7 @@ def require_each(prop: str, values: Any, interface: str) -> list[Any]:
 
 
 def text(prop: str, value: Any, *, optional: bool = True, allow_token: bool = False) -> Optional[str]:
-    if not allow_token and isinstance(value, str) and Token.is_unresolved(value):
+    if not allow_token and isinstance(value, str) and unresolved(value):
         raise ConfigError(f"{prop} must be known at synth (a literal string), got a token {value!r}")
     checked: Optional[str] = fields.text("a str", optional=optional, tokens=True).check(prop, value)
     return checked
@@ -197,7 +215,7 @@ def concrete_region(scope: IConstruct, what: str = "") -> Optional[str]:
     """The stack's region, or None in an environment-agnostic stack (nothing regional is checked);
     ``what`` as for :func:`stack_of`."""
     region = stack_of(scope, what).region
-    return None if Token.is_unresolved(region) else region
+    return None if unresolved(region) else region
 
 
 def az_in_region(prop: str, value: Optional[str], region: Optional[str]) -> None:
@@ -208,7 +226,7 @@ def az_in_region(prop: str, value: Optional[str], region: Optional[str]) -> None
 
 def az_id_in_region(prop: str, value: Optional[str], region: Optional[str], *, prefix: Optional[str],
                     prefix_prop: str = "availability_zone_id_prefix") -> None:
-    if value is None or region is None or Token.is_unresolved(value):
+    if value is None or region is None or unresolved(value):
         return
     check_availability_zone_id(prop, value, region, prefix=prefix, prefix_setting=prefix_prop)
 
@@ -218,7 +236,7 @@ def resource_region(prop: str, resource: Any, region: Optional[str], why: str) -
     if region is None or resource is None:
         return
     theirs = resource.env.region
-    if not Token.is_unresolved(theirs) and theirs != region:
+    if not unresolved(theirs) and theirs != region:
         raise ConfigError(f"{prop} is in region {theirs}, the stack in {region}: {why}")
 
 
@@ -230,7 +248,7 @@ def check_bucket_name(prop: str, bucket: Any) -> None:
     if bucket is None:
         return
     name = bucket.bucket_name
-    if not isinstance(name, str) or Token.is_unresolved(name):
+    if not isinstance(name, str) or unresolved(name):
         return
     problem = bucket_name_problem(name)
     if problem is not None:
@@ -247,7 +265,7 @@ def warn_key_in_other_account(scope: IConstruct, prop: str, key: Any) -> None:
     if key is None:
         return
     theirs, ours = key.env.account, stack_of(scope).account
-    if Token.is_unresolved(theirs) or Token.is_unresolved(ours) or theirs == ours:
+    if unresolved(theirs) or unresolved(ours) or theirs == ours:
         return
     Annotations.of(scope).add_warning_v2(
         WARN_KEY_OTHER_ACCOUNT,
@@ -335,8 +353,8 @@ def subnet_in_vpc(subnet: Any, vpc: Any) -> tuple[Optional[bool], str]:
     if any(s.node.path == subnet.node.path for s in subnets):
         return True, ""
     subnet_id = subnet.subnet_id
-    literal_ids = [s.subnet_id for s in subnets if not Token.is_unresolved(s.subnet_id)]
-    if not Token.is_unresolved(subnet_id) and subnet_id in literal_ids:
+    literal_ids = [s.subnet_id for s in subnets if not unresolved(s.subnet_id)]
+    if not unresolved(subnet_id) and subnet_id in literal_ids:
         return True, ""
     cfn = subnet.node.default_child if isinstance(subnet, ec2.Subnet) else None
     if isinstance(cfn, ec2.CfnSubnet):
@@ -344,7 +362,7 @@ def subnet_in_vpc(subnet: Any, vpc: Any) -> tuple[Optional[bool], str]:
         return same, "" if same else "the subnet is created in this app with another VpcId"
     if isinstance(vpc, ec2.Vpc):
         return False, "the VPC is created by this app, so its subnets are the ones it creates, and this one is not among them"
-    if Token.is_unresolved(subnet_id) or not subnets:
+    if unresolved(subnet_id) or not subnets:
         return None, ""
     listed = ", ".join(literal_ids) if literal_ids else "only tokens"
     return False, (f"the VPC was imported with the subnets {listed}, and {subnet_id} is not one of them "
@@ -370,14 +388,14 @@ def check_subnet_in_vpc(scope: IConstruct, subnet: Any, vpc: Any, *, subnet_prop
 def subnet_matches_zone(scope: IConstruct, subnet_zone: str, *, availability_zone: Optional[str],
                         availability_zone_id: Optional[str]) -> None:
     """``availability_zone`` / ``availability_zone_id`` given beside a subnet must name its AZ."""
-    if Token.is_unresolved(subnet_zone):
+    if unresolved(subnet_zone):
         return
-    if availability_zone is not None and not Token.is_unresolved(availability_zone) and availability_zone != subnet_zone:
+    if availability_zone is not None and not unresolved(availability_zone) and availability_zone != subnet_zone:
         raise ConfigError(
             f"availability_zone {availability_zone!r} contradicts training_subnet, which is in {subnet_zone!r}: the job "
             "and the file system run in the subnet's AZ; drop availability_zone or pass a subnet in that AZ"
         )
-    if availability_zone_id is None or Token.is_unresolved(availability_zone_id):
+    if availability_zone_id is None or unresolved(availability_zone_id):
         return
     if is_az_id(subnet_zone):
         if subnet_zone != availability_zone_id:

@@ -22,6 +22,8 @@ from typing import Iterable, Mapping, Optional, Sequence
 from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from constructs import IConstruct
 
+from smddp_infra.constructs._validation import may_hold_token
+
 
 @dataclass(frozen=True)
 class Acknowledged:
@@ -200,7 +202,7 @@ def acknowledge_statement_wildcards(policy: IConstruct, statements: Iterable[tup
     for sid, resources in statements:
         reason = reasons.get(sid or "")
         for resource in resources:
-            finding = nag_text(stack.resolve(resource))
+            finding = nag_text(stack.resolve(resource) if may_hold_token(resource) else resource)
             if "*" in finding and reason and reason not in found.setdefault(finding, []):
                 found[finding].append(reason)
     acknowledge_wildcards(policy, found)
@@ -208,9 +210,10 @@ def acknowledge_statement_wildcards(policy: IConstruct, statements: Iterable[tup
 
 def acknowledge_rules(construct: IConstruct, pairs: Iterable[tuple[str, str]]) -> None:
     """Acknowledge ``(rule id, reason)`` pairs on the CfnResource for both cdk-nag majors."""
-    target = construct if CfnResource.is_cfn_resource(construct) else construct.node.default_child
-    assert target is not None and CfnResource.is_cfn_resource(target), f"no CfnResource under {construct.node.path}"
-    assert isinstance(target, CfnResource)
+    # isinstance, not CfnResource.is_cfn_resource: a round trip to the node process each, and jsii
+    # hands back every aws-cdk-lib L1 as its Python class
+    target = construct if isinstance(construct, CfnResource) else construct.node.default_child
+    assert isinstance(target, CfnResource), f"no CfnResource under {construct.node.path}"
     pairs = list(pairs)
     Validations.of(target).acknowledge(*(Acknowledgment(id=rule_id, reason=reason) for rule_id, reason in pairs))
     existing = target.get_metadata(CDK_NAG_METADATA) or {}

@@ -9,6 +9,7 @@ requirement it was sized for as the tag ``smddp:requiredThroughputMBps``, so
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 from aws_cdk import Annotations, Duration, RemovalPolicy, Tags, aws_ec2 as ec2, aws_fsx as fsx, aws_kms as kms, aws_s3 as s3
@@ -180,11 +181,16 @@ class LustreFileSystem(Construct):
 
     @property
     def file_system_id(self) -> str:
-        return self.file_system.file_system_id
+        return self._attributes[0]
 
     @property
     def mount_name(self) -> str:
-        return self.file_system.mount_name
+        return self._attributes[1]
+
+    @functools.cached_property
+    def _attributes(self) -> tuple[str, str]:
+        """The id and mount name tokens, read once from jsii (they never change)."""
+        return self.file_system.file_system_id, self.file_system.mount_name
 
     @property
     def directory_path(self) -> str:

@@ -20,6 +20,7 @@ each is acknowledged on this construct with the reason.
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any, Mapping, Optional, Sequence
 
 from aws_cdk import Annotations, ArnFormat, Aws, CfnMapping, Fn, Stack, Token, aws_ec2 as ec2, aws_iam as iam, aws_kms as kms, aws_s3 as s3
@@ -51,9 +52,16 @@ DESCRIBE_NETWORK_ACTIONS = ["ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs",
 KEY_USE_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"]
 
 
+#: The sid and resources each statement :func:`allow` built was given: read back here, not through jsii
+#: (two round trips to the node process a statement; the default app builds 13).
+_WRITTEN: "weakref.WeakKeyDictionary[iam.PolicyStatement, tuple[str, list[str]]]" = weakref.WeakKeyDictionary()
+
+
 def allow(sid: str, actions: Sequence[str], resources: Sequence[str], **extra: Any) -> iam.PolicyStatement:
     """One statement of a role's policy (``extra``: ``conditions``, ``effect``)."""
-    return iam.PolicyStatement(sid=sid, actions=list(actions), resources=list(resources), **extra)
+    statement = iam.PolicyStatement(sid=sid, actions=list(actions), resources=list(resources), **extra)
+    _WRITTEN[statement] = (sid, list(resources))
+    return statement
 
 
 def managed_policy(scope: Construct, statements: Sequence[iam.PolicyStatement], role: iam.IRole, description: str,
@@ -61,7 +69,7 @@ def managed_policy(scope: Construct, statements: Sequence[iam.PolicyStatement], 
     """The customer managed policy ``Policy`` on ``role`` (AwsSolutions-IAM4: no AWS managed ones), each
     wildcard resource acknowledged with the reason ``reasons`` gives its statement's sid."""
     policy = iam.ManagedPolicy(scope, "Policy", statements=list(statements), roles=[role], description=description)
-    acknowledge_statement_wildcards(policy, [(s.sid, s.resources) for s in statements], reasons)
+    acknowledge_statement_wildcards(policy, [_WRITTEN.get(s) or (s.sid, s.resources) for s in statements], reasons)
     return policy
 
 

@@ -437,7 +437,15 @@ class TrainingNetwork(Construct, ITrainingNetwork, metaclass=_KnownProps):
         return policy
 
     def job_settings(self) -> JobDocument:
-        """The job document (tokens until deploy) for outputs, SSM or another construct."""
+        """The job document (tokens until deploy) for outputs, SSM or another construct. Read once:
+        every value is fixed when the constructor ends, and each read is a round trip to jsii's node
+        process (the default app asked for it four times)."""
+        document: Optional[JobDocument] = getattr(self, "_job_settings", None)
+        if document is None:
+            document = self._job_settings = self._read_job_settings()
+        return document
+
+    def _read_job_settings(self) -> JobDocument:
         stack = Stack.of(self)
         return JobDocument(
             network=self.network_name,
