@@ -86,18 +86,19 @@ def _tags(item: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [{"Key": t["Key"], "Value": t.get("Value", "")} for t in item.get("Tags") or [] if isinstance(t, Mapping) and "Key" in t]
 
 
+#: An ``IpPermission``'s address peers: (its list, the item's member, the rule's property in
+#: ingress, in egress). Peer groups (``UserIdGroupPairs``) are read apart: they may be Refs.
+_ADDRESS_PEERS = (("IpRanges", "CidrIp", "CidrIp", "CidrIp"), ("Ipv6Ranges", "CidrIpv6", "CidrIpv6", "CidrIpv6"),
+                  ("PrefixListIds", "PrefixListId", "SourcePrefixListId", "DestinationPrefixListId"))
+
+
 def _permission_entries(permission: Mapping[str, Any], egress: bool, names: Mapping[str, Any], owner: Optional[str]) -> list[dict[str, Any]]:
     base: dict[str, Any] = {"IpProtocol": str(permission.get("IpProtocol", "-1"))}
     for key in ("FromPort", "ToPort"):
         if permission.get(key) is not None:
             base[key] = permission[key]
-    out: list[dict[str, Any]] = []
-    for item in permission.get("IpRanges") or []:
-        out.append({**base, "CidrIp": item.get("CidrIp")})
-    for item in permission.get("Ipv6Ranges") or []:
-        out.append({**base, "CidrIpv6": item.get("CidrIpv6")})
-    for item in permission.get("PrefixListIds") or []:
-        out.append({**base, ("DestinationPrefixListId" if egress else "SourcePrefixListId"): item.get("PrefixListId")})
+    out = [{**base, (egress_prop if egress else ingress_prop): item.get(key)}
+           for peers, key, ingress_prop, egress_prop in _ADDRESS_PEERS for item in permission.get(peers) or []]
     for pair in permission.get("UserIdGroupPairs") or []:
         group = pair.get("GroupId")
         user = pair.get("UserId")
@@ -112,14 +113,11 @@ def live_template(network: LiveNetwork) -> dict[str, Any]:
     """The account's network as a CloudFormation-shaped template the model reads."""
     resources: dict[str, dict[str, Any]] = {}
     # Register every id first, so references between them become Refs whatever the order.
-    for vpc in network.vpcs:
-        resources[vpc["VpcId"]] = {"Type": "AWS::EC2::VPC", "Properties": {}}
-    for subnet in network.subnets:
-        resources[subnet["SubnetId"]] = {"Type": "AWS::EC2::Subnet", "Properties": {}}
-    for group in network.security_groups:
-        resources[group["GroupId"]] = {"Type": "AWS::EC2::SecurityGroup", "Properties": {}}
-    for table in network.route_tables:
-        resources[table["RouteTableId"]] = {"Type": "AWS::EC2::RouteTable", "Properties": {}}
+    for items, id_key, kind in ((network.vpcs, "VpcId", "VPC"), (network.subnets, "SubnetId", "Subnet"),
+                                (network.security_groups, "GroupId", "SecurityGroup"),
+                                (network.route_tables, "RouteTableId", "RouteTable")):
+        for item in items:
+            resources[item[id_key]] = {"Type": f"AWS::EC2::{kind}", "Properties": {}}
 
     for vpc in network.vpcs:
         resources[vpc["VpcId"]]["Properties"] = {"CidrBlock": vpc.get("CidrBlock"), "Tags": _tags(vpc),
@@ -230,10 +228,9 @@ def _file_systems(network: LiveNetwork, resources: dict[str, dict[str, Any]]) ->
         fs_id = fs["FileSystemId"]
         lustre = fs.get("LustreConfiguration") or {}
         config: dict[str, Any] = {k: lustre[k] for k in _LUSTRE_KEYS if lustre.get(k) is not None}
-        if lustre.get("MetadataConfiguration"):
-            config["MetadataConfiguration"] = dict(lustre["MetadataConfiguration"])
-        if lustre.get("DataReadCacheConfiguration"):
-            config["DataReadCacheConfiguration"] = dict(lustre["DataReadCacheConfiguration"])
+        for key in ("MetadataConfiguration", "DataReadCacheConfiguration"):
+            if lustre.get(key):
+                config[key] = dict(lustre[key])
         props: dict[str, Any] = {
             "FileSystemType": fs.get("FileSystemType"),
             "SubnetIds": [_ref(resources, s) for s in fs.get("SubnetIds") or []],
