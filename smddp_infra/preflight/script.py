@@ -279,14 +279,18 @@ class _Analyser:
         tf_smddp: list[GuardedUse] = []
         dist_sampler = even = False
 
+        def imported_whole(node: ast.Import | ast.Call, module: str) -> None:
+            """``import module`` or ``importlib.import_module("module")``: the import, and what it starts."""
+            imports.append(ImportUse(node.lineno, module, (), 0))
+            if is_deprecated(module):
+                deprecated.append(self._use(node, module))
+            if module.endswith("torch_smddp"):
+                smddp_imports.append(self._use(node, module))
+
         for node in self.nodes:
             if isinstance(node, ast.Import):
                 for alias in node.names:
-                    imports.append(ImportUse(node.lineno, alias.name, (), 0))
-                    if is_deprecated(alias.name):
-                        deprecated.append(self._use(node, alias.name))
-                    if alias.name.endswith("torch_smddp"):
-                        smddp_imports.append(self._use(node, alias.name))
+                    imported_whole(node, alias.name)
             elif isinstance(node, ast.ImportFrom):
                 module = node.module or ""
                 imports.append(ImportUse(node.lineno, module, tuple(a.name for a in node.names), node.level))
@@ -311,12 +315,8 @@ class _Analyser:
                 leaf = callee.rsplit(".", 1)[-1]
                 if callee in {"importlib.import_module", "__import__"} and node.args:
                     target = self._const(node.args[0])
-                    if target and is_deprecated(target):
-                        deprecated.append(self._use(node, target))
                     if target:
-                        imports.append(ImportUse(node.lineno, target, (), 0))
-                        if target.endswith("torch_smddp"):
-                            smddp_imports.append(self._use(node, target))
+                        imported_whole(node, target)
                 if leaf in TF_SMDDP_CALLS and callee.startswith(_TF_SMDDP_PREFIX):
                     tf_smddp.append(self._use(node, TF_SMDDP_MODULE))
                     if leaf in TF_SMDDP_COLLECTIVES:
