@@ -14,7 +14,7 @@ import posixpath
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from smddp_infra.preflight.reading import is_main_guard, parse_python, read_python, too_deep
 
@@ -393,8 +393,7 @@ class _Analyser:
         """The ``if`` tests ``node`` runs under, and whether a failed import is caught around it."""
         guards: list[Guard] = []
         optional = False
-        child, parent = node, self.parents.get(node)
-        while parent is not None:
+        for child, parent in self._ancestors(node):
             if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and not is_main_guard(parent.test):
                 holds = child in parent.body if isinstance(parent, ast.If) else child is parent.body
                 guards.append(Guard(self._inline(parent.test, parent), holds, _unparse(parent.test)))
@@ -403,7 +402,6 @@ class _Analyser:
                     names = {_leaf(n) for n in ast.walk(handler.type)} if handler.type is not None else {"Exception"}
                     if names & {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}:
                         optional = True
-            child, parent = parent, self.parents.get(parent)
         return tuple(reversed(guards)), optional
 
     def _use(self, node: ast.AST, module: str) -> GuardedUse:
@@ -461,7 +459,7 @@ class _Analyser:
             def visit_Name(self, node: ast.Name) -> ast.AST:
                 for area in (scope, analyser.tree) if scope is not analyser.tree else (analyser.tree,):
                     if area is not analyser.tree and isinstance(area, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                            node.id in {a.arg for a in (*area.args.args, *area.args.kwonlyargs, *area.args.posonlyargs)}:
+                            node.id in _parameter_names(area):
                         return node  # a parameter: its value comes from the caller
                     values = analyser._assignments(node.id, area)
                     if len(values) == 1 and isinstance(values[0], ast.expr):
@@ -668,31 +666,26 @@ class _Analyser:
     def _guarded(self, node: ast.AST) -> bool:
         """Inside an ``if`` (or loop) whose test names a rank: ``if rank == 0``,
         ``if dist.get_rank() == 0``, ``if args.local_rank in (-1, 0)``, ``if is_main_process()``."""
-        child, parent = node, self.parents.get(node)
-        while parent is not None:
-            if isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test and _mentions(parent.test, _RANK_WORDS):
-                return True
-            child, parent = parent, self.parents.get(parent)
-        return False
+        return any(isinstance(parent, (ast.If, ast.IfExp, ast.While)) and child is not parent.test
+                   and _mentions(parent.test, _RANK_WORDS) for child, parent in self._ancestors(node))
 
     def _step_bounded(self, loop: ast.AST) -> bool:
         """The loop over the loader leaves on a step count (``if global_step >= max_steps: break``):
         every rank runs the same number of steps whatever its batch count."""
         for node in ast.walk(loop):
             if isinstance(node, (ast.Break, ast.Return)):
-                parent = self.parents.get(node)
-                while parent is not None and parent is not loop:
+                for _, parent in self._ancestors(node):
+                    if parent is loop:
+                        break
                     if isinstance(parent, ast.If) and _mentions(parent.test, _STEP_WORDS):
                         return True
-                    parent = self.parents.get(parent)
         return False
 
     def _evaluation(self, loop: ast.AST) -> bool:
         """Inside ``with torch.no_grad()`` / ``torch.inference_mode()`` or a function named like
         evaluation (``evaluate``, ``test``, ``validate``): no backward pass, so uneven counts hang
         only if the loop itself runs collectives (an all_reduce per batch, DDP's buffer broadcast)."""
-        parent = self.parents.get(loop)
-        while parent is not None:
+        for _, parent in self._ancestors(loop):
             if isinstance(parent, (ast.With, ast.AsyncWith)):
                 for item in parent.items:
                     call = item.context_expr
@@ -701,7 +694,6 @@ class _Analyser:
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = parent.name.lower()
                 return any(word in name for word in ("eval", "test", "valid", "predict", "infer"))
-            parent = self.parents.get(parent)
         return False
 
     def _loader_use(self, node: ast.Call) -> tuple[str, Optional[int]]:
@@ -739,10 +731,16 @@ class _Analyser:
         return set(), None
 
     def _enclosing_function(self, node: ast.AST) -> Optional[ast.FunctionDef | ast.AsyncFunctionDef]:
-        parent = self.parents.get(node)
-        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            parent = self.parents.get(parent)
-        return parent
+        return next((parent for _, parent in self._ancestors(node)
+                     if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+    def _ancestors(self, node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+        """(child, parent) from ``node``'s parent up to the module: the one walk every question
+        about where a node sits (under a rank guard, in a function, inside a ``try``) takes."""
+        child, parent = node, self.parents.get(node)
+        while parent is not None:
+            yield child, parent
+            child, parent = parent, self.parents.get(parent)
 
     def _uses(self, node: ast.AST, *, depth: int) -> Iterable[tuple[str, int]]:
         """(kind, line) of every use of the value ``node`` produces."""
@@ -871,7 +869,7 @@ class _Analyser:
         for area in (scope, None) if scope is not None else (None,):
             if any(wrapped_at <= line for wrapped_at in self.wrap_lines.get((area, owner.id), [])):
                 return True
-            if area is not None and owner.id in {a.arg for a in (*area.args.args, *area.args.kwonlyargs, *area.args.posonlyargs)}:
+            if area is not None and owner.id in _parameter_names(area):
                 return None  # a parameter: the caller decides
             if self._assignments(owner.id, area or self.tree):
                 return False
@@ -1199,6 +1197,11 @@ def _target_names(target: ast.AST) -> set[str]:
     if isinstance(target, (ast.Tuple, ast.List)):
         return set().union(*(_target_names(e) for e in target.elts)) if target.elts else set()
     return set()
+
+
+def _parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function binds from its caller (positional-only, ordinary and keyword-only)."""
+    return {a.arg for a in (*function.args.args, *function.args.kwonlyargs, *function.args.posonlyargs)}
 
 
 def _parameter(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, value: ast.AST) -> Optional[str]:
