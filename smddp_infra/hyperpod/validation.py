@@ -54,6 +54,11 @@ def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, (str, int, float, bool, type(None), tuple, list)) else type(value).__name__
 
 
+def _whole(value: Any, low: int, high: int) -> bool:
+    """A whole number from ``low`` to ``high``; never a bool (``True`` is an ``int`` to Python, not a count to the API)."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def check_eks_cluster_arn(prop: str, orchestrator: str, arn: Any) -> Optional[str]:
     """EKS needs the platform's EKS cluster ARN (``Orchestrator.Eks.ClusterArn``, botocore's
     ``EksClusterArn`` pattern); Slurm takes none."""
@@ -83,23 +88,26 @@ def check_cluster_name(prop: str, value: Any) -> None:
                           f"with a letter or digit (ClusterName), got {shown}")
 
 
+def _eks_only_flag(prop: str, orchestrator: str, value: Any, why: str) -> None:
+    """A True/False setting that only an EKS-orchestrated cluster may turn on (``why``: what and whose rule)."""
+    flag().check(prop, value)
+    if value and orchestrator != "eks":
+        raise ConfigError(f"{prop}=True {why}, got orchestrator={orchestrator!r}")
+
+
 def check_continuous_provisioning(prop: str, orchestrator: str, value: Any) -> None:
     """``NodeProvisioningMode: Continuous`` "is only supported for EKS orchestrated clusters" (botocore
     ``CreateClusterRequest.NodeProvisioningMode``; SageMaker developer guide, "Continuous provisioning for
     enhanced cluster operations on Amazon EKS": Slurm clusters use a different scaling model)."""
-    flag().check(prop, value)
-    if value and orchestrator != "eks":
-        raise ConfigError(f"{prop}=True (NodeProvisioningMode: Continuous) is only supported on EKS-orchestrated "
-                          f"clusters (botocore CreateCluster), got orchestrator={orchestrator!r}")
+    _eks_only_flag(prop, orchestrator, value, "(NodeProvisioningMode: Continuous) is only supported on EKS-orchestrated "
+                   "clusters (botocore CreateCluster)")
 
 
 def check_autoscaling_orchestrator(prop: str, orchestrator: str, value: Any) -> None:
     """HyperPod's managed Karpenter autoscaling is "for clusters created with EKS orchestration"
     (SageMaker developer guide, "Autoscaling on SageMaker HyperPod EKS")."""
-    flag().check(prop, value)
-    if value and orchestrator != "eks":
-        raise ConfigError(f"{prop}=True (AutoScaling, Karpenter) is only for EKS-orchestrated clusters (SageMaker "
-                          f"developer guide, Autoscaling on SageMaker HyperPod EKS), got orchestrator={orchestrator!r}")
+    _eks_only_flag(prop, orchestrator, value, "(AutoScaling, Karpenter) is only for EKS-orchestrated clusters (SageMaker "
+                   "developer guide, Autoscaling on SageMaker HyperPod EKS)")
 
 
 def check_autoscaling_needs_continuous(prop: str, autoscaling: bool, continuous: bool) -> None:
@@ -133,7 +141,7 @@ def check_memory_percent(prop: str, value: Any) -> None:
     if value is None:
         return
     low, high = _int_range("ClusterInstanceMemoryAllocationPercentage", (0, 100))
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    if not _whole(value, low, high):
         raise ConfigError(f"{prop} must be a whole percentage of instance memory from {low} to {high} "
                           f"(TieredStorageConfig.InstanceMemoryAllocationPercentage) or None, got {_shown(value)}")
 
@@ -227,7 +235,7 @@ def check_instance_type(prop: str, value: Any) -> Optional[str]:
 
 
 def check_count(prop: str, value: Any, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+    if not _whole(value, minimum, MAX_COUNT):
         raise ConfigError(f"{prop} must be a whole number from {minimum} to {MAX_COUNT} (InstanceCount), got {_shown(value)}")
     return int(value)
 
@@ -238,7 +246,7 @@ def check_threads_per_core(prop: str, value: Any) -> None:
 
 
 def check_ebs_volume(prop: str, value: Any) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_EBS_GIB):
+    if value is not None and not _whole(value, 1, MAX_EBS_GIB):
         raise ConfigError(f"{prop} must be a whole number of GiB from 1 to {MAX_EBS_GIB} (EbsVolumeConfig.VolumeSizeInGB) "
                           f"or None, got {_shown(value)}")
 
@@ -297,7 +305,7 @@ def check_min_count(prop: str, value: Any, count: int) -> None:
     (the CloudFormation schema: "MinInstanceCount must be less than or equal to InstanceCount")."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+    if not _whole(value, 0, MAX_COUNT):
         raise ConfigError(f"{prop} must be a whole number from 0 to {MAX_COUNT} (MinInstanceCount) or None, got {_shown(value)}")
     if value > count:
         raise ConfigError(f"{prop} must be at most the group's count {count} (MinInstanceCount <= InstanceCount), got {value}")
@@ -679,16 +687,21 @@ def check_openzfs_created(prop: str, deployment_type: Any, capacity_gib: Any, th
                           "(PreferredSubnetId) and the training network has one subnet: create it beside the network and "
                           "import it (file_system_id=, dns_name=, security_group=)")
     low, high = zfs.MIN_CAPACITY_GIB, zfs.MAX_CAPACITY_GIB
-    if isinstance(capacity_gib, bool) or not isinstance(capacity_gib, int) or not low <= capacity_gib <= high:
+    if not _whole(capacity_gib, low, high):
         raise ConfigError(f"{prop}.storage_capacity_gib must be a whole number of GiB from {low:,} to {high:,} "
                           f"(FSx for OpenZFS StorageCapacity), got {_shown(capacity_gib)}")
     problem = (zfs.throughput_problem(deployment_type, throughput_mbps)
                if isinstance(throughput_mbps, int) and not isinstance(throughput_mbps, bool) else "a whole number of MB/s")
     if problem:
         raise ConfigError(f"{prop}.throughput_mbps must be one the deployment type takes: {problem}, got {_shown(throughput_mbps)}")
-    if isinstance(backup_days, bool) or not isinstance(backup_days, int) or not 0 <= backup_days <= zfs.MAX_BACKUP_RETENTION_DAYS:
+    if not _whole(backup_days, 0, zfs.MAX_BACKUP_RETENTION_DAYS):
         raise ConfigError(f"{prop}.backup_retention_days must be a whole number of days from 0 (off) to "
                           f"{zfs.MAX_BACKUP_RETENTION_DAYS} (AutomaticBackupRetentionDays), got {_shown(backup_days)}")
+
+
+def _id_or_token(value: Any, shape: re.Pattern[str]) -> bool:
+    """An id of ``shape``, or a token: a value resolved at deploy, whose shape CloudFormation checks."""
+    return isinstance(value, str) and (value.startswith("${Token[") or shape.fullmatch(value) is not None)
 
 
 def check_openzfs_imported(prop: str, file_system_id: Any, dns_name: Any, group_id: Any, created: Sequence[str]) -> None:
@@ -699,14 +712,12 @@ def check_openzfs_imported(prop: str, file_system_id: Any, dns_name: Any, group_
     if created:
         raise ConfigError(f"{prop}: {', '.join(created)} size a file system the cluster creates; an imported one "
                           f"(file_system_id={file_system_id!r}) keeps its own: leave them out")
-    id_shape = api.pattern("FileSystemId") or re.compile(r"(fs-[0-9a-f]{8,})")
-    if not isinstance(file_system_id, str) or not (file_system_id.startswith("${Token[") or id_shape.fullmatch(file_system_id)):
+    if not _id_or_token(file_system_id, api.pattern("FileSystemId") or re.compile(r"(fs-[0-9a-f]{8,})")):
         raise ConfigError(f"{prop}.file_system_id must be an FSx file system id (fs- and 8 or more hex digits), got "
                           f"{_shown(file_system_id)}")
-    dns_shape = api.pattern("ClusterDnsName") or re.compile(r"((fs|fc)i?-[0-9a-f]{8,}\..{4,253})")
-    if not isinstance(dns_name, str) or not (dns_name.startswith("${Token[") or dns_shape.fullmatch(dns_name)):
+    if not _id_or_token(dns_name, api.pattern("ClusterDnsName") or re.compile(r"((fs|fc)i?-[0-9a-f]{8,}\..{4,253})")):
         raise ConfigError(f"{prop}.dns_name must be the file system's DNS name (fs-....fsx.<region>.amazonaws.com: "
                           f"FsxOpenZfsConfig.DnsName), got {_shown(dns_name)}")
-    if not isinstance(group_id, str) or not (group_id.startswith("${Token[") or arns.SECURITY_GROUP_ID.fullmatch(group_id)):
+    if not _id_or_token(group_id, arns.SECURITY_GROUP_ID):
         raise ConfigError(f"{prop}.security_group_id must be the file system's security group id (sg- and 8 to 17 hex "
                           f"digits), got {_shown(group_id)}")
