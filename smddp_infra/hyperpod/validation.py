@@ -88,26 +88,23 @@ def check_cluster_name(prop: str, value: Any) -> None:
                           f"with a letter or digit (ClusterName), got {shown}")
 
 
-def _eks_only_flag(prop: str, orchestrator: str, value: Any, why: str) -> None:
-    """A True/False setting that only an EKS-orchestrated cluster may turn on (``why``: what and whose rule)."""
-    flag().check(prop, value)
-    if value and orchestrator != "eks":
-        raise ConfigError(f"{prop}=True {why}, got orchestrator={orchestrator!r}")
-
-
 def check_continuous_provisioning(prop: str, orchestrator: str, value: Any) -> None:
     """``NodeProvisioningMode: Continuous`` "is only supported for EKS orchestrated clusters" (botocore
     ``CreateClusterRequest.NodeProvisioningMode``; SageMaker developer guide, "Continuous provisioning for
     enhanced cluster operations on Amazon EKS": Slurm clusters use a different scaling model)."""
-    _eks_only_flag(prop, orchestrator, value, "(NodeProvisioningMode: Continuous) is only supported on EKS-orchestrated "
-                   "clusters (botocore CreateCluster)")
+    flag().check(prop, value)
+    if value and orchestrator != "eks":
+        raise ConfigError(f"{prop}=True (NodeProvisioningMode: Continuous) is only supported on EKS-orchestrated "
+                          f"clusters (botocore CreateCluster), got orchestrator={orchestrator!r}")
 
 
 def check_autoscaling_orchestrator(prop: str, orchestrator: str, value: Any) -> None:
     """HyperPod's managed Karpenter autoscaling is "for clusters created with EKS orchestration"
     (SageMaker developer guide, "Autoscaling on SageMaker HyperPod EKS")."""
-    _eks_only_flag(prop, orchestrator, value, "(AutoScaling, Karpenter) is only for EKS-orchestrated clusters (SageMaker "
-                   "developer guide, Autoscaling on SageMaker HyperPod EKS)")
+    flag().check(prop, value)
+    if value and orchestrator != "eks":
+        raise ConfigError(f"{prop}=True (AutoScaling, Karpenter) is only for EKS-orchestrated clusters (SageMaker "
+                          f"developer guide, Autoscaling on SageMaker HyperPod EKS), got orchestrator={orchestrator!r}")
 
 
 def check_autoscaling_needs_continuous(prop: str, autoscaling: bool, continuous: bool) -> None:
@@ -502,20 +499,16 @@ def _typed(group: InstanceGroup, orchestrator: str) -> str:
 
 def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) -> list[str]:
     """Every per-group rule, then the cluster's: the notes of checks not evaluated."""
-    notes: list[str] = []
+    notes: list[Optional[str]] = []  # None: evaluated
     for index, group in enumerate(groups):
         at = f"{prop}[{index}]"
         check_name(f"{at}.name", group.name)
         notes.extend(check_group_2026(at, orchestrator, group))
-        note = check_instance_type(f"{at}.instance_type", group.instance_type) if group.instance_type is not None else None
-        if note:
-            notes.append(note)
+        notes.append(check_instance_type(f"{at}.instance_type", group.instance_type) if group.instance_type is not None else None)
         check_count(f"{at}.count", group.count)
         check_threads_per_core(f"{at}.threads_per_core", group.threads_per_core)
         check_ebs_volume(f"{at}.ebs_volume_gib", group.ebs_volume_gib)
-        note = check_training_plan_arn(f"{at}.training_plan_arn", group.training_plan_arn)
-        if note:
-            notes.append(note)
+        notes.append(check_training_plan_arn(f"{at}.training_plan_arn", group.training_plan_arn))
         check_slurm_node_type(f"{at}.slurm_node_type", orchestrator, group.slurm_node_type)
         check_partition(f"{at}.partition", orchestrator, group.slurm_node_type, group.partition)
         check_deep_health_checks(f"{at}.deep_health_checks", group.deep_health_checks)
@@ -526,13 +519,11 @@ def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) 
         check_kubernetes_labels(f"{at}.kubernetes_labels", group.kubernetes_labels)
         check_kubernetes_only(f"{at}.kubernetes_taints", orchestrator, group.kubernetes_taints)
         check_kubernetes_taints(f"{at}.kubernetes_taints", group.kubernetes_taints)
-        note = check_update_schedule(f"{at}.update_schedule", group.update_schedule)
-        if note:
-            notes.append(note)
+        notes.append(check_update_schedule(f"{at}.update_schedule", group.update_schedule))
         check_image_id(f"{at}.image_id", group.image_id)
     check_unique_names(prop, groups)
     check_one_controller(prop, orchestrator, groups)
-    return notes
+    return [note for note in notes if note]
 
 
 # --- the instance group's 2026 properties (issue 42): each limit read from the installed cfn-lint
