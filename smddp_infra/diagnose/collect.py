@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from smddp_infra.account import Account, AccountError, NotFoundError
+from smddp_infra.diagnose.hyperpod import LIFECYCLE_STREAM_PREFIX
 from smddp_infra.guardrails import TRAINING_LOG_GROUP
 from smddp_infra.rules.live_loader import Compute, LiveNetwork
 
@@ -199,19 +200,22 @@ def read_cluster_nodes(account: Account, cluster: Mapping[str, Any]) -> list[Map
 
 def read_cluster_logs(account: Account, cluster: Mapping[str, Any], group: str) -> tuple[Optional[list[LogEvent]], Optional[str]]:
     """The lifecycle-script streams of the cluster's log group (bounded FilterLogEvents); None when it does not exist."""
-    name = str(cluster.get("ClusterName"))
-    events: list[LogEvent] = []
     try:
-        for event in account.pages("logs", "FilterLogEvents", "events", f"--cluster {name}", max_pages=LOG_PAGES,
-                                   logGroupName=group, logStreamNamePrefix="LifecycleConfig/", limit=LOG_EVENTS_PER_PAGE):
-            stream = str(event.get("logStreamName", ""))
-            if stream.startswith("LifecycleConfig/"):
-                stamp = int(event.get("timestamp", 0))
-                events.append(LogEvent(datetime.fromtimestamp(stamp / 1000, timezone.utc), stream, str(event.get("message", "")).rstrip()))
+        return list(_log_events(account, f"--cluster {cluster.get('ClusterName')}", group, LIFECYCLE_STREAM_PREFIX)), None
     except NotFoundError:
         return None, (f"lifecycle logs: no log group {group} in {account.region} yet (the nodes have not written one): "
                       "lifecycle-script and FSx mount failures not evaluated")
-    return events, None
+
+
+def _log_events(account: Account, what: str, group: str, prefix: str, **window: Any) -> Iterator[LogEvent]:
+    """The events of ``group``'s streams named ``prefix...`` (FilterLogEvents, :data:`LOG_PAGES` pages); a
+    stream outside the prefix is skipped (a prefix the service did not apply: moto 5.2.5 ignores it)."""
+    for event in account.pages("logs", "FilterLogEvents", "events", what, max_pages=LOG_PAGES, logGroupName=group,
+                               logStreamNamePrefix=prefix, limit=LOG_EVENTS_PER_PAGE, **window):
+        stream = str(event.get("logStreamName", ""))
+        if stream.startswith(prefix):
+            stamp = datetime.fromtimestamp(int(event.get("timestamp", 0)) / 1000, timezone.utc)
+            yield LogEvent(stamp, stream, str(event.get("message", "")).rstrip())
 
 
 def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tuple[Optional[list[LogEvent]], Optional[str]]:
@@ -222,23 +226,18 @@ def read_logs(account: Account, job: Mapping[str, Any], *, now: datetime) -> tup
     end: datetime = ended + END_GRACE if isinstance(ended, datetime) else now
     if not isinstance(start, datetime):
         return None, "the job has not started: no log to read"
-    events: dict[tuple[int, str, str], LogEvent] = {}
+    events: dict[LogEvent, None] = {}  # the head and the tail window overlap; kept in the order read
     windows = [(start, end)]
     if end - start > timedelta(minutes=TAIL_MINUTES):
         windows.append((end - timedelta(minutes=TAIL_MINUTES), end))
     try:
         for low, high in windows:
-            for event in account.pages("logs", "FilterLogEvents", "events", f"--job {name}", max_pages=LOG_PAGES,
-                                       logGroupName=TRAINING_LOG_GROUP, logStreamNamePrefix=f"{name}/",
-                                       startTime=_ms(low), endTime=_ms(high) + 1000, limit=LOG_EVENTS_PER_PAGE):
-                if not str(event.get("logStreamName", "")).startswith(f"{name}/"):
-                    continue  # another job's stream (a prefix the service did not apply: moto 5.2.5 ignores it)
-                stamp = int(event.get("timestamp", 0))
-                key = (stamp, str(event.get("logStreamName", "")), str(event.get("message", "")))
-                events[key] = LogEvent(datetime.fromtimestamp(stamp / 1000, timezone.utc), key[1], key[2].rstrip())
+            read = _log_events(account, f"--job {name}", TRAINING_LOG_GROUP, f"{name}/", startTime=_ms(low),
+                               endTime=_ms(high) + 1000)
+            events.update(dict.fromkeys(read))
     except NotFoundError:
         return [], f"no log group {TRAINING_LOG_GROUP} (or no stream for {name}) in {account.region}"
-    return sorted(events.values(), key=lambda e: e.timestamp, reverse=True), None
+    return sorted(events, key=lambda e: e.timestamp, reverse=True), None
 
 
 def _ms(value: datetime) -> int:

@@ -23,6 +23,7 @@ from typing import Any, Optional
 from smddp_infra.account.session import Account, NotFoundError
 from smddp_infra.diagnose.report import Item
 from smddp_infra.errors import ConfigError
+from smddp_infra.facts.arns import eks_cluster_name
 from smddp_infra.hyperpod import eks as facts
 
 #: The read-only actions this reader calls (for diagnose's policy).
@@ -34,7 +35,7 @@ def diagnose_eks_cluster(account: Account, cluster_arn: str, *, what: str = "eks
                          training_operator_addon: str = facts.TRAINING_OPERATOR_ADDON,
                          cert_manager_addon: str = facts.CERT_MANAGER_ADDON) -> list[Item]:
     """Findings about the EKS cluster ``cluster_arn`` orchestrating a HyperPod cluster (read-only)."""
-    name = facts.cluster_name_of_arn(cluster_arn) if isinstance(cluster_arn, str) else None
+    name = eks_cluster_name(cluster_arn) if isinstance(cluster_arn, str) else None
     if name is None:
         raise ConfigError(f"{what} must be an EKS cluster ARN (arn:aws:eks:<region>:<account>:cluster/<name>), got {cluster_arn!r}")
     try:

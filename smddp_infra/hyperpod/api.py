@@ -55,15 +55,16 @@ def doc(shape: str, member: str) -> Optional[str]:
     return re.sub(r"<[^>]+>", "", str(found.members[member].documentation or ""))
 
 
-@lru_cache(maxsize=1)
-def _cluster_schema() -> Any:
-    """cfn-lint's bundled ``AWS::SageMaker::Cluster`` resource schema (the CloudFormation registry's), or None."""
+@lru_cache(maxsize=4)
+def resource_schema(resource_type: str) -> Any:
+    """cfn-lint's bundled resource schema of ``resource_type`` (the CloudFormation registry's), or None
+    without cfn-lint or when the installed one does not have the type."""
     try:
         from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
     except ImportError:
         return None
     try:
-        return PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", "AWS::SageMaker::Cluster").schema
+        return PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", resource_type).schema
     except Exception:  # an older cfn-lint without the type
         return None
 
@@ -71,18 +72,14 @@ def _cluster_schema() -> Any:
 def schedule_expression_pattern() -> Optional[re.Pattern[str]]:
     """``ScheduledUpdateConfig.ScheduleExpression``'s pattern in the CloudFormation schema (botocore's
     ``CronScheduleExpression`` has only a length): the form CloudFormation accepts, or None without cfn-lint."""
-    schema = _cluster_schema()
-    try:
-        text = schema["definitions"]["ScheduledUpdateConfig"]["properties"]["ScheduleExpression"]["pattern"]
-    except (TypeError, KeyError):
-        return None
-    return re.compile(str(text))
+    text = cluster_schema_at("ScheduledUpdateConfig", "properties", "ScheduleExpression", "pattern")
+    return None if text is None else re.compile(str(text))
 
 
 def cluster_schema_at(*path: str) -> Any:
     """What the installed cfn-lint's ``AWS::SageMaker::Cluster`` schema holds at ``definitions/<path>``
     (``("ClusterNetworkInterface", "properties", "InterfaceType")``), or None without cfn-lint or the key."""
-    found = _cluster_schema()
+    found = resource_schema("AWS::SageMaker::Cluster")
     try:
         found = found["definitions"]
         for key in path:
@@ -95,11 +92,8 @@ def cluster_schema_at(*path: str) -> Any:
 def image_id_format() -> Optional[str]:
     """The ``format`` the CloudFormation schema gives an instance group's ``ImageId``
     (``AWS::EC2::Image.Id`` in cfn-lint 1.58), or None without cfn-lint."""
-    schema = _cluster_schema()
-    try:
-        return str(schema["definitions"]["ImageId"]["format"])
-    except (TypeError, KeyError):
-        return None
+    found = cluster_schema_at("ImageId", "format")
+    return None if found is None else str(found)
 
 
 def cluster_instance_types() -> Optional[tuple[str, ...]]:

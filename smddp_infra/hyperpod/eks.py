@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from smddp_infra.errors import ConfigError, PropTypeError
-from smddp_infra.facts.arns import eks_cluster_name, is_role_arn
+from smddp_infra.facts.arns import is_role_arn
 
 #: HyperPod's supported authentication modes (prerequisites page) and EKS's API enum.
 HYPERPOD_AUTHENTICATION_MODES: tuple[str, ...] = ("API", "API_AND_CONFIG_MAP")
@@ -242,9 +242,6 @@ def control_plane_subnet_cidr(prop: str, vpc_cidr: str, taken: Sequence[str], wa
                               "(existing subnets never move: their CIDR is create-only)")
     return str(cidr)
 
-
-#: The name of an EKS cluster ARN (the one pattern, in facts.arns; diagnose reads it here).
-cluster_name_of_arn = eks_cluster_name
 
 __all__ = [
     "CERT_MANAGER_ADDON", "DEFAULT_KUBERNETES_VERSION", "DependenciesChart", "EKS_INTERFACE_ENDPOINTS",

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from smddp_infra.errors import ConfigError, PropTypeError, known_fields
+from smddp_infra.hyperpod.api import resource_schema
 
 SCHEDULER_TYPE = "AWS::SageMaker::ClusterSchedulerConfig"
 QUOTA_TYPE = "AWS::SageMaker::ComputeQuota"
@@ -42,22 +42,10 @@ TEAM_NAMESPACE_PREFIX = "hyperpod-ns-"
 DOCUMENTED_BORROW_LIMIT = (1, 500)
 
 
-@lru_cache(maxsize=4)
-def _schema(resource_type: str) -> Optional[Mapping[str, Any]]:
-    try:
-        from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
-    except ImportError:
-        return None
-    try:
-        return PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", resource_type).schema  # type: ignore[no-any-return]
-    except Exception:  # an older cfn-lint without the type
-        return None
-
-
 def schema_rule(resource_type: str, *path: str) -> Optional[Mapping[str, Any]]:
     """The installed schema's rule for a property path (``"ComputeQuotaTarget", "TeamName"``; ``"[]"``
     steps into an array's items), ``$ref``s followed; None without cfn-lint or the path."""
-    schema = _schema(resource_type)
+    schema = resource_schema(resource_type)
     if schema is None:
         return None
     node: Any = {"properties": schema.get("properties", {})}
@@ -78,7 +66,7 @@ def _resolved(schema: Mapping[str, Any], node: Mapping[str, Any]) -> Any:
 
 def create_only(resource_type: str) -> tuple[str, ...]:
     """The installed schema's ``createOnlyProperties`` (JSON pointers), () without cfn-lint."""
-    schema = _schema(resource_type)
+    schema = resource_schema(resource_type)
     return tuple(schema.get("createOnlyProperties") or ()) if schema else ()
 
 

@@ -54,6 +54,11 @@ def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, (str, int, float, bool, type(None), tuple, list)) else type(value).__name__
 
 
+def _whole(value: Any, low: int, high: int) -> bool:
+    """A whole number from ``low`` to ``high``; never a bool (``True`` is an ``int`` to Python, not a count to the API)."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def check_eks_cluster_arn(prop: str, orchestrator: str, arn: Any) -> Optional[str]:
     """EKS needs the platform's EKS cluster ARN (``Orchestrator.Eks.ClusterArn``, botocore's
     ``EksClusterArn`` pattern); Slurm takes none."""
@@ -133,7 +138,7 @@ def check_memory_percent(prop: str, value: Any) -> None:
     if value is None:
         return
     low, high = _int_range("ClusterInstanceMemoryAllocationPercentage", (0, 100))
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    if not _whole(value, low, high):
         raise ConfigError(f"{prop} must be a whole percentage of instance memory from {low} to {high} "
                           f"(TieredStorageConfig.InstanceMemoryAllocationPercentage) or None, got {_shown(value)}")
 
@@ -227,7 +232,7 @@ def check_instance_type(prop: str, value: Any) -> Optional[str]:
 
 
 def check_count(prop: str, value: Any, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+    if not _whole(value, minimum, MAX_COUNT):
         raise ConfigError(f"{prop} must be a whole number from {minimum} to {MAX_COUNT} (InstanceCount), got {_shown(value)}")
     return int(value)
 
@@ -238,7 +243,7 @@ def check_threads_per_core(prop: str, value: Any) -> None:
 
 
 def check_ebs_volume(prop: str, value: Any) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_EBS_GIB):
+    if value is not None and not _whole(value, 1, MAX_EBS_GIB):
         raise ConfigError(f"{prop} must be a whole number of GiB from 1 to {MAX_EBS_GIB} (EbsVolumeConfig.VolumeSizeInGB) "
                           f"or None, got {_shown(value)}")
 
@@ -297,7 +302,7 @@ def check_min_count(prop: str, value: Any, count: int) -> None:
     (the CloudFormation schema: "MinInstanceCount must be less than or equal to InstanceCount")."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+    if not _whole(value, 0, MAX_COUNT):
         raise ConfigError(f"{prop} must be a whole number from 0 to {MAX_COUNT} (MinInstanceCount) or None, got {_shown(value)}")
     if value > count:
         raise ConfigError(f"{prop} must be at most the group's count {count} (MinInstanceCount <= InstanceCount), got {value}")
@@ -494,20 +499,16 @@ def _typed(group: InstanceGroup, orchestrator: str) -> str:
 
 def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) -> list[str]:
     """Every per-group rule, then the cluster's: the notes of checks not evaluated."""
-    notes: list[str] = []
+    notes: list[Optional[str]] = []  # None: evaluated
     for index, group in enumerate(groups):
         at = f"{prop}[{index}]"
         check_name(f"{at}.name", group.name)
         notes.extend(check_group_2026(at, orchestrator, group))
-        note = check_instance_type(f"{at}.instance_type", group.instance_type) if group.instance_type is not None else None
-        if note:
-            notes.append(note)
+        notes.append(check_instance_type(f"{at}.instance_type", group.instance_type) if group.instance_type is not None else None)
         check_count(f"{at}.count", group.count)
         check_threads_per_core(f"{at}.threads_per_core", group.threads_per_core)
         check_ebs_volume(f"{at}.ebs_volume_gib", group.ebs_volume_gib)
-        note = check_training_plan_arn(f"{at}.training_plan_arn", group.training_plan_arn)
-        if note:
-            notes.append(note)
+        notes.append(check_training_plan_arn(f"{at}.training_plan_arn", group.training_plan_arn))
         check_slurm_node_type(f"{at}.slurm_node_type", orchestrator, group.slurm_node_type)
         check_partition(f"{at}.partition", orchestrator, group.slurm_node_type, group.partition)
         check_deep_health_checks(f"{at}.deep_health_checks", group.deep_health_checks)
@@ -518,13 +519,11 @@ def check_groups(prop: str, orchestrator: str, groups: Sequence[InstanceGroup]) 
         check_kubernetes_labels(f"{at}.kubernetes_labels", group.kubernetes_labels)
         check_kubernetes_only(f"{at}.kubernetes_taints", orchestrator, group.kubernetes_taints)
         check_kubernetes_taints(f"{at}.kubernetes_taints", group.kubernetes_taints)
-        note = check_update_schedule(f"{at}.update_schedule", group.update_schedule)
-        if note:
-            notes.append(note)
+        notes.append(check_update_schedule(f"{at}.update_schedule", group.update_schedule))
         check_image_id(f"{at}.image_id", group.image_id)
     check_unique_names(prop, groups)
     check_one_controller(prop, orchestrator, groups)
-    return notes
+    return [note for note in notes if note]
 
 
 # --- the instance group's 2026 properties (issue 42): each limit read from the installed cfn-lint
@@ -679,16 +678,21 @@ def check_openzfs_created(prop: str, deployment_type: Any, capacity_gib: Any, th
                           "(PreferredSubnetId) and the training network has one subnet: create it beside the network and "
                           "import it (file_system_id=, dns_name=, security_group=)")
     low, high = zfs.MIN_CAPACITY_GIB, zfs.MAX_CAPACITY_GIB
-    if isinstance(capacity_gib, bool) or not isinstance(capacity_gib, int) or not low <= capacity_gib <= high:
+    if not _whole(capacity_gib, low, high):
         raise ConfigError(f"{prop}.storage_capacity_gib must be a whole number of GiB from {low:,} to {high:,} "
                           f"(FSx for OpenZFS StorageCapacity), got {_shown(capacity_gib)}")
     problem = (zfs.throughput_problem(deployment_type, throughput_mbps)
                if isinstance(throughput_mbps, int) and not isinstance(throughput_mbps, bool) else "a whole number of MB/s")
     if problem:
         raise ConfigError(f"{prop}.throughput_mbps must be one the deployment type takes: {problem}, got {_shown(throughput_mbps)}")
-    if isinstance(backup_days, bool) or not isinstance(backup_days, int) or not 0 <= backup_days <= zfs.MAX_BACKUP_RETENTION_DAYS:
+    if not _whole(backup_days, 0, zfs.MAX_BACKUP_RETENTION_DAYS):
         raise ConfigError(f"{prop}.backup_retention_days must be a whole number of days from 0 (off) to "
                           f"{zfs.MAX_BACKUP_RETENTION_DAYS} (AutomaticBackupRetentionDays), got {_shown(backup_days)}")
+
+
+def _id_or_token(value: Any, shape: re.Pattern[str]) -> bool:
+    """An id of ``shape``, or a token: a value resolved at deploy, whose shape CloudFormation checks."""
+    return isinstance(value, str) and (value.startswith("${Token[") or shape.fullmatch(value) is not None)
 
 
 def check_openzfs_imported(prop: str, file_system_id: Any, dns_name: Any, group_id: Any, created: Sequence[str]) -> None:
@@ -699,14 +703,12 @@ def check_openzfs_imported(prop: str, file_system_id: Any, dns_name: Any, group_
     if created:
         raise ConfigError(f"{prop}: {', '.join(created)} size a file system the cluster creates; an imported one "
                           f"(file_system_id={file_system_id!r}) keeps its own: leave them out")
-    id_shape = api.pattern("FileSystemId") or re.compile(r"(fs-[0-9a-f]{8,})")
-    if not isinstance(file_system_id, str) or not (file_system_id.startswith("${Token[") or id_shape.fullmatch(file_system_id)):
+    if not _id_or_token(file_system_id, api.pattern("FileSystemId") or re.compile(r"(fs-[0-9a-f]{8,})")):
         raise ConfigError(f"{prop}.file_system_id must be an FSx file system id (fs- and 8 or more hex digits), got "
                           f"{_shown(file_system_id)}")
-    dns_shape = api.pattern("ClusterDnsName") or re.compile(r"((fs|fc)i?-[0-9a-f]{8,}\..{4,253})")
-    if not isinstance(dns_name, str) or not (dns_name.startswith("${Token[") or dns_shape.fullmatch(dns_name)):
+    if not _id_or_token(dns_name, api.pattern("ClusterDnsName") or re.compile(r"((fs|fc)i?-[0-9a-f]{8,}\..{4,253})")):
         raise ConfigError(f"{prop}.dns_name must be the file system's DNS name (fs-....fsx.<region>.amazonaws.com: "
                           f"FsxOpenZfsConfig.DnsName), got {_shown(dns_name)}")
-    if not isinstance(group_id, str) or not (group_id.startswith("${Token[") or arns.SECURITY_GROUP_ID.fullmatch(group_id)):
+    if not _id_or_token(group_id, arns.SECURITY_GROUP_ID):
         raise ConfigError(f"{prop}.security_group_id must be the file system's security group id (sg- and 8 to 17 hex "
                           f"digits), got {_shown(group_id)}")
