@@ -258,3 +258,21 @@ def test_a_write_is_judged_where_its_path_leads_whether_relative_or_absolute(tmp
         "write under /opt/ml/checkpoints, the checkpoint_local_path SageMaker syncs: "
         "os.path.join('/opt/ml/checkpoints', 'final.pt')",
     )]
+
+
+def test_the_model_directory_is_opt_ml_model_and_what_is_under_it_not_a_sibling_sharing_its_prefix() -> None:
+    # SageMaker packs /opt/ml/model (SM_MODEL_DIR) into model.tar.gz; /opt/ml/model_backup is another folder
+    from smddp_infra.preflight.script import analyse_source
+
+    analysis = analyse_source(textwrap.dedent("""
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        ddp = DDP(model)
+        torch.save(ddp.state_dict(), "/opt/ml/model_backup/m.pt")
+        torch.save(ddp.state_dict(), "/opt/ml/model/m.pt")
+        torch.save(ddp.state_dict(), "/opt/ml/model")
+        torch.save(ddp.state_dict(), "/opt/ml/output/../model/x.pt")
+    """), path=Path("train.py"))
+    assert [(s.path.literal, s.path.model_dir) for s in analysis.ddp_saves] == [
+        ("/opt/ml/model_backup/m.pt", False), ("/opt/ml/model/m.pt", True), ("/opt/ml/model", True),
+        ("/opt/ml/model/x.pt", True)]

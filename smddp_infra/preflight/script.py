@@ -974,7 +974,7 @@ class _Analyser:
         bases = {id(n.value) for n in ast.walk(inlined) if isinstance(n, ast.Attribute)}
         open_name = any(isinstance(n, ast.Name) and id(n) not in bases and n.id not in self.aliases and n.id not in {"str", "Path"}
                         for n in ast.walk(inlined))
-        model_dir = "model_dir" in text.lower() or "SM_MODEL_DIR" in text or bool(literal and literal.startswith("/opt/ml/model"))
+        model_dir = "model_dir" in text.lower() or "SM_MODEL_DIR" in text or bool(literal and (literal + "/").startswith("/opt/ml/model/"))
         function = self._enclosing_function(at)
         return PathExpr(text, literal, self._basename(inlined), model_dir, open_name, function.name if function else "")
 
